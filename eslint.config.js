@@ -1,0 +1,60 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/testdata/**', '**/*.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-exports': ['error', { restrictDefaultExports: { direct: true, named: true } }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Tool configs and reporters must default-export.
+    files: ['**/vitest.config.ts', '**/tsup.config.ts', 'vitest.workspace.ts', 'scripts/summary-reporter.ts'],
+    rules: { 'no-restricted-exports': 'off' },
+  },
+  {
+    // Tests may use loose patterns that production code may not.
+    files: ['**/test/**/*.ts', '**/bench/**/*.ts', 'tools/**/*.ts', 'scripts/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    // security-requirements S117: untrusted hex/Base64/JSON/UTF-8 is decoded only by the strict
+    // decoders (envelope-crypto `encoding.ts`, oapp-format `strict-json.ts`).
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['packages/envelope-crypto/src/encoding.ts', 'packages/oapp-format/src/strict-json.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='JSON'][callee.property.name='parse']",
+          message: 'parse untrusted JSON with the strict parser (S117), not JSON.parse',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Buffer'][callee.property.name='from'][arguments.1.value=/^(hex|base64|base64url)$/]",
+          message: 'decode hex/Base64 with the strict decoders in envelope-crypto (S117)',
+        },
+        {
+          selector: "NewExpression[callee.name='TextDecoder']:not(:has(Property[key.name='fatal'][value.value=true]))",
+          message: 'decode format bytes with a fatal TextDecoder (S117)',
+        },
+      ],
+    },
+  },
+);

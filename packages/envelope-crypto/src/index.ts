@@ -1,0 +1,2 @@
+export { CryptoError, CRYPTO_ERROR_CODES } from './errors.js';
+export type { CryptoErrorCode } from './errors.js';

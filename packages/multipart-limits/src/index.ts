@@ -1,0 +1,2 @@
+export { UploadError, UPLOAD_ERROR_CODES } from './errors.js';
+export type { UploadErrorCode } from './errors.js';
