@@ -1,9 +1,11 @@
 import { expect } from 'vitest';
 import { isCodedError } from './index.js';
 
-type ErrorClass = abstract new (...args: never[]) => Error;
+/** A class of coded errors (its `name` is what is compared). */
+export type ErrorClass = abstract new (...args: never[]) => Error;
 
-interface CodeMatchers<R = unknown> {
+/** The matchers this module adds to vitest's `expect`. */
+export interface CodeMatchers<R = unknown> {
   /** Passes when the function throws (or the promise rejects with) an error of that class name and code. */
   toThrowCode(errorClass: ErrorClass | string, code: string): R;
 }
