@@ -1,0 +1,78 @@
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { chacha20poly1305 } from '@noble/ciphers/chacha.js';
+import { assertBytes } from './bytes.js';
+import { CryptoError } from './errors.js';
+import type { Engine } from './sign.js';
+
+/** ChaCha20-Poly1305 (RFC 8439) key, nonce and tag sizes. */
+export const AEAD_KEY_BYTES = 32;
+/** ChaCha20-Poly1305 nonce size. */
+export const AEAD_NONCE_BYTES = 12;
+/** ChaCha20-Poly1305 tag size. */
+export const AEAD_TAG_BYTES = 16;
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * ChaCha20-Poly1305 (RFC 8439, IETF) encryption. Output: ciphertext ‖ tag (16), as libsodium's
+ * `crypto_aead_chacha20poly1305_ietf_encrypt`.
+ */
+export function aeadEncrypt(
+  key: Uint8Array,
+  nonce: Uint8Array,
+  plaintext: Uint8Array,
+  aad: Uint8Array = EMPTY,
+  engine: Engine = 'native',
+): Uint8Array {
+  assertBytes(key, AEAD_KEY_BYTES, 'key');
+  assertBytes(nonce, AEAD_NONCE_BYTES, 'nonce');
+  assertBytes(plaintext, undefined, 'plaintext');
+  if (engine === 'js') return chacha20poly1305(key, nonce, aad).encrypt(plaintext);
+  const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: AEAD_TAG_BYTES });
+  c.setAAD(aad, { plaintextLength: plaintext.length });
+  const out = new Uint8Array(plaintext.length + AEAD_TAG_BYTES);
+  const body = c.update(plaintext);
+  out.set(body, 0);
+  const fin = c.final();
+  out.set(fin, body.length);
+  out.set(c.getAuthTag(), plaintext.length);
+  return out;
+}
+
+/**
+ * ChaCha20-Poly1305 decryption. No plaintext is returned unless the tag verifies; on failure the
+ * partial output is wiped.
+ * @throws {@link CryptoError} `CRYPTO_AUTH_FAILED`.
+ */
+export function aeadDecrypt(
+  key: Uint8Array,
+  nonce: Uint8Array,
+  sealed: Uint8Array,
+  aad: Uint8Array = EMPTY,
+  engine: Engine = 'native',
+): Uint8Array {
+  assertBytes(key, AEAD_KEY_BYTES, 'key');
+  assertBytes(nonce, AEAD_NONCE_BYTES, 'nonce');
+  assertBytes(sealed, undefined, 'sealed');
+  if (sealed.length < AEAD_TAG_BYTES) throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed');
+  if (engine === 'js') {
+    try {
+      return chacha20poly1305(key, nonce, aad).decrypt(sealed);
+    } catch (cause) {
+      throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed', { cause });
+    }
+  }
+  const n = sealed.length - AEAD_TAG_BYTES;
+  const d = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: AEAD_TAG_BYTES });
+  d.setAAD(aad, { plaintextLength: n });
+  d.setAuthTag(sealed.subarray(n));
+  const out = new Uint8Array(n);
+  out.set(d.update(sealed.subarray(0, n)), 0);
+  try {
+    d.final(); // verifies the tag; `out` is not released before this returns
+  } catch (cause) {
+    out.fill(0);
+    throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed', { cause });
+  }
+  return out;
+}

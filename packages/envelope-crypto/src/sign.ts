@@ -1,0 +1,54 @@
+import { sign as nodeSign, verify as nodeVerify } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { assertBytes } from './bytes.js';
+import { passesStrictPrechecks, verifyEd25519Js } from './internal/curve25519.js';
+import { nativePublicKey, nativeSecretKey } from './internal/native.js';
+
+/** Ed25519 signature size in bytes. */
+export const SIGNATURE_BYTES = 64;
+
+/** Which implementation to use: `native` (node:crypto, default) or `js` (noble, the reference). */
+export type Engine = 'native' | 'js';
+
+/**
+ * Detached Ed25519 signature, byte-identical to libsodium `crypto_sign_detached`.
+ * @param secretKey - the 64-byte libsodium sign secret key (seed ‖ public key); validate it with
+ *   `parseKey` first, which checks the public half against the seed.
+ */
+export function signDetached(
+  message: Uint8Array,
+  secretKey: Uint8Array,
+  engine: Engine = 'native',
+): Uint8Array {
+  assertBytes(message, undefined, 'message');
+  assertBytes(secretKey, 64, 'secretKey');
+  const seed = secretKey.subarray(0, 32);
+  if (engine === 'js') return ed25519.sign(message, seed);
+  return new Uint8Array(nodeSign(null, message, nativeSecretKey('ed25519', seed)));
+}
+
+/**
+ * Strict Ed25519 verification with the same accept set as libsodium 1.0.18+
+ * `crypto_sign_verify_detached`: S < L, R and A not small-order, A canonical, cofactorless
+ * equation. Returns `false` for any invalid signature; it is a predicate and never throws on
+ * signature content. One rule everywhere: packager, inspect and agent all call this.
+ */
+export function verifyDetached(
+  signature: Uint8Array,
+  message: Uint8Array,
+  publicKey: Uint8Array,
+  engine: Engine = 'native',
+): boolean {
+  assertBytes(signature, SIGNATURE_BYTES, 'signature');
+  assertBytes(message, undefined, 'message');
+  assertBytes(publicKey, 32, 'publicKey');
+  if (engine === 'js') return verifyEd25519Js(signature, message, publicKey);
+  // OpenSSL's verifier compares the recomputed R byte for byte (cofactorless) and checks S < L;
+  // the prechecks add libsodium's canonical and small-order rules it lacks.
+  if (!passesStrictPrechecks(signature, publicKey)) return false;
+  try {
+    return nodeVerify(null, message, nativePublicKey('ed25519', publicKey), signature);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,150 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  boxBeforeNm,
+  boxEasy,
+  boxOpenEasy,
+  derivePublicKey,
+  generateKeyPair,
+  sealedBoxOpen,
+  sealedBoxSeal,
+  secretboxEasy,
+  secretboxOpenEasy,
+  signDetached,
+  verifyDetached,
+  aeadEncrypt,
+  aeadDecrypt,
+  sha256,
+  x25519PublicFromSecret,
+  ed25519PublicFromSeed,
+} from '../src/index.js';
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { LENGTHS, fill, loadSodium } from './sodium.js';
+
+let sodium: Awaited<ReturnType<typeof loadSodium>>;
+beforeAll(async () => {
+  sodium = await loadSodium();
+});
+
+describe('key generation matches libsodium formats', () => {
+  it('derives the same public keys as crypto_sign_seed_keypair and crypto_scalarmult_base', () => {
+    for (let i = 0; i < 20; i++) {
+      const seed = fill(32, i + 1);
+      const kp = sodium.crypto_sign_seed_keypair(seed);
+      expect(ed25519PublicFromSeed(seed)).toEqual(kp.publicKey);
+      expect(x25519PublicFromSecret(seed)).toEqual(sodium.crypto_scalarmult_base(seed));
+    }
+  });
+  it('generates sign secret keys libsodium accepts (seed ‖ public key)', () => {
+    const kp = generateKeyPair('sign');
+    expect(kp.secretKey.bytes.length).toBe(64);
+    expect(sodium.crypto_sign_seed_keypair(kp.secretKey.bytes.subarray(0, 32)).privateKey).toEqual(
+      kp.secretKey.bytes,
+    );
+    const box = generateKeyPair('authenticated');
+    expect(sodium.crypto_scalarmult_base(box.secretKey.bytes)).toEqual(derivePublicKey(box.secretKey).bytes);
+  });
+});
+
+describe('signDetached / verifyDetached against crypto_sign', () => {
+  it('produces identical signatures on both engines, verified by libsodium, for many lengths', () => {
+    const kp = sodium.crypto_sign_seed_keypair(fill(32, 7));
+    for (const n of LENGTHS) {
+      const m = fill(n, n + 3);
+      const ours = signDetached(m, kp.privateKey);
+      expect(ours).toEqual(sodium.crypto_sign_detached(m, kp.privateKey));
+      expect(signDetached(m, kp.privateKey, 'js')).toEqual(ours);
+      expect(sodium.crypto_sign_verify_detached(ours, m, kp.publicKey)).toBe(true);
+    }
+  });
+  it('verifies libsodium signatures and rejects a flipped bit in signature, message or key', () => {
+    const kp = sodium.crypto_sign_seed_keypair(fill(32, 9));
+    for (const n of [0, 1, 64, 1000]) {
+      const m = fill(n, n);
+      const sig = sodium.crypto_sign_detached(m, kp.privateKey);
+      for (const engine of ['native', 'js'] as const) {
+        expect(verifyDetached(sig, m, kp.publicKey, engine)).toBe(true);
+        const badSig = sig.slice();
+        badSig[n % 64]! ^= 1;
+        expect(verifyDetached(badSig, m, kp.publicKey, engine)).toBe(false);
+        if (n > 0) {
+          const badMsg = m.slice();
+          badMsg[0]! ^= 0x80;
+          expect(verifyDetached(sig, badMsg, kp.publicKey, engine)).toBe(false);
+        }
+        const badPk = kp.publicKey.slice();
+        badPk[3]! ^= 4;
+        expect(verifyDetached(sig, m, badPk, engine)).toBe(false);
+      }
+    }
+  });
+});
+
+describe('boxEasy / boxOpenEasy against crypto_box_easy', () => {
+  it('is byte-identical in both directions for many lengths', () => {
+    const a = sodium.crypto_box_seed_keypair(fill(32, 11));
+    const b = sodium.crypto_box_seed_keypair(fill(32, 12));
+    expect(boxBeforeNm(b.publicKey, a.privateKey)).toEqual(
+      sodium.crypto_box_beforenm(b.publicKey, a.privateKey),
+    );
+    expect(boxBeforeNm(b.publicKey, a.privateKey, 'js')).toEqual(
+      sodium.crypto_box_beforenm(b.publicKey, a.privateKey),
+    );
+    for (const n of LENGTHS) {
+      const m = fill(n, n + 5);
+      const nonce = fill(24, n + 6);
+      const ours = boxEasy(m, nonce, b.publicKey, a.privateKey);
+      expect(ours).toEqual(sodium.crypto_box_easy(m, nonce, b.publicKey, a.privateKey));
+      expect(sodium.crypto_box_open_easy(ours, nonce, a.publicKey, b.privateKey)).toEqual(m);
+      const theirs = sodium.crypto_box_easy(m, nonce, a.publicKey, b.privateKey);
+      expect(boxOpenEasy(theirs, nonce, b.publicKey, a.privateKey)).toEqual(m);
+    }
+  });
+});
+
+describe('secretboxEasy against crypto_secretbox_easy', () => {
+  it('is byte-identical in both directions for many lengths', () => {
+    const key = fill(32, 21);
+    for (const n of LENGTHS) {
+      const m = fill(n, n + 8);
+      const nonce = fill(24, n + 9);
+      const ours = secretboxEasy(m, nonce, key);
+      expect(ours).toEqual(sodium.crypto_secretbox_easy(m, nonce, key));
+      expect(secretboxOpenEasy(sodium.crypto_secretbox_easy(m, nonce, key), nonce, key)).toEqual(m);
+    }
+  });
+});
+
+describe('sealedBoxSeal against crypto_box_seal', () => {
+  it('opens in both directions for many lengths', () => {
+    const r = sodium.crypto_box_seed_keypair(fill(32, 31));
+    for (const n of LENGTHS) {
+      const m = fill(n, n + 10);
+      const ours = sealedBoxSeal(m, r.publicKey);
+      expect(ours.length).toBe(n + 48);
+      expect(sodium.crypto_box_seal_open(ours, r.publicKey, r.privateKey)).toEqual(m);
+      expect(sealedBoxOpen(sodium.crypto_box_seal(m, r.publicKey), r.publicKey, r.privateKey)).toEqual(m);
+    }
+  });
+});
+
+describe('aeadEncrypt against crypto_aead_chacha20poly1305_ietf', () => {
+  it('is byte-identical on both engines, with and without associated data', () => {
+    const key = fill(32, 41);
+    for (const n of LENGTHS) {
+      const m = fill(n, n + 11);
+      const nonce = fill(12, n + 12);
+      const aad = n % 2 === 0 ? fill(13, n) : new Uint8Array(0);
+      const ref = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(m, aad, null, nonce, key);
+      expect(aeadEncrypt(key, nonce, m, aad)).toEqual(ref);
+      expect(aeadEncrypt(key, nonce, m, aad, 'js')).toEqual(ref);
+      expect(aeadDecrypt(key, nonce, ref, aad)).toEqual(m);
+      expect(aeadDecrypt(key, nonce, ref, aad, 'js')).toEqual(m);
+    }
+  });
+  it('sha256 (native) equals the noble reference', () => {
+    for (const n of [0, 1, 55, 56, 64, 1000]) {
+      const m = fill(n, n);
+      expect(sha256(m)).toEqual(nobleSha256(m));
+    }
+  });
+});
