@@ -1,2 +1,31 @@
-export { WorkflowError, WORKFLOW_ERROR_CODES } from './errors.js';
-export type { WorkflowErrorCode } from './errors.js';
+export {
+  WorkflowError,
+  WORKFLOW_ERROR_CODES,
+  WORKFLOW_SYNTAX_ERROR_CODES,
+  isSyntaxErrorCode,
+} from './errors.js';
+export type { WorkflowErrorCode, WorkflowErrorDetail } from './errors.js';
+export { parseStrictJson, MAX_JSON_BYTES } from './strict-json.js';
+export type { ParseStrictJsonOptions } from './strict-json.js';
+export { MAX_JSON_DEPTH } from './json-value.js';
+export type { JsonValue, JsonObject } from './json-value.js';
+export { canonicalize } from './canonical-json.js';
+export { WORKFLOW_SCHEMA } from './workflow-schema.js';
+export { validateWorkflow } from './validate-workflow.js';
+export type { ValidateWorkflowOptions } from './validate-workflow.js';
+export { compileWorkflow, MAX_COMPILED_BYTES } from './compile-workflow.js';
+export type { CompileWorkflowOptions, CompileWorkflowResult, CompiledResource } from './compile-workflow.js';
+export { DEFAULT_RESOURCE_DIRS, MAX_RESOURCE_BYTES } from './resource-resolver.js';
+export { MAX_RESOURCE_PATH_LENGTH } from './resource-path.js';
+export { hashWorkflow, WORKFLOW_HASH_SPEC, WORKFLOW_HASH_ALGORITHM } from './hash-workflow.js';
+export type {
+  CompiledWorkflow,
+  Comment,
+  Processor,
+  Step,
+  StepProperties,
+  StringBoolean,
+  Trigger,
+  WorkflowDefinition,
+  WorkflowFile,
+} from './types.js';

@@ -1,0 +1,102 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { WorkflowError, type WorkflowErrorCode, type WorkflowErrorDetail } from '../errors.js';
+import { describeValue, quoteName, toPointer } from '../json-value.js';
+
+/** At most this many details are reported for one failure; the rest are counted. */
+export const MAX_ERROR_DETAILS = 100;
+
+const ajv = new Ajv({
+  allErrors: true,
+  verbose: true,
+  strict: true,
+  strictRequired: false,
+  allowUnionTypes: true,
+});
+
+/** Compiles a schema once (at module load of the caller). */
+export function compileSchema(schema: object): ValidateFunction {
+  return ajv.compile(schema);
+}
+
+/**
+ * Runs a compiled schema and throws `code` with every violation as `{ pointer, detail }` (capped at
+ * {@link MAX_ERROR_DETAILS}). Details describe what was expected and the type and size found, never the value.
+ */
+export function checkSchema(
+  validate: ValidateFunction,
+  value: unknown,
+  code: WorkflowErrorCode,
+  what: string,
+): void {
+  if (validate(value)) return;
+  const details = dedupe((validate.errors ?? []).map(toDetail));
+  throwDetails(code, what, details);
+}
+
+/** Throws `code` with the given details (capped), in a message that names the first few pointers. */
+export function throwDetails(code: WorkflowErrorCode, what: string, details: WorkflowErrorDetail[]): never {
+  const shown = details.slice(0, MAX_ERROR_DETAILS);
+  const more = details.length - shown.length;
+  if (more > 0) shown.push({ pointer: '', detail: `${more} more errors not shown` });
+  const first = shown
+    .slice(0, 3)
+    .map((d) => `${d.pointer || '/'}: ${d.detail}`)
+    .join('; ');
+  const count = details.length === 1 ? '1 error' : `${details.length} errors`;
+  throw new WorkflowError(code, `${what} is invalid (${count}): ${first}`, { details: shown });
+}
+
+function dedupe(details: WorkflowErrorDetail[]): WorkflowErrorDetail[] {
+  const seen = new Set<string>();
+  return details.filter((d) => {
+    const k = `${d.pointer}\u0000${d.detail}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function child(instancePath: string, name: string): string {
+  return `${instancePath}${toPointer([name])}`;
+}
+
+function toDetail(e: ErrorObject): WorkflowErrorDetail {
+  const found = describeValue(e.data);
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return {
+        pointer: child(e.instancePath, String(p['missingProperty'])),
+        detail: 'missing required property',
+      };
+    case 'additionalProperties':
+      return {
+        pointer: child(e.instancePath, String(p['additionalProperty'])),
+        detail: `unknown property ${quoteName(String(p['additionalProperty']))}`,
+      };
+    case 'type':
+      return { pointer: e.instancePath, detail: `expected ${String(p['type'])}, found ${found}` };
+    case 'enum':
+      return {
+        pointer: e.instancePath,
+        detail: `expected one of ${(p['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, found ${found}`,
+      };
+    case 'pattern':
+      return {
+        pointer: e.instancePath,
+        detail: `expected a string matching ${String(p['pattern'])}, found ${found}`,
+      };
+    case 'not':
+    case 'if':
+    case 'oneOf':
+      return { pointer: e.instancePath, detail: explainCombinator(e) };
+    default:
+      return { pointer: e.instancePath, detail: `${e.message ?? 'invalid'}, found ${found}` };
+  }
+}
+
+function explainCombinator(e: ErrorObject): string {
+  const s = e.parentSchema as { description?: string } | undefined;
+  if (s?.description !== undefined) return s.description;
+  return e.message ?? 'invalid';
+}

@@ -1,0 +1,144 @@
+import { constants, type FileHandle, open, realpath } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { WorkflowError } from './errors.js';
+import { quoteName } from './json-value.js';
+import { parseResourcePath } from './resource-path.js';
+
+/** The packager's resource directories, searched in this order (interfaces.md §1.1). */
+export const DEFAULT_RESOURCE_DIRS: readonly string[] = [
+  '/community-resources',
+  '/local-resources1',
+  '/local-resources2',
+];
+
+/** Default cap for one resource file (1 MiB). */
+export const MAX_RESOURCE_BYTES = 1024 * 1024;
+
+/** A file found by {@link resolveFile}. */
+export interface ResolvedFile {
+  /** Canonical form of the requested path: `/` + segments joined by `/`. */
+  path: string;
+  /** The configured directory (as given) that held the file. */
+  dir: string;
+  /** Real path of the file, inside the real path of `dir`. */
+  realPath: string;
+  bytes: Uint8Array;
+}
+
+/** A directory list prepared once per operation: configured name and real path (null when missing). */
+export interface RootDir {
+  dir: string;
+  real: string | null;
+}
+
+/** Resolves each configured directory to its real path once; missing directories are kept and skipped later. */
+export async function prepareRoots(dirs: readonly string[]): Promise<RootDir[]> {
+  return Promise.all(dirs.map(async (dir) => ({ dir, real: await realpath(dir).catch(() => null) })));
+}
+
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Finds `path` in the first directory that holds it as a regular file (SPEC.md §6.2) and reads it. The joined
+ * path is resolved with `realpath` and must stay inside the directory's real path (symlinks may point within
+ * the directory, never out of it); a directory or special file at the path does not count as holding it.
+ *
+ * @throws WorkflowError `WORKFLOW_RESOURCE_PATH_INVALID`, `WORKFLOW_RESOURCE_OUTSIDE_ROOT`,
+ *   `WORKFLOW_RESOURCE_NOT_FOUND` (naming the path and every directory searched), `WORKFLOW_RESOURCE_TOO_LARGE`.
+ */
+export async function resolveFile(
+  path: string,
+  roots: readonly RootDir[],
+  maxBytes: number,
+): Promise<ResolvedFile> {
+  const segments = parseResourcePath(path);
+  const canonical = `/${segments.join('/')}`;
+  for (const root of roots) {
+    if (root.real === null) continue;
+    const found = await readInside(root.real, segments, canonical, maxBytes);
+    if (found !== null)
+      return { path: canonical, dir: root.dir, realPath: found.realPath, bytes: found.bytes };
+  }
+  const searched = roots.map((r) => r.dir).join(', ');
+  throw new WorkflowError(
+    'WORKFLOW_RESOURCE_NOT_FOUND',
+    `resource ${quoteName(canonical)} was not found in any of: ${searched || '(no directories)'}`,
+    { details: [{ pointer: '', detail: `searched ${searched}` }] },
+  );
+}
+
+async function readInside(
+  realDir: string,
+  segments: string[],
+  canonical: string,
+  maxBytes: number,
+): Promise<{ realPath: string; bytes: Uint8Array } | null> {
+  let real: string;
+  try {
+    real = await realpath(join(realDir, ...segments));
+  } catch (cause) {
+    if (isMissing(cause)) return null;
+    throw unreadable(canonical, cause);
+  }
+  const prefix = realDir.endsWith(sep) ? realDir : realDir + sep;
+  if (!real.startsWith(prefix)) {
+    throw new WorkflowError(
+      'WORKFLOW_RESOURCE_OUTSIDE_ROOT',
+      `resource ${quoteName(canonical)} resolves outside its resource directory (symbolic link)`,
+    );
+  }
+  const bytes = await readRegularFile(real, canonical, maxBytes);
+  return bytes === null ? null : { realPath: real, bytes };
+}
+
+async function readRegularFile(
+  real: string,
+  canonical: string,
+  maxBytes: number,
+): Promise<Uint8Array | null> {
+  let fh: FileHandle;
+  try {
+    // O_NOFOLLOW: a symlink swapped in after realpath is refused; O_NONBLOCK: a FIFO cannot stall us.
+    fh = await open(real, OPEN_FLAGS);
+  } catch (cause) {
+    throw unreadable(canonical, cause);
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return null;
+    if (st.size > maxBytes) throw tooLarge(canonical, maxBytes);
+    const buf = new Uint8Array(Math.min(st.size, maxBytes) + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    if (n > maxBytes) throw tooLarge(canonical, maxBytes);
+    if (n > st.size) throw unreadable(canonical, new Error('file grew while being read'));
+    return buf.subarray(0, n);
+  } finally {
+    await fh.close();
+  }
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+function tooLarge(canonical: string, maxBytes: number): WorkflowError {
+  return new WorkflowError(
+    'WORKFLOW_RESOURCE_TOO_LARGE',
+    `resource ${quoteName(canonical)} is larger than ${maxBytes} bytes`,
+  );
+}
+
+function unreadable(canonical: string, cause: unknown): WorkflowError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return new WorkflowError(
+    'WORKFLOW_RESOURCE_NOT_FOUND',
+    `resource ${quoteName(canonical)} could not be read (${typeof code === 'string' ? code : 'error'})`,
+    { cause },
+  );
+}

@@ -1,0 +1,72 @@
+import { throwDetails, checkSchema, compileSchema } from './internal/schema-check.js';
+import { forEachProcessor, listSteps } from './internal/walk.js';
+import { hasKey, toJsonValue, toPointer, type JsonObject, type JsonValue } from './json-value.js';
+import { parseStrictJson, type ParseStrictJsonOptions } from './strict-json.js';
+import type { WorkflowErrorDetail } from './errors.js';
+import type { WorkflowFile } from './types.js';
+import { WORKFLOW_SCHEMA } from './workflow-schema.js';
+
+const validateSchema = compileSchema(WORKFLOW_SCHEMA);
+
+/** Options of {@link validateWorkflow}. */
+export type ValidateWorkflowOptions = ParseStrictJsonOptions;
+
+/**
+ * Reads a workflow file (bytes, JSON text, or an already parsed value) and checks it against
+ * {@link WORKFLOW_SCHEMA} and the rules the schema cannot state: each processor has exactly one of `script`,
+ * `resource`, `processors` (`script: null` counts as absent); `resourceName` only beside a `script`;
+ * `stepId` unique across the file. Returns the value in this package's JSON form (null-prototype objects).
+ *
+ * @throws WorkflowError syntax codes `WORKFLOW_JSON_*` (from the strict parser; `WORKFLOW_VALUE_INVALID` for a
+ *   non-JSON value); `WORKFLOW_SCHEMA_INVALID` with every violation in `details` as `{ pointer, detail }`;
+ *   `WORKFLOW_DUPLICATE_STEP_ID`.
+ */
+export function validateWorkflow(input: unknown, options: ValidateWorkflowOptions = {}): WorkflowFile {
+  const value = readInput(input, options);
+  checkSchema(validateSchema, value, 'WORKFLOW_SCHEMA_INVALID', 'workflow');
+  const file = value as JsonObject;
+  const forms = processorFormIssues(file);
+  if (forms.length > 0) throwDetails('WORKFLOW_SCHEMA_INVALID', 'workflow', forms);
+  checkUniqueStepIds(file);
+  return file as unknown as WorkflowFile;
+}
+
+/** Bytes and strings are parsed strictly; any other value is copied into this package's JSON form. */
+export function readInput(input: unknown, options: ParseStrictJsonOptions): JsonValue {
+  if (typeof input === 'string' || input instanceof Uint8Array) return parseStrictJson(input, options);
+  return toJsonValue(input);
+}
+
+function processorFormIssues(file: JsonObject): WorkflowErrorDetail[] {
+  const issues: WorkflowErrorDetail[] = [];
+  forEachProcessor(file, (p, at) => {
+    const hasScript = typeof p['script'] === 'string';
+    const forms = [hasScript, hasKey(p, 'resource'), hasKey(p, 'processors')].filter(Boolean).length;
+    if (forms !== 1) {
+      issues.push({
+        pointer: toPointer(at),
+        detail: `a processor needs exactly one of script, resource, processors; found ${forms}`,
+      });
+    }
+    if (hasKey(p, 'resourceName') && !hasScript) {
+      issues.push({
+        pointer: toPointer([...at, 'resourceName']),
+        detail: 'resourceName is only allowed beside script',
+      });
+    }
+  });
+  return issues;
+}
+
+function checkUniqueStepIds(file: JsonObject): void {
+  const seen = new Map<string, string>();
+  const issues: WorkflowErrorDetail[] = [];
+  for (const { step, at } of listSteps(file)) {
+    const id = step['stepId'] as string;
+    const pointer = toPointer([...at, 'stepId']);
+    const first = seen.get(id);
+    if (first !== undefined) issues.push({ pointer, detail: `stepId repeats the one at ${first}` });
+    else seen.set(id, pointer);
+  }
+  if (issues.length > 0) throwDetails('WORKFLOW_DUPLICATE_STEP_ID', 'workflow', issues);
+}
