@@ -29,3 +29,16 @@ export type {
   WorkflowDefinition,
   WorkflowFile,
 } from './types.js';
+export { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
+export { validateBootstrap } from './validate-bootstrap.js';
+export type { ValidateBootstrapOptions } from './validate-bootstrap.js';
+export type {
+  Bootstrap,
+  BootstrapFileAccess,
+  BootstrapHost,
+  BootstrapKey,
+  BootstrapPackaging,
+  BootstrapServer,
+  BootstrapSigner,
+  DeploymentRecord,
+} from './bootstrap-types.js';

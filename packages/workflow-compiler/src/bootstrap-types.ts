@@ -1,0 +1,84 @@
+import type { JsonObject } from './json-value.js';
+import type { StringBoolean } from './types.js';
+
+/** A key record (interfaces.md §2). `keyHex` may be secret: never log it. */
+export interface BootstrapKey {
+  id: string;
+  purpose: 'sign' | 'authenticated' | 'anonymous' | 'symmetric';
+  type: 'public' | 'secret';
+  keyHex: string;
+  metadata?: JsonObject;
+}
+
+/** A signer reference, normalised to object form. */
+export interface BootstrapSigner {
+  id: string;
+  description?: string;
+}
+
+/** Deploy-time package verification policy (interfaces.md §3.2). */
+export interface BootstrapPackaging {
+  packageId: string;
+  packagerIdentities?: string[];
+  requiredSigners?: BootstrapSigner[];
+  additionalSigners?: BootstrapSigner[];
+  requiredAdditionalSignerCount?: number;
+}
+
+/** An outbound host in array form (interfaces.md §3.3); the legacy `hosts` map is converted to this. */
+export interface BootstrapHost {
+  id: string;
+  host?: string;
+  transport?: 'http' | 'inProc';
+  inProcServerId?: string;
+  inProcDeploymentId?: string;
+  headers?: Record<string, string>;
+  allowList?: { method: string; uriPattern: string }[];
+  authenticationHost?: StringBoolean;
+  data?: JsonObject;
+  httpTimeout?: number;
+}
+
+/** A listener permitter (interfaces.md §3.4); `servePackagedAsset` is normalised to `serveFromPackagedAsset`. */
+export interface BootstrapServer {
+  id: string;
+  port?: number;
+  bindAddress?: string;
+  tcp?: StringBoolean;
+  inProcOnly?: StringBoolean;
+  serveFromPackagedAsset?: { packagedAssetFileId: string };
+}
+
+/** A file permitter (interfaces.md §3.4). */
+export interface BootstrapFileAccess {
+  id: string;
+  directoryOrFile: string;
+  patterns?: string[];
+  READ?: StringBoolean;
+  LIST?: StringBoolean;
+  WRITE?: StringBoolean;
+  DELETE?: StringBoolean;
+  required?: StringBoolean;
+}
+
+/** One deployment record, normalised (interfaces.md §3.1). Fields not modelled here stay as JSON. */
+export interface DeploymentRecord {
+  deploymentId: string;
+  remoteConfiguration: string;
+  enabled?: StringBoolean;
+  agentPrivateKey?: string;
+  persistenceRoot?: string;
+  packaging?: BootstrapPackaging;
+  keys?: BootstrapKey[];
+  allowExternalHostAccess?: BootstrapHost[];
+  allowHttpServerAccess?: BootstrapServer[];
+  allowFileAccess?: BootstrapFileAccess[];
+  allowDeploymentAccess?: JsonObject[];
+  data?: JsonObject;
+  workflow?: JsonObject;
+  errorHandling?: JsonObject;
+  [other: string]: unknown;
+}
+
+/** A normalised bootstrap: always an array of at least one record. */
+export type Bootstrap = DeploymentRecord[];

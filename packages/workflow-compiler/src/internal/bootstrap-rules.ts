@@ -1,0 +1,149 @@
+import type { WorkflowErrorCode, WorkflowErrorDetail } from '../errors.js';
+import { isJsonObject, quoteName, toPointer, type JsonObject, type JsonValue } from '../json-value.js';
+import { throwDetails } from './schema-check.js';
+
+type Issues = WorkflowErrorDetail[];
+
+/** Exact `keyHex` length per purpose and type (interfaces.md §2); symmetric keys have no public half. */
+function expectedHexLength(purpose: string, type: string): number | null {
+  if (purpose === 'symmetric' && type === 'public') return null;
+  return purpose === 'sign' && type === 'secret' ? 128 : 64;
+}
+
+/**
+ * Rules beyond the schema, SPEC.md §8. Each class has its own code; every issue of the first failing class is
+ * reported at once. Runs on schema-valid, normalised records.
+ */
+export function checkBootstrapRules(records: JsonObject[]): void {
+  const checks: [WorkflowErrorCode, (r: JsonObject, i: number, out: Issues) => void][] = [
+    ['WORKFLOW_BOOTSTRAP_DUPLICATE_ID', duplicateIds],
+    ['WORKFLOW_BOOTSTRAP_KEY_INVALID', keyMaterial],
+    ['WORKFLOW_BOOTSTRAP_KEY_REFERENCE', keyReferences],
+    ['WORKFLOW_BOOTSTRAP_SIGNER_CONFLICT', signerConflicts],
+    ['WORKFLOW_BOOTSTRAP_SIGNER_COUNT', signerCount],
+    ['WORKFLOW_BOOTSTRAP_INVALID', timeouts],
+  ];
+  const deploymentIds: Issues = [];
+  uniqueIn(records, 'deploymentId', [], deploymentIds);
+  if (deploymentIds.length > 0) throwDetails('WORKFLOW_BOOTSTRAP_DUPLICATE_ID', 'bootstrap', deploymentIds);
+  for (const [code, check] of checks) {
+    const issues: Issues = [];
+    records.forEach((r, i) => check(r, i, issues));
+    if (issues.length > 0) throwDetails(code, 'bootstrap', issues);
+  }
+}
+
+function uniqueIn(items: JsonValue, field: string, at: (string | number)[], out: Issues): void {
+  if (!Array.isArray(items)) return;
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    const id = isJsonObject(item) ? item[field] : undefined;
+    if (typeof id !== 'string') return;
+    if (seen.has(id))
+      out.push({ pointer: toPointer([...at, i, field]), detail: `duplicate id ${quoteName(id)}` });
+    seen.add(id);
+  });
+}
+
+function duplicateIds(r: JsonObject, i: number, out: Issues): void {
+  for (const list of [
+    'keys',
+    'allowExternalHostAccess',
+    'allowHttpServerAccess',
+    'allowFileAccess',
+    'allowDeploymentAccess',
+  ]) {
+    uniqueIn(r[list] ?? [], 'id', [i, list], out);
+  }
+}
+
+function keys(r: JsonObject): JsonObject[] {
+  return Array.isArray(r['keys']) ? (r['keys'] as JsonObject[]) : [];
+}
+
+function keyMaterial(r: JsonObject, i: number, out: Issues): void {
+  keys(r).forEach((k, j) => {
+    const want = expectedHexLength(k['purpose'] as string, k['type'] as string);
+    const hex = k['keyHex'] as string;
+    const pointer = toPointer([i, 'keys', j, want === null ? 'type' : 'keyHex']);
+    const name = quoteName(k['id'] as string);
+    if (want === null) out.push({ pointer, detail: `key ${name}: a symmetric key has no public form` });
+    else if (hex.length !== want) {
+      out.push({ pointer, detail: `key ${name}: expected ${want} hex characters, found ${hex.length}` });
+    }
+  });
+}
+
+function signerIds(packaging: JsonObject, list: string): { id: string; pointer: (string | number)[] }[] {
+  const signers = packaging[list];
+  if (!Array.isArray(signers)) return [];
+  return signers.map((s, j) => ({ id: (s as JsonObject)['id'] as string, pointer: [list, j, 'id'] }));
+}
+
+function keyReferences(r: JsonObject, i: number, out: Issues): void {
+  const packaging = r['packaging'];
+  if (!isJsonObject(packaging)) return;
+  const byId = new Map(keys(r).map((k) => [k['id'] as string, k]));
+  const need = (id: string, at: (string | number)[], purpose: string, type: string): void => {
+    const k = byId.get(id);
+    if (k !== undefined && k['purpose'] === purpose && k['type'] === type) return;
+    const what = k === undefined ? 'is not in keys' : `must be a ${purpose} ${type} key`;
+    out.push({ pointer: toPointer([i, 'packaging', ...at]), detail: `key ${quoteName(id)} ${what}` });
+  };
+  const identities = Array.isArray(packaging['packagerIdentities']) ? packaging['packagerIdentities'] : [];
+  identities.forEach((id, j) => need(id as string, ['packagerIdentities', j], 'authenticated', 'public'));
+  for (const s of [
+    ...signerIds(packaging, 'requiredSigners'),
+    ...signerIds(packaging, 'additionalSigners'),
+  ]) {
+    need(s.id, s.pointer, 'sign', 'public');
+  }
+  const ownSecret = keys(r).some((k) => k['purpose'] === 'authenticated' && k['type'] === 'secret');
+  if (identities.length > 0 && !ownSecret) {
+    out.push({
+      pointer: toPointer([i, 'keys']),
+      detail: "packagerIdentities need the deployment's own authenticated secret key in keys",
+    });
+  }
+}
+
+function signerConflicts(r: JsonObject, i: number, out: Issues): void {
+  const packaging = r['packaging'];
+  if (!isJsonObject(packaging)) return;
+  const seen = new Map<string, string>();
+  for (const s of [
+    ...signerIds(packaging, 'requiredSigners'),
+    ...signerIds(packaging, 'additionalSigners'),
+  ]) {
+    const pointer = toPointer([i, 'packaging', ...s.pointer]);
+    const first = seen.get(s.id);
+    // S91: a signer counted as required must not also count toward the additional threshold.
+    if (first !== undefined)
+      out.push({ pointer, detail: `signer ${quoteName(s.id)} is already listed at ${first}` });
+    else seen.set(s.id, pointer);
+  }
+}
+
+function signerCount(r: JsonObject, i: number, out: Issues): void {
+  const packaging = r['packaging'];
+  if (!isJsonObject(packaging) || packaging['requiredAdditionalSignerCount'] === undefined) return;
+  const k = packaging['requiredAdditionalSignerCount'] as number;
+  const pool = signerIds(packaging, 'additionalSigners').length;
+  if (k > pool) {
+    out.push({
+      pointer: toPointer([i, 'packaging', 'requiredAdditionalSignerCount']),
+      detail: `expected an integer 0..${pool} (the number of additionalSigners), found a larger integer`,
+    });
+  }
+}
+
+function timeouts(r: JsonObject, i: number, out: Issues): void {
+  const frequency = r['frequency'];
+  const timeout = r['remoteConfigurationTimeout'];
+  if (typeof frequency === 'number' && typeof timeout === 'number' && frequency > 0 && timeout >= frequency) {
+    out.push({
+      pointer: toPointer([i, 'remoteConfigurationTimeout']),
+      detail: 'remoteConfigurationTimeout must be below frequency when frequency > 0',
+    });
+  }
+}

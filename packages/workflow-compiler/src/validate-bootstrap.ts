@@ -1,0 +1,102 @@
+import { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
+import type { Bootstrap } from './bootstrap-types.js';
+import { checkBootstrapRules } from './internal/bootstrap-rules.js';
+import { checkSchema, compileSchema, throwDetails } from './internal/schema-check.js';
+import {
+  emptyObject,
+  hasKey,
+  isJsonObject,
+  toPointer,
+  type JsonObject,
+  type JsonValue,
+} from './json-value.js';
+import type { ParseStrictJsonOptions } from './strict-json.js';
+import { readInput } from './validate-workflow.js';
+
+const validateSchema = compileSchema(BOOTSTRAP_SCHEMA);
+
+/** Options of {@link validateBootstrap}. */
+export type ValidateBootstrapOptions = ParseStrictJsonOptions;
+
+/**
+ * Reads a bootstrap (bytes, JSON text, or a parsed value), validates it against {@link BOOTSTRAP_SCHEMA} and the
+ * rules in SPEC.md §8, and returns it normalised: a bare record becomes a one-element array (pointers in errors
+ * then start with `/0`); the legacy `hosts` map is appended to `allowExternalHostAccess` (`allowlist` tuples
+ * become `allowList` objects); plain-string signers become `{ id }`; `servePackagedAsset` becomes
+ * `serveFromPackagedAsset`. Error messages name fields and key ids, never key material or other values.
+ *
+ * @throws WorkflowError syntax codes `WORKFLOW_JSON_*`; `WORKFLOW_VALUE_INVALID`; `WORKFLOW_BOOTSTRAP_INVALID`
+ *   (schema, every violation in `details`); `WORKFLOW_BOOTSTRAP_DUPLICATE_ID`; `WORKFLOW_BOOTSTRAP_KEY_INVALID`;
+ *   `WORKFLOW_BOOTSTRAP_KEY_REFERENCE`; `WORKFLOW_BOOTSTRAP_SIGNER_CONFLICT`; `WORKFLOW_BOOTSTRAP_SIGNER_COUNT`.
+ */
+export function validateBootstrap(input: unknown, options: ValidateBootstrapOptions = {}): Bootstrap {
+  const raw = readInput(input, options);
+  const records = isJsonObject(raw) ? [raw] : raw;
+  checkSchema(validateSchema, records, 'WORKFLOW_BOOTSTRAP_INVALID', 'bootstrap');
+  const list = records as JsonObject[];
+  list.forEach((r, i) => normaliseRecord(r, i));
+  checkBootstrapRules(list);
+  return list as unknown as Bootstrap;
+}
+
+function normaliseRecord(record: JsonObject, index: number): void {
+  convertLegacyHosts(record);
+  const packaging = record['packaging'];
+  if (isJsonObject(packaging)) {
+    for (const list of ['requiredSigners', 'additionalSigners']) {
+      const signers = packaging[list];
+      if (Array.isArray(signers)) packaging[list] = signers.map(signerObject);
+    }
+  }
+  const servers = record['allowHttpServerAccess'];
+  if (Array.isArray(servers))
+    servers.forEach((s, i) => renameAsset(s as JsonObject, [index, 'allowHttpServerAccess', i]));
+}
+
+function signerObject(s: JsonValue): JsonValue {
+  if (typeof s !== 'string') return s;
+  const o = emptyObject();
+  o['id'] = s;
+  return o;
+}
+
+function renameAsset(server: JsonObject, at: (string | number)[]): void {
+  if (!hasKey(server, 'servePackagedAsset')) return;
+  if (hasKey(server, 'serveFromPackagedAsset')) {
+    throwDetails('WORKFLOW_BOOTSTRAP_INVALID', 'bootstrap', [
+      {
+        pointer: toPointer([...at, 'servePackagedAsset']),
+        detail: 'use serveFromPackagedAsset or servePackagedAsset, not both',
+      },
+    ]);
+  }
+  server['serveFromPackagedAsset'] = server['servePackagedAsset'] as JsonValue;
+  delete server['servePackagedAsset'];
+}
+
+/** interfaces.md §3.6: map key = host id; `allowlist: [[method, regex]]` → `allowList: [{method, uriPattern}]`. */
+function convertLegacyHosts(record: JsonObject): void {
+  const hosts = record['hosts'];
+  if (!isJsonObject(hosts)) return;
+  const list = Array.isArray(record['allowExternalHostAccess']) ? record['allowExternalHostAccess'] : [];
+  for (const hostId of Object.keys(hosts)) {
+    const legacy = hosts[hostId] as JsonObject;
+    const host = emptyObject();
+    host['id'] = hostId;
+    for (const k of Object.keys(legacy)) {
+      if (k !== 'allowlist') host[k] = legacy[k] as JsonValue;
+    }
+    if (Array.isArray(legacy['allowlist'])) host['allowList'] = legacy['allowlist'].map(allowEntry);
+    list.push(host);
+  }
+  record['allowExternalHostAccess'] = list;
+  delete record['hosts'];
+}
+
+function allowEntry(tuple: JsonValue): JsonValue {
+  const [method, uriPattern] = tuple as [string, string];
+  const o = emptyObject();
+  o['method'] = method;
+  o['uriPattern'] = uriPattern;
+  return o;
+}
