@@ -1,0 +1,22 @@
+/** The HTTP methods a host entry or a workflow may use (interfaces.md §3.3). Compared case-insensitively. */
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'] as const;
+
+/** One of {@link HTTP_METHODS}, upper case. */
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+const BY_SPELLING: ReadonlyMap<string, HttpMethod> = new Map(
+  HTTP_METHODS.flatMap((m) => [
+    [m, m],
+    [m.toLowerCase(), m],
+  ]),
+);
+
+/**
+ * Upper-case form of `method` when it names one of {@link HTTP_METHODS} in any letter case, else undefined.
+ *
+ * @throws never
+ */
+export function normalizeMethod(method: unknown): HttpMethod | undefined {
+  if (typeof method !== 'string' || method.length > 7) return undefined;
+  return BY_SPELLING.get(method) ?? BY_SPELLING.get(method.toUpperCase());
+}
