@@ -42,3 +42,12 @@ export type {
   BootstrapSigner,
   DeploymentRecord,
 } from './bootstrap-types.js';
+export { buildWorkflows, MAX_MANIFEST_INCLUDES, MAX_MANIFEST_CUSTOMIZATIONS } from './build-workflows.js';
+export type { BuildWorkflowsOptions, BuildWorkflowsResult, BuiltInclude } from './build-workflows.js';
+export { MANIFEST_SCHEMA } from './manifest-schema.js';
+export { MANIFEST_OPS } from './manifest-apply.js';
+export type { ManifestOp } from './manifest-apply.js';
+export { parseManifestPath, formatManifestPath, MAX_MANIFEST_PATH_LENGTH } from './manifest-path.js';
+export type { ManifestPathSegment } from './manifest-path.js';
+export { compareWorkflows } from './compare-workflows.js';
+export type { WorkflowDifference } from './compare-workflows.js';

@@ -1,11 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import * as api from '../src/index.js';
+import {
+  WORKFLOW_ERROR_CODES,
+  WORKFLOW_SYNTAX_ERROR_CODES,
+  WorkflowError,
+  isSyntaxErrorCode,
+} from '../src/index.js';
 
-describe('errors', () => {
-  it('exposes one coded error class whose name equals the class name', () => {
-    const [Cls] = Object.values(api).filter((v) => typeof v === 'function') as (new (c: string, m: string) => Error & { code: string })[];
-    const e = new Cls!(Object.values(api).flat().find((v) => typeof v === 'string') as string, 'm');
-    expect(e.name).toBe(Cls!.name);
-    expect(typeof e.code).toBe('string');
+describe('WorkflowError', () => {
+  it('carries a code, a name equal to the class name, cause and details', () => {
+    const cause = new Error('inner');
+    const e = new WorkflowError('WORKFLOW_SCHEMA_INVALID', 'workflow is invalid', {
+      cause,
+      details: [{ pointer: '/workflows', detail: 'missing required property' }],
+    });
+    expect(e).toBeInstanceOf(Error);
+    expect(e.name).toBe('WorkflowError');
+    expect(e.name).toBe(WorkflowError.name);
+    expect(e.code).toBe('WORKFLOW_SCHEMA_INVALID');
+    expect(e.cause).toBe(cause);
+    expect(e.details).toEqual([{ pointer: '/workflows', detail: 'missing required property' }]);
+    expect(() => {
+      throw e;
+    }).toThrowCode(WorkflowError, 'WORKFLOW_SCHEMA_INVALID');
+  });
+
+  it('leaves details undefined when none are given', () => {
+    expect(new WorkflowError('WORKFLOW_JSON_INVALID', 'm').details).toBeUndefined();
+  });
+});
+
+describe('WORKFLOW_ERROR_CODES', () => {
+  it('are unique, UPPER_SNAKE and prefixed WORKFLOW_', () => {
+    expect(new Set(WORKFLOW_ERROR_CODES).size).toBe(WORKFLOW_ERROR_CODES.length);
+    for (const code of WORKFLOW_ERROR_CODES) expect(code).toMatch(/^WORKFLOW_[A-Z0-9_]+$/);
+  });
+
+  it('splits into syntax codes (JSON text) and semantic codes', () => {
+    for (const code of WORKFLOW_SYNTAX_ERROR_CODES) expect(WORKFLOW_ERROR_CODES).toContain(code);
+    expect(WORKFLOW_SYNTAX_ERROR_CODES.every((c) => c.startsWith('WORKFLOW_JSON_'))).toBe(true);
+    expect(isSyntaxErrorCode('WORKFLOW_JSON_DUPLICATE_KEY')).toBe(true);
+    expect(isSyntaxErrorCode('WORKFLOW_SCHEMA_INVALID')).toBe(false);
+    expect(isSyntaxErrorCode('WORKFLOW_RESOURCE_NOT_FOUND')).toBe(false);
+    expect(isSyntaxErrorCode('nonsense')).toBe(false);
   });
 });

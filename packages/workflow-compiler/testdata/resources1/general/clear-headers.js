@@ -1,0 +1,2 @@
+// Removes every outbound header before a call is prepared.
+context.removeAllHeaders();
