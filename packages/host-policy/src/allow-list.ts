@@ -1,4 +1,5 @@
-import { PolicyError } from './errors.js';
+import type { ConfigWhere } from './internal/config-error.js';
+import { configError } from './internal/config-error.js';
 import { estimatePatternCost, PatternRejected } from './internal/regex-guard.js';
 import { MAX_PATTERN_CHARS, MAX_PATTERN_COST } from './limits.js';
 import type { HttpMethod } from './methods.js';
@@ -25,13 +26,9 @@ export type AllowListOutcome = 'allowed' | 'method' | 'path';
  *
  * @throws PolicyError POLICY_CONFIG_INVALID when the pattern is too long, invalid or too costly
  */
-export function compilePattern(pattern: unknown, where: { hostId: string; field: string }): RegExp {
-  const fail = (why: string, cause?: unknown): never => {
-    throw new PolicyError('POLICY_CONFIG_INVALID', `host ${where.hostId}: ${where.field} ${why}`, {
-      cause,
-      details: { hostId: where.hostId, field: where.field, rule: 'allow-list-pattern' },
-    });
-  };
+export function compilePattern(pattern: unknown, where: ConfigWhere, field: string): RegExp {
+  const fail = (why: string, cause?: unknown): never =>
+    configError(where, field, why, 'allow-list-pattern', cause);
   if (typeof pattern !== 'string' || pattern.length === 0) return fail('must be a non-empty string');
   if (pattern.length > MAX_PATTERN_CHARS) return fail(`is longer than ${MAX_PATTERN_CHARS} characters`);
   try {
@@ -55,21 +52,15 @@ export function compilePattern(pattern: unknown, where: { hostId: string; field:
  *
  * @throws PolicyError POLICY_CONFIG_INVALID naming the entry index and field
  */
-export function compileAllowList(entries: readonly AllowListEntry[], hostId: string): CompiledAllowList {
+export function compileAllowList(entries: readonly AllowListEntry[], where: ConfigWhere): CompiledAllowList {
   const byMethod = new Map<HttpMethod, RegExp[]>();
   const all: RegExp[] = [];
   entries.forEach((entry, i) => {
     const method = normalizeMethod(entry.method);
     if (method === undefined) {
-      throw new PolicyError(
-        'POLICY_CONFIG_INVALID',
-        `host ${hostId}: allowList[${i}].method is not supported`,
-        {
-          details: { hostId, field: `allowList[${i}].method`, rule: 'allow-list-method' },
-        },
-      );
+      return configError(where, `allowList[${i}].method`, 'is not a supported method', 'allow-list-method');
     }
-    const re = compilePattern(entry.uriPattern, { hostId, field: `allowList[${i}].uriPattern` });
+    const re = compilePattern(entry.uriPattern, where, `allowList[${i}].uriPattern`);
     const list = byMethod.get(method) ?? [];
     list.push(re);
     byMethod.set(method, list);

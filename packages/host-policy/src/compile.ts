@@ -103,7 +103,7 @@ function checkAllowList(v: unknown, where: ConfigWhere & { hostId: string }): Co
       configError(where, `allowList[${i}]`, 'must be {method, uriPattern}', 'allow-list');
     }
   });
-  return compileAllowList(v as HostEntry['allowList'] & object, where.hostId);
+  return compileAllowList(v as HostEntry['allowList'] & object, where);
 }
 
 function compileTransport(entry: Record<string, unknown>, where: ConfigWhere & { hostId: string }) {

@@ -65,7 +65,9 @@ export async function startServer(handler: Handler = (_q, res) => res.end('ok'))
 }
 
 /** A recording resolver: `answers` maps host names to addresses; anything else fails like NXDOMAIN. */
-export function fakeLookup(answers: Record<string, string[] | (() => string[])>): LookupFunction & { asked: string[] } {
+export function fakeLookup(
+  answers: Record<string, string[] | (() => string[])>,
+): LookupFunction & { asked: string[] } {
   const asked: string[] = [];
   const fn = (hostname: string) => {
     asked.push(hostname);
@@ -75,4 +77,9 @@ export function fakeLookup(answers: Record<string, string[] | (() => string[])>)
     return Promise.resolve(list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
   };
   return Object.assign(fn, { asked });
+}
+
+/** h1 pointed at a local test server under the name api.example.test (resolved by a fake lookup). */
+export function h1At(port: number, overrides: Partial<HostEntry> = {}): HostEntry {
+  return { ...H1, host: `http://api.example.test:${port}/v1/`, ...overrides };
 }
