@@ -1,0 +1,185 @@
+import {
+  concatBytes,
+  derivePublicKey,
+  encodeHex,
+  equalBytes,
+  expectKey,
+  randomBytes,
+  sha256,
+  wipe,
+  type Key,
+} from '@org/envelope-crypto';
+import {
+  DEFAULT_CHUNK_BYTES,
+  HEADER_FORMAT,
+  KIND_MEDIA_TYPES,
+  MAX_CHUNK_BYTES,
+  MAX_RECIPIENTS,
+  MIN_CHUNK_BYTES,
+  PAYLOAD_AEAD,
+  SECTION,
+  STATEMENT_FORMAT,
+  type PackageKind,
+} from './constants.js';
+import type { ContentInfo } from './content.js';
+import { decodePackageId } from './content.js';
+import { OappError } from './errors.js';
+import { encodeFrame, encodeSection, encodeSectionHeader } from './frame.js';
+import { encodeHeader, type EnvelopeLink, type Header } from './header.js';
+import { derivePayloadKey, sealPayload } from './payload.js';
+import { encodeStanzas, sealStanza } from './recipients.js';
+import { encodeSignatures, signStatement, type SignatureRecord } from './signatures.js';
+import { encodeStatement, type Statement } from './statement.js';
+import { DEFAULT_MAX_PLAINTEXT_BYTES } from './constants.js';
+
+/** A signer of a package: a `sign` secret key and the text its signature covers. */
+export interface PackageSigner {
+  readonly secretKey: Key;
+  readonly signText: string;
+}
+
+/** Options of {@link createPackage}. */
+export interface CreatePackageOptions {
+  /** `app` (default) for a workflow package, `bootstrap` for an encrypted bootstrap. */
+  readonly kind?: PackageKind | undefined;
+  readonly packageId: string;
+  /** The compiled workflow (or bootstrap) bytes. */
+  readonly content: Uint8Array;
+  /** The packager identity: an `authenticated` secret key. */
+  readonly packagerSecretKey: Key;
+  /** Recipients: `authenticated` public keys, 1 to 1024, each once. */
+  readonly recipients: readonly Key[];
+  /** Signers, each adding one signature over the STATEMENT. May be empty. */
+  readonly signers?: readonly PackageSigner[] | undefined;
+  /** An embedded license object, covered by every signature. */
+  readonly license?: Readonly<Record<string, unknown>> | undefined;
+  /** Creation time (default: now). */
+  readonly createdAt?: Date | undefined;
+  /** Payload chunk size, a power of two from 1 KiB to 1 MiB (default 64 KiB). */
+  readonly chunkSize?: number | undefined;
+}
+
+/** Internal: everything needed to assemble a package around an existing or new statement. */
+export interface AssembleInput {
+  readonly kind: PackageKind;
+  readonly statement: Statement;
+  readonly statementBytes: Uint8Array;
+  readonly signatures: readonly SignatureRecord[];
+  readonly content: Uint8Array;
+  readonly packagerSecretKey: Key;
+  readonly recipients: readonly Key[];
+  readonly createdAt: Date;
+  readonly chunkSize: number;
+  readonly envelope?: readonly EnvelopeLink[] | undefined;
+}
+
+function badArgument(message: string): never {
+  throw new OappError('FORMAT_BAD_ARGUMENT', message);
+}
+
+function checkRecipients(recipients: readonly Key[]): void {
+  if (recipients.length === 0) badArgument('a package needs at least one recipient');
+  if (recipients.length > MAX_RECIPIENTS)
+    throw new OappError(
+      'FORMAT_TOO_MANY_RECIPIENTS',
+      `${recipients.length} recipients, the limit is ${MAX_RECIPIENTS}`,
+    );
+  recipients.forEach((r, i) => {
+    expectKey(r, 'authenticated', 'public', 'encryptionKeys');
+    if (recipients.findIndex((o) => equalBytes(o.bytes, r.bytes)) !== i)
+      badArgument(`recipient ${r.id ?? i} is listed twice`);
+  });
+}
+
+function checkChunkSize(n: number): number {
+  if (!Number.isSafeInteger(n) || n < MIN_CHUNK_BYTES || n > MAX_CHUNK_BYTES || (n & (n - 1)) !== 0) {
+    badArgument('chunkSize must be a power of two from 1024 to 1048576');
+  }
+  return n;
+}
+
+/** Builds the STATEMENT for new content. */
+export function buildStatement(
+  kind: PackageKind,
+  packageId: string,
+  content: Uint8Array,
+  license?: Readonly<Record<string, unknown>>,
+): Statement {
+  decodePackageId(packageId, 'packageId');
+  if (content.length > DEFAULT_MAX_PLAINTEXT_BYTES) badArgument('content is larger than the format allows');
+  const info: ContentInfo = {
+    mediaType: KIND_MEDIA_TYPES[kind],
+    size: content.length,
+    sha256: encodeHex(sha256(content)),
+  };
+  if (license !== undefined && (typeof license !== 'object' || license === null || Array.isArray(license)))
+    badArgument('license must be an object');
+  return { format: STATEMENT_FORMAT, packageId, content: info, license };
+}
+
+/**
+ * Creates a signed, encrypted package (SPEC.md §5.2). Fresh file key and nonces from the CSPRNG.
+ * @throws {@link OappError} `FORMAT_BAD_ARGUMENT`, `FORMAT_BAD_FIELD` (packageId), `FORMAT_TOO_MANY_RECIPIENTS`,
+ *   `FORMAT_TOO_MANY_SIGNATURES`; `CryptoError` `CRYPTO_WRONG_KEY_PURPOSE`, `CRYPTO_WRONG_KEY_TYPE`, `CRYPTO_WEAK_KEY`.
+ */
+export function createPackage(options: CreatePackageOptions): Uint8Array {
+  const kind = options.kind ?? 'app';
+  if (!(kind in KIND_MEDIA_TYPES)) badArgument('kind must be "app" or "bootstrap"');
+  const statement = buildStatement(kind, options.packageId, options.content, options.license);
+  const statementBytes = encodeStatement(statement);
+  const signatures = (options.signers ?? []).map((s) =>
+    signStatement(kind, statementBytes, s.secretKey, s.signText),
+  );
+  return assemblePackage({
+    kind,
+    statement,
+    statementBytes,
+    signatures,
+    content: options.content,
+    packagerSecretKey: options.packagerSecretKey,
+    recipients: options.recipients,
+    createdAt: options.createdAt ?? new Date(),
+    chunkSize: checkChunkSize(options.chunkSize ?? DEFAULT_CHUNK_BYTES),
+  });
+}
+
+/** Assembles frame and sections around a statement and its signatures (SPEC.md §5.2 steps 3–7). */
+export function assemblePackage(input: AssembleInput): Uint8Array {
+  expectKey(input.packagerSecretKey, 'authenticated', 'secret', 'packagerIdentityPrivateKey');
+  checkRecipients(input.recipients);
+  const signaturesValue = encodeSignatures(input.signatures);
+  const fileKey = randomBytes(32);
+  const payloadKey = derivePayloadKey(fileKey);
+  const { payload, ciphertextSha256 } = sealPayload(payloadKey, input.content, input.chunkSize);
+  wipe(payloadKey);
+  const header: Header = {
+    format: HEADER_FORMAT,
+    packageId: input.statement.packageId,
+    createdAt: input.createdAt.toISOString(),
+    content: input.statement.content,
+    packager: encodeHex(derivePublicKey(input.packagerSecretKey).bytes),
+    recipients: input.recipients.length,
+    payload: {
+      aead: PAYLOAD_AEAD,
+      chunkSize: input.chunkSize,
+      plaintextSize: input.content.length,
+      ciphertextSha256: encodeHex(ciphertextSha256),
+    },
+    envelope: input.envelope === undefined ? undefined : { chain: input.envelope },
+  };
+  const headerBytes = encodeHeader(header);
+  const digest = sha256(headerBytes);
+  const stanzas = input.recipients.map((r) =>
+    sealStanza(fileKey, digest, r.bytes, input.packagerSecretKey.bytes),
+  );
+  wipe(fileKey);
+  return concatBytes(
+    encodeFrame(),
+    encodeSection(SECTION.HEADER, headerBytes),
+    encodeSection(SECTION.STATEMENT, input.statementBytes),
+    encodeSection(SECTION.RECIPIENTS, encodeStanzas(stanzas)),
+    encodeSection(SECTION.SIGNATURES, signaturesValue),
+    encodeSectionHeader(SECTION.PAYLOAD, payload.length),
+    payload,
+  );
+}

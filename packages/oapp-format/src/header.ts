@@ -1,0 +1,150 @@
+import {
+  DEFAULT_MAX_PLAINTEXT_BYTES,
+  HEADER_FORMAT,
+  MAX_CHUNK_BYTES,
+  MAX_ENVELOPE_DEPTH,
+  MAX_HEADER_BYTES,
+  MAX_RECIPIENTS,
+  MIN_CHUNK_BYTES,
+  PAYLOAD_AEAD,
+} from './constants.js';
+import { decodeContent, decodePackageId, encodeContent, type ContentInfo } from './content.js';
+import { OappError } from './errors.js';
+import {
+  expectArray,
+  expectConst,
+  expectHex,
+  expectObject,
+  expectSize,
+  expectTimestamp,
+} from './internal/fields.js';
+import { parseStrictJson } from './strict-json.js';
+
+/** A previous packaging of the same statement (SPEC.md §4.2, `envelope`). */
+export interface EnvelopeLink {
+  /** The previous packager identity (X25519 public key, lowercase hex). */
+  readonly packager: string;
+  /** SHA-256 of the previous package's HEADER bytes. */
+  readonly headerSha256: string;
+}
+
+/** The authenticated HEADER statement (SPEC.md §4.2). */
+export interface Header {
+  readonly format: typeof HEADER_FORMAT;
+  readonly packageId: string;
+  readonly createdAt: string;
+  readonly content: ContentInfo;
+  /** The packager identity (X25519 public key, lowercase hex). */
+  readonly packager: string;
+  readonly recipients: number;
+  readonly payload: {
+    readonly aead: typeof PAYLOAD_AEAD;
+    readonly chunkSize: number;
+    readonly plaintextSize: number;
+    readonly ciphertextSha256: string;
+  };
+  readonly envelope?: { readonly chain: readonly EnvelopeLink[] } | undefined;
+}
+
+/** Encodes HEADER as compact JSON in the fixed key order of SPEC.md §4.2. */
+export function encodeHeader(h: Header): Uint8Array {
+  const o: Record<string, unknown> = {
+    format: h.format,
+    packageId: h.packageId,
+    createdAt: h.createdAt,
+    content: encodeContent(h.content),
+    packager: h.packager,
+    recipients: h.recipients,
+    payload: {
+      aead: h.payload.aead,
+      chunkSize: h.payload.chunkSize,
+      plaintextSize: h.payload.plaintextSize,
+      ciphertextSha256: h.payload.ciphertextSha256,
+    },
+  };
+  if (h.envelope !== undefined)
+    o['envelope'] = {
+      chain: h.envelope.chain.map((l) => ({ packager: l.packager, headerSha256: l.headerSha256 })),
+    };
+  return new TextEncoder().encode(JSON.stringify(o));
+}
+
+function isPowerOfTwo(n: number): boolean {
+  return n > 0 && (n & (n - 1)) === 0;
+}
+
+function decodePayloadInfo(v: unknown): Header['payload'] {
+  const p = expectObject(v, '/payload', ['aead', 'chunkSize', 'plaintextSize', 'ciphertextSha256']);
+  // SPEC.md §4.2: one algorithm per version; anything else (older, unknown, "none") is refused.
+  const aead = expectConst(p['aead'], '/payload/aead', PAYLOAD_AEAD, 'FORMAT_UNSUPPORTED_ALGORITHM');
+  const chunkSize = expectSize(p['chunkSize'], '/payload/chunkSize', MAX_CHUNK_BYTES);
+  if (chunkSize < MIN_CHUNK_BYTES || !isPowerOfTwo(chunkSize)) {
+    throw new OappError(
+      'FORMAT_BAD_FIELD',
+      '/payload/chunkSize: expected a power of two from 1024 to 1048576',
+      { details: { field: '/payload/chunkSize' } },
+    );
+  }
+  const plaintextSize = expectSize(p['plaintextSize'], '/payload/plaintextSize', DEFAULT_MAX_PLAINTEXT_BYTES);
+  return {
+    aead,
+    chunkSize,
+    plaintextSize,
+    ciphertextSha256: expectHex(p['ciphertextSha256'], '/payload/ciphertextSha256', 32),
+  };
+}
+
+function decodeEnvelope(v: unknown): Header['envelope'] {
+  if (v === undefined) return undefined;
+  const e = expectObject(v, '/envelope', ['chain']);
+  const chain = expectArray(e['chain'], '/envelope/chain', MAX_ENVELOPE_DEPTH).map((item, i) => {
+    const l = expectObject(item, `/envelope/chain/${i}`, ['packager', 'headerSha256']);
+    return {
+      packager: expectHex(l['packager'], `/envelope/chain/${i}/packager`, 32),
+      headerSha256: expectHex(l['headerSha256'], `/envelope/chain/${i}/headerSha256`, 32),
+    };
+  });
+  if (chain.length === 0)
+    throw new OappError('FORMAT_BAD_FIELD', '/envelope/chain: expected at least one link', {
+      details: { field: '/envelope/chain' },
+    });
+  return { chain };
+}
+
+/**
+ * Parses and validates HEADER bytes strictly (SPEC.md §4.2).
+ * @throws {@link OappError} `FORMAT_SECTION_TOO_LARGE`, `FORMAT_BAD_UTF8`, `FORMAT_JSON_*`,
+ *   `FORMAT_UNKNOWN_FIELD`, `FORMAT_BAD_FIELD`, `FORMAT_UNSUPPORTED_ALGORITHM`.
+ */
+export function decodeHeader(bytes: Uint8Array): Header {
+  const v = parseStrictJson(bytes, { what: 'HEADER', maxBytes: MAX_HEADER_BYTES, integersOnly: true });
+  const o = expectObject(
+    v,
+    '',
+    ['format', 'packageId', 'createdAt', 'content', 'packager', 'recipients', 'payload'],
+    ['envelope'],
+  );
+  const format = expectConst(o['format'], '/format', HEADER_FORMAT);
+  const content = decodeContent(o['content'], '/content', DEFAULT_MAX_PLAINTEXT_BYTES);
+  const payload = decodePayloadInfo(o['payload']);
+  if (payload.plaintextSize !== content.size) {
+    throw new OappError('FORMAT_BAD_FIELD', '/payload/plaintextSize: must equal /content/size', {
+      details: { field: '/payload/plaintextSize' },
+    });
+  }
+  const recipients = expectSize(o['recipients'], '/recipients', MAX_RECIPIENTS);
+  if (recipients === 0)
+    throw new OappError('FORMAT_BAD_FIELD', '/recipients: expected at least one recipient', {
+      details: { field: '/recipients' },
+    });
+  return {
+    format,
+    packageId: decodePackageId(o['packageId'], '/packageId'),
+    createdAt: expectTimestamp(o['createdAt'], '/createdAt'),
+    content,
+    packager: expectHex(o['packager'], '/packager', 32),
+    recipients,
+    payload,
+    envelope: decodeEnvelope(o['envelope']),
+  };
+}

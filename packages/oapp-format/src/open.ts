@@ -1,0 +1,231 @@
+import {
+  createSha256,
+  decodeHex,
+  derivePublicKey,
+  encodeHex,
+  equalBytes,
+  expectKey,
+  isCryptoError,
+  sha256,
+  wipe,
+  type Key,
+} from '@org/envelope-crypto';
+import { CHUNK_TAG_BYTES, type PackageKind } from './constants.js';
+import { OappError } from './errors.js';
+import { ByteReader } from './internal/byte-reader.js';
+import { readPackagePrefix, type ParsedPackage } from './parse.js';
+import { chunkCount, chunkPlaintextLength, derivePayloadKey, openChunk } from './payload.js';
+import {
+  checkPackageId,
+  checkPackager,
+  checkSignatures,
+  validatePolicy,
+  type DeploymentPolicy,
+  type SignerReport,
+  type TrustedKey,
+} from './policy.js';
+import { openStanza } from './recipients.js';
+
+/** Options of {@link verifyPackage}. */
+export interface VerifyPackageOptions {
+  readonly policy: DeploymentPolicy;
+  /** Expected kind (default `app`). */
+  readonly kind?: PackageKind | undefined;
+  /** Largest plaintext accepted. */
+  readonly maxPlaintextBytes?: number | undefined;
+}
+
+/** Options of {@link openPackage} and {@link openPackageStream}. */
+export interface OpenPackageOptions extends VerifyPackageOptions {
+  /** This deployment's `authenticated` secret key. */
+  readonly recipientSecretKey: Key;
+}
+
+/** A package whose frame, policy and signatures have been verified. */
+export interface VerifiedPackage {
+  readonly parsed: ParsedPackage;
+  readonly packager: TrustedKey;
+  readonly signers: SignerReport;
+}
+
+/** A fully verified, decrypted package. */
+export interface OpenedPackage extends VerifiedPackage {
+  readonly content: Uint8Array;
+}
+
+/** A verified package whose payload is still to be streamed. */
+export interface OpenedPackageStream extends VerifiedPackage {
+  /**
+   * Verified plaintext chunks, in order. Each chunk's tag is checked before it is yielded, but the
+   * package as a whole (ciphertext hash, content hash, no trailing bytes) is only proven when the
+   * generator returns normally: write to a temporary place and install only after that.
+   */
+  readonly chunks: AsyncGenerator<Uint8Array, void, undefined>;
+}
+
+type Source = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+function readerOf(source: Source): ByteReader {
+  return new ByteReader(source instanceof Uint8Array ? [source] : source);
+}
+
+async function verifyPrefix(r: ByteReader, options: VerifyPackageOptions): Promise<VerifiedPackage> {
+  validatePolicy(options.policy);
+  const parsed = await readPackagePrefix(r, {
+    kind: options.kind ?? 'app',
+    maxPlaintextBytes: options.maxPlaintextBytes,
+  });
+  // SPEC.md §6 steps 9–12: policy decisions come before any stanza is opened.
+  checkPackageId(options.policy, parsed.header);
+  const packager = checkPackager(options.policy, hexBytes(parsed.header.packager));
+  const signers = checkSignatures(options.policy, parsed.kind, parsed.statementBytes, parsed.signatures);
+  return { parsed, packager, signers };
+}
+
+function hexBytes(hex: string): Uint8Array {
+  return decodeHex(hex, 32);
+}
+
+/**
+ * Verifies a package against a deployment policy without decrypting it (SPEC.md §6 steps 1–12).
+ * @throws {@link OappError} `FORMAT_*`, `CRYPTO_WEAK_KEY`, `POLICY_*`.
+ */
+export async function verifyPackage(source: Source, options: VerifyPackageOptions): Promise<VerifiedPackage> {
+  const r = readerOf(source);
+  try {
+    return await verifyPrefix(r, options);
+  } finally {
+    await r.close();
+  }
+}
+
+function fileKeyFor(v: VerifiedPackage, recipientSecretKey: Key): Uint8Array {
+  expectKey(recipientSecretKey, 'authenticated', 'secret', 'recipientSecretKey');
+  const mine = derivePublicKey(recipientSecretKey).bytes;
+  return openStanza(
+    v.parsed.stanzas,
+    v.parsed.headerSha256,
+    mine,
+    recipientSecretKey.bytes,
+    v.packager.publicKey,
+  );
+}
+
+async function* decryptChunks(
+  r: ByteReader,
+  v: VerifiedPackage,
+  payloadKey: Uint8Array,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  const { header } = v.parsed;
+  const { chunkSize, plaintextSize } = header.payload;
+  const n = chunkCount(plaintextSize, chunkSize);
+  const ciphertextHash = createSha256();
+  const contentHash = createSha256();
+  try {
+    for (let i = 0; i < n; i++) {
+      const sealed = await r.readExact(
+        chunkPlaintextLength(i, n, plaintextSize, chunkSize) + CHUNK_TAG_BYTES,
+        `payload chunk ${i}`,
+      );
+      ciphertextHash.update(sealed);
+      const plain = openPayloadChunk(payloadKey, i, i === n - 1, sealed);
+      contentHash.update(plain);
+      yield plain;
+    }
+    if (!(await r.atEnd()))
+      throw new OappError('FORMAT_TRAILING_DATA', 'bytes follow the final payload chunk');
+    finalChecks(v, ciphertextHash.digest(), contentHash.digest());
+  } finally {
+    wipe(payloadKey);
+    await r.close();
+  }
+}
+
+function openPayloadChunk(
+  payloadKey: Uint8Array,
+  i: number,
+  isFinal: boolean,
+  sealed: Uint8Array,
+): Uint8Array {
+  try {
+    return openChunk(payloadKey, i, isFinal, sealed);
+  } catch (cause) {
+    if (isCryptoError(cause))
+      throw new OappError('CRYPTO_AUTH_FAILED', 'a payload chunk does not authenticate', { cause });
+    throw cause;
+  }
+}
+
+function finalChecks(v: VerifiedPackage, ciphertextSha256: Uint8Array, contentSha256: Uint8Array): void {
+  const { header } = v.parsed;
+  if (!equalBytes(ciphertextSha256, hexBytes(header.payload.ciphertextSha256))) {
+    throw new OappError(
+      'CRYPTO_CIPHERTEXT_MISMATCH',
+      'the payload is not the one HEADER describes (ciphertext hash differs)',
+    );
+  }
+  if (!equalBytes(contentSha256, hexBytes(header.content.sha256))) {
+    throw new OappError(
+      'CRYPTO_CONTENT_MISMATCH',
+      'the decrypted content does not match its declared SHA-256',
+    );
+  }
+}
+
+/**
+ * Verifies, then opens a package from a stream with bounded memory (one chunk at a time).
+ * Resolves once everything before the payload is verified and this deployment's stanza is open.
+ * @throws {@link OappError} `FORMAT_*`, `CRYPTO_*`, `POLICY_*` (the chunk generator throws the
+ *   payload errors: `FORMAT_TRUNCATED`, `FORMAT_TRAILING_DATA`, `CRYPTO_AUTH_FAILED`,
+ *   `CRYPTO_CIPHERTEXT_MISMATCH`, `CRYPTO_CONTENT_MISMATCH`).
+ */
+export async function openPackageStream(
+  source: Source,
+  options: OpenPackageOptions,
+): Promise<OpenedPackageStream> {
+  const r = readerOf(source);
+  try {
+    const v = await verifyPrefix(r, options);
+    const fileKey = fileKeyFor(v, options.recipientSecretKey);
+    const payloadKey = derivePayloadKey(fileKey);
+    wipe(fileKey);
+    return { ...v, chunks: decryptChunks(r, v, payloadKey) };
+  } catch (err) {
+    await r.close();
+    throw err;
+  }
+}
+
+/**
+ * Verifies and opens a whole package in memory. The ciphertext hash is checked after the
+ * stanza and before any chunk is decrypted; the content is returned only when every check has passed (SPEC.md §6).
+ * @throws {@link OappError} `FORMAT_*`, `CRYPTO_*`, `POLICY_*`.
+ */
+export async function openPackage(source: Uint8Array, options: OpenPackageOptions): Promise<OpenedPackage> {
+  const r = readerOf(source);
+  const v = await verifyPrefix(r, options);
+  const fileKey = fileKeyFor(v, options.recipientSecretKey);
+  const payload = await r.readExact(v.parsed.payloadLength, 'PAYLOAD');
+  if (!(await r.atEnd())) throw new OappError('FORMAT_TRAILING_DATA', 'bytes follow the final payload chunk');
+  if (!equalBytes(sha256(payload), hexBytes(v.parsed.header.payload.ciphertextSha256))) {
+    wipe(fileKey);
+    throw new OappError(
+      'CRYPTO_CIPHERTEXT_MISMATCH',
+      'the payload is not the one HEADER describes (ciphertext hash differs)',
+    );
+  }
+  const payloadKey = derivePayloadKey(fileKey);
+  wipe(fileKey);
+  const content = new Uint8Array(v.parsed.header.payload.plaintextSize);
+  let off = 0;
+  for await (const chunk of decryptChunks(new ByteReader([payload]), v, payloadKey)) {
+    content.set(chunk, off);
+    off += chunk.length;
+  }
+  return { ...v, content };
+}
+
+/** Lowercase hex SHA-256 of the HEADER of a verified package. */
+export function headerSha256Hex(v: VerifiedPackage): string {
+  return encodeHex(v.parsed.headerSha256);
+}

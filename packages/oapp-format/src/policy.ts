@@ -1,0 +1,234 @@
+import {
+  assertStrongPublicKey,
+  decodeHex,
+  encodeHex,
+  equalBytes,
+  isCryptoError,
+  parseKey,
+  type Key,
+  type KeySpec,
+} from '@org/envelope-crypto';
+import type { PackageKind } from './constants.js';
+import { OappError } from './errors.js';
+import { fingerprint } from './fingerprint.js';
+import type { Header } from './header.js';
+import { verifyRecord, type SignatureRecord } from './signatures.js';
+
+/** A key the deployment names, with its bootstrap id. */
+export interface TrustedKey {
+  readonly id: string;
+  readonly publicKey: Uint8Array;
+}
+
+/**
+ * The deploy-time verification policy (from the bootstrap's `packaging` block and `keys`). Policy
+ * lives only here, in the verifier: nothing in a package can change it.
+ */
+export interface DeploymentPolicy {
+  readonly packageId: string;
+  readonly packagerIdentities: readonly TrustedKey[];
+  readonly requiredSigners: readonly TrustedKey[];
+  readonly additionalSigners: readonly TrustedKey[];
+  readonly requiredAdditionalSignerCount: number;
+}
+
+/** Which named signers were found valid. */
+export interface SignerReport {
+  readonly required: readonly { id: string; fingerprint: string }[];
+  readonly additional: readonly { id: string; fingerprint: string }[];
+  /** Records whose keys the policy does not name (not counted, not verified). */
+  readonly ignored: number;
+}
+
+function policyError(message: string): never {
+  throw new OappError('POLICY_INVALID', message);
+}
+
+const hexOf = encodeHex;
+
+/**
+ * Checks a policy's own consistency (security-requirements A.1 "Threshold counting", S91, S92).
+ * @throws {@link OappError} `POLICY_INVALID`.
+ */
+export function validatePolicy(p: DeploymentPolicy): void {
+  const k = p.requiredAdditionalSignerCount;
+  if (!Number.isSafeInteger(k) || k < 0 || k > p.additionalSigners.length) {
+    policyError(`requiredAdditionalSignerCount must be an integer from 0 to ${p.additionalSigners.length}`);
+  }
+  const required = new Set(p.requiredSigners.map((s) => hexOf(s.publicKey)));
+  for (const a of p.additionalSigners) {
+    if (required.has(hexOf(a.publicKey)))
+      policyError(`signer "${a.id}" is in both requiredSigners and additionalSigners`);
+  }
+  for (const s of [...p.requiredSigners, ...p.additionalSigners]) assertTrustedKey(s, 'sign');
+  for (const s of p.packagerIdentities) assertTrustedKey(s, 'authenticated');
+  if (typeof p.packageId !== 'string' || p.packageId.length === 0)
+    policyError('packageId must be a non-empty string');
+}
+
+function assertTrustedKey(k: TrustedKey, purpose: 'sign' | 'authenticated'): void {
+  try {
+    assertStrongPublicKey(purpose, k.publicKey, k.id);
+  } catch (cause) {
+    if (isCryptoError(cause)) throw new OappError('POLICY_INVALID', cause.message, { cause });
+    throw cause;
+  }
+}
+
+/** SPEC.md §6 step 9: byte-exact packageId comparison (no Unicode normalisation, no case folding). */
+export function checkPackageId(p: DeploymentPolicy, header: Header): void {
+  if (header.packageId !== p.packageId) {
+    throw new OappError(
+      'POLICY_PACKAGE_ID_MISMATCH',
+      "the package id does not equal the deployment's packaging.packageId",
+      {
+        details: { expected: p.packageId },
+      },
+    );
+  }
+}
+
+/**
+ * SPEC.md §6 steps 10–11: the packager key must be a strong key and one of `packagerIdentities`.
+ * @throws {@link OappError} `CRYPTO_WEAK_KEY`, `POLICY_PACKAGER_NOT_TRUSTED`.
+ */
+export function checkPackager(p: DeploymentPolicy, packager: Uint8Array): TrustedKey {
+  try {
+    assertStrongPublicKey('authenticated', packager);
+  } catch (cause) {
+    throw new OappError(
+      'CRYPTO_WEAK_KEY',
+      'the HEADER packager key is all-zero, small-order or not canonical',
+      { cause },
+    );
+  }
+  const trusted = p.packagerIdentities.find((t) => equalBytes(t.publicKey, packager));
+  if (trusted === undefined) {
+    throw new OappError(
+      'POLICY_PACKAGER_NOT_TRUSTED',
+      `the package was made by packager ${fingerprint(packager)}, which is not in packagerIdentities`,
+      {
+        details: { packagerFingerprint: fingerprint(packager) },
+      },
+    );
+  }
+  return trusted;
+}
+
+/**
+ * SPEC.md §6 step 12: verify every record whose key the policy names (a failing one rejects the
+ * package), then require every required signer and K distinct additional signers, counted once
+ * per raw public key.
+ * @throws {@link OappError} `POLICY_SIGNATURE_INVALID`, `POLICY_REQUIRED_SIGNER_MISSING`, `POLICY_SIGNER_THRESHOLD_NOT_MET`.
+ */
+export function checkSignatures(
+  p: DeploymentPolicy,
+  kind: PackageKind,
+  statementBytes: Uint8Array,
+  records: readonly SignatureRecord[],
+): SignerReport {
+  const named = new Map<string, TrustedKey>();
+  for (const s of [...p.requiredSigners, ...p.additionalSigners]) named.set(hexOf(s.publicKey), s);
+  const valid = new Set<string>();
+  let ignored = 0;
+  for (const r of records) {
+    const key = hexOf(r.publicKey);
+    const signer = named.get(key);
+    if (signer === undefined) {
+      ignored++;
+      continue;
+    }
+    if (!verifyRecord(kind, statementBytes, r)) {
+      throw new OappError(
+        'POLICY_SIGNATURE_INVALID',
+        `the signature of signer "${signer.id}" (${fingerprint(r.publicKey)}) does not verify`,
+        {
+          details: { signerId: signer.id, fingerprint: fingerprint(r.publicKey) },
+        },
+      );
+    }
+    valid.add(key);
+  }
+  const describe = (s: TrustedKey) => ({ id: s.id, fingerprint: fingerprint(s.publicKey) });
+  for (const s of p.requiredSigners) {
+    if (!valid.has(hexOf(s.publicKey))) {
+      throw new OappError(
+        'POLICY_REQUIRED_SIGNER_MISSING',
+        `required signer "${s.id}" (${fingerprint(s.publicKey)}) has not signed the package`,
+        {
+          details: { signerId: s.id, fingerprint: fingerprint(s.publicKey) },
+        },
+      );
+    }
+  }
+  const additional = p.additionalSigners.filter((s) => valid.has(hexOf(s.publicKey)));
+  const k = p.requiredAdditionalSignerCount;
+  if (additional.length < k) {
+    throw new OappError(
+      'POLICY_SIGNER_THRESHOLD_NOT_MET',
+      `${additional.length} of ${k} required additional signatures found`,
+      {
+        details: { found: additional.length, required: k },
+      },
+    );
+  }
+  return { required: p.requiredSigners.map(describe), additional: additional.map(describe), ignored };
+}
+
+/** The `packaging` block of a bootstrap record (signers as `{id}` objects or plain strings). */
+export interface PackagingBlock {
+  packageId: string;
+  packagerIdentities?: readonly string[] | undefined;
+  requiredSigners?: readonly (string | { id: string })[] | undefined;
+  additionalSigners?: readonly (string | { id: string })[] | undefined;
+  requiredAdditionalSignerCount?: number | undefined;
+}
+
+function lookup(
+  keys: ReadonlyMap<string, Key>,
+  id: string,
+  purpose: 'sign' | 'authenticated',
+  field: string,
+): TrustedKey {
+  const k = keys.get(id);
+  if (k === undefined) policyError(`${field}: no key with id "${id}" in keys`);
+  if (k.purpose !== purpose || k.type !== 'public')
+    policyError(`${field}: key "${id}" must be a ${purpose} public key`);
+  return { id, publicKey: k.bytes };
+}
+
+/**
+ * Builds a {@link DeploymentPolicy} from a bootstrap record's `packaging` block and `keys`.
+ * @throws {@link OappError} `POLICY_INVALID`; `CryptoError` for malformed keys.
+ */
+export function policyFromBootstrap(
+  packaging: PackagingBlock,
+  keySpecs: readonly KeySpec[],
+): DeploymentPolicy {
+  const keys = new Map<string, Key>();
+  for (const spec of keySpecs) {
+    if (spec.id === undefined || keys.has(spec.id)) policyError(`keys: every key needs a unique id`);
+    keys.set(spec.id, parseKey(spec));
+  }
+  const idOf = (s: string | { id: string }) => (typeof s === 'string' ? s : s.id);
+  const policy: DeploymentPolicy = {
+    packageId: packaging.packageId,
+    packagerIdentities: (packaging.packagerIdentities ?? []).map((id) =>
+      lookup(keys, id, 'authenticated', 'packagerIdentities'),
+    ),
+    requiredSigners: (packaging.requiredSigners ?? []).map((s) =>
+      lookup(keys, idOf(s), 'sign', 'requiredSigners'),
+    ),
+    additionalSigners: (packaging.additionalSigners ?? []).map((s) =>
+      lookup(keys, idOf(s), 'sign', 'additionalSigners'),
+    ),
+    requiredAdditionalSignerCount: packaging.requiredAdditionalSignerCount ?? 0,
+  };
+  validatePolicy(policy);
+  return policy;
+}
+
+/** A trusted key from hex (for tests and tools). */
+export function trustedKey(id: string, publicKeyHex: string): TrustedKey {
+  return { id, publicKey: decodeHex(publicKeyHex, 32, `key "${id}"`) };
+}
