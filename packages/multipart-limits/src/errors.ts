@@ -1,10 +1,36 @@
-/** Every code a {@link UploadError} can carry. Codes are stable public API: renaming or removing one is a major change. */
-export const UPLOAD_ERROR_CODES = ['UPLOAD_PLACEHOLDER'] as const;
+/**
+ * Every code an {@link UploadError} can carry. Codes are stable public API: renaming or removing one is a
+ * major change. README.md lists the HTTP status the apps map each code to (packages carry no statuses).
+ */
+export const UPLOAD_ERROR_CODES = [
+  'UPLOAD_CONTENT_ENCODING',
+  'UPLOAD_UNSUPPORTED_MEDIA_TYPE',
+  'UPLOAD_NOT_MULTIPART',
+  'UPLOAD_BAD_BOUNDARY',
+  'UPLOAD_REQUEST_TOO_LARGE',
+  'UPLOAD_BODY_TOO_LARGE',
+  'UPLOAD_BODY_NOT_UTF8',
+  'UPLOAD_FILE_TOO_LARGE',
+  'UPLOAD_FIELD_TOO_LARGE',
+  'UPLOAD_PARTS_LIMIT',
+  'UPLOAD_HEADERS_LIMIT',
+  'UPLOAD_UNKNOWN_PART',
+  'UPLOAD_DUPLICATE_PART',
+  'UPLOAD_STREAM_MUST_BE_FILE',
+  'UPLOAD_BODY_MUST_BE_FIELD',
+  'UPLOAD_PART_ORDER',
+  'UPLOAD_MISSING_PART',
+  'UPLOAD_MALFORMED',
+  'UPLOAD_ABORTED',
+] as const;
 
 /** A code from {@link UPLOAD_ERROR_CODES}. */
 export type UploadErrorCode = (typeof UPLOAD_ERROR_CODES)[number];
 
-/** The one error class of this package: `code` says what failed; `message` never carries secrets. */
+/**
+ * The one error class of this package: `code` says what failed; `message` is lowercase and never carries
+ * secrets or raw request bytes (at most a short escaped excerpt of a part name).
+ */
 export class UploadError extends Error {
   override readonly name = 'UploadError';
   constructor(
@@ -15,6 +41,13 @@ export class UploadError extends Error {
     super(message, options);
     if (options?.details !== undefined) this.details = options.details;
   }
-  /** Structured context (for example JSON pointers of failed fields). Never secret. */
+  /** Structured context, for example `{ part: 'stream' }` for `UPLOAD_MISSING_PART`. Never secret. */
   readonly details?: unknown;
+}
+
+/** True when `err` looks like an {@link UploadError} (duck-typed: two copies of this package may be loaded). */
+export function isUploadError(err: unknown): err is UploadError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown };
+  return e.name === 'UploadError' && typeof e.code === 'string' && e.code.startsWith('UPLOAD_');
 }

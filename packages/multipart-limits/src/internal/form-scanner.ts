@@ -1,0 +1,177 @@
+import { UploadError } from '../errors.js';
+import { MAX_PART_HEADER_BYTES, MAX_PARTS } from '../options.js';
+
+const CRLF = Buffer.from('\r\n', 'latin1');
+const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
+const EMPTY = Buffer.alloc(0);
+const DASH = 0x2d;
+const CR = 0x0d;
+const LF = 0x0a;
+
+type State = 'preamble' | 'content' | 'after-delimiter' | 'headers' | 'done';
+
+/** Callbacks of a {@link FormScanner}; each may throw an UploadError to stop the upload. */
+export interface ScannerHooks {
+  /** A part's header block is complete; return true to capture its content (at most `captureLimit` bytes). */
+  onPartHeaders(lines: string[]): boolean;
+  /** A part's content ended at a delimiter; `captured` holds it when the part was captured. */
+  onPartEnd(captured: Buffer | undefined): void;
+}
+
+/**
+ * Framing pre-check that runs on the request bytes before busboy sees them (SPEC.md §4). It finds part
+ * delimiters with `Buffer.indexOf`, so it can refuse the third part when it starts (S23), bound each
+ * header block, hand each header block to the part rules before the part's content arrives, and capture the
+ * `body` part's exact bytes (busboy would decode them with a lossy, charset-dependent decoder).
+ * Attacker-controlled input: every state bounds what it keeps (`carry` ≤ delimiter or header cap).
+ */
+export class FormScanner {
+  private state: State = 'preamble';
+  // busboy also starts as if a CRLF preceded the body, so a body may begin with `--boundary`.
+  private carry: Buffer = CRLF;
+  private parts = 0;
+  private captured: Buffer[] | undefined;
+  private capturedBytes = 0;
+  private readonly delimiter: Buffer;
+
+  constructor(
+    boundary: string,
+    private readonly captureLimit: number,
+    private readonly hooks: ScannerHooks,
+  ) {
+    this.delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
+  }
+
+  /** True once the closing delimiter was seen. */
+  get isComplete(): boolean {
+    return this.state === 'done';
+  }
+
+  /** Number of parts whose delimiter line was seen. */
+  get partCount(): number {
+    return this.parts;
+  }
+
+  /**
+   * Scans the next request bytes.
+   * @throws UploadError `UPLOAD_PARTS_LIMIT`, `UPLOAD_HEADERS_LIMIT`, `UPLOAD_MALFORMED`,
+   * `UPLOAD_FIELD_TOO_LARGE`, or whatever a hook throws.
+   */
+  push(chunk: Buffer): void {
+    const buf = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]);
+    this.carry = EMPTY;
+    let i = 0;
+    while (i < buf.length) {
+      const next = this.step(buf, i);
+      if (next < 0) return;
+      i = next;
+    }
+  }
+
+  /**
+   * The request ended.
+   * @throws UploadError `UPLOAD_MALFORMED` when the closing delimiter was not seen (S21).
+   */
+  end(): void {
+    if (this.state !== 'done') {
+      throw new UploadError('UPLOAD_MALFORMED', 'the form ends before its closing delimiter');
+    }
+  }
+
+  /** Runs the state at `i`; returns where to continue, or -1 after keeping the rest in `carry`. */
+  private step(buf: Buffer, i: number): number {
+    switch (this.state) {
+      case 'preamble':
+      case 'content':
+        return this.scanContent(buf, i);
+      case 'after-delimiter':
+        return this.scanAfterDelimiter(buf, i);
+      case 'headers':
+        return this.scanHeaders(buf, i);
+      case 'done':
+        // The epilogue is ignored (RFC 2046) and bounded by the request cap.
+        return buf.length;
+    }
+  }
+
+  private scanContent(buf: Buffer, i: number): number {
+    const at = buf.indexOf(this.delimiter, i);
+    if (at < 0) {
+      // The last delimiter-length − 1 bytes may start a delimiter: keep them, take the rest as content.
+      const keep = Math.max(i, buf.length - (this.delimiter.length - 1));
+      this.take(buf, i, keep);
+      this.carry = Buffer.from(buf.subarray(keep));
+      return -1;
+    }
+    this.take(buf, i, at);
+    if (this.state === 'content') this.endPart();
+    this.state = 'after-delimiter';
+    return at + this.delimiter.length;
+  }
+
+  private scanAfterDelimiter(buf: Buffer, i: number): number {
+    if (buf.length - i < 2) {
+      this.carry = Buffer.from(buf.subarray(i));
+      return -1;
+    }
+    const [a, b] = [buf[i], buf[i + 1]];
+    if (a === DASH && b === DASH) {
+      this.state = 'done';
+      return i + 2;
+    }
+    // busboy accepts no transport padding after a delimiter either.
+    if (a !== CR || b !== LF)
+      throw new UploadError('UPLOAD_MALFORMED', 'unexpected bytes after a part delimiter');
+    if (++this.parts > MAX_PARTS) {
+      throw new UploadError('UPLOAD_PARTS_LIMIT', `a form may have at most ${MAX_PARTS} parts`);
+    }
+    this.state = 'headers';
+    return i; // the CRLF stays, so an empty header block is found as CRLF CRLF
+  }
+
+  private scanHeaders(buf: Buffer, i: number): number {
+    const end = buf.indexOf(CRLF_CRLF, i);
+    const size = (end < 0 ? buf.length : end) - i - 2;
+    if (size > MAX_PART_HEADER_BYTES) {
+      throw new UploadError(
+        'UPLOAD_HEADERS_LIMIT',
+        `a part header block exceeds ${MAX_PART_HEADER_BYTES} bytes`,
+      );
+    }
+    // A delimiter inside a header block would be read differently by busboy: refuse it.
+    const delimiterAt = buf.indexOf(this.delimiter, i);
+    if (delimiterAt >= 0 && (end < 0 || delimiterAt < end)) {
+      throw new UploadError('UPLOAD_MALFORMED', 'a part header block contains a delimiter');
+    }
+    if (end < 0) {
+      this.carry = Buffer.from(buf.subarray(i));
+      return -1;
+    }
+    const lines = end === i ? [] : buf.toString('latin1', i + 2, end).split('\r\n');
+    const capture = this.hooks.onPartHeaders(lines);
+    this.captured = capture ? [] : undefined;
+    this.capturedBytes = 0;
+    this.state = 'content';
+    return end + 4;
+  }
+
+  /** Content bytes [from, to) that certainly belong to the current part. */
+  private take(buf: Buffer, from: number, to: number): void {
+    if (this.captured === undefined || to <= from) return;
+    this.capturedBytes += to - from;
+    // Exact: `take` never sees bytes that could still be a delimiter, so this is the content length (S17).
+    if (this.capturedBytes > this.captureLimit) {
+      throw new UploadError('UPLOAD_FIELD_TOO_LARGE', `the body part exceeds ${this.captureLimit} bytes`, {
+        details: { limit: this.captureLimit },
+      });
+    }
+    this.captured.push(Buffer.from(buf.subarray(from, to)));
+  }
+
+  private endPart(): void {
+    const captured =
+      this.captured === undefined ? undefined : Buffer.concat(this.captured, this.capturedBytes);
+    this.captured = undefined;
+    this.hooks.onPartEnd(captured);
+  }
+}
