@@ -1,4 +1,5 @@
 import { createPublicKey } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { assertBytes, concatBytes, equalBytes, randomBytes } from './bytes.js';
 import { decodeHex, encodeHex } from './encoding.js';
 import { CryptoError } from './errors.js';
@@ -96,6 +97,14 @@ export function assertStrongPublicKey(purpose: KeyPurpose, bytes: Uint8Array, id
     if (hasSmallOrderEdwardsEncoding(bytes)) {
       throw new CryptoError('CRYPTO_WEAK_KEY', `${label(id)} is a small-order Ed25519 public key`, {
         details: { keyId: id },
+      });
+    }
+    try {
+      ed25519.Point.fromBytes(bytes, false); // y < p was checked above; this checks the point is on the curve
+    } catch (cause) {
+      throw new CryptoError('CRYPTO_INVALID_PUBLIC_KEY', `${label(id)} is not a point on the Ed25519 curve`, {
+        details: { keyId: id },
+        cause,
       });
     }
     return;
