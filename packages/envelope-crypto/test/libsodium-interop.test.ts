@@ -20,6 +20,9 @@ import {
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { LENGTHS, fill, loadSodium } from './sodium.js';
 
+/** The many-length tests run 100 000-byte messages through the pure-JS engine too. */
+const HEAVY_TIMEOUT_MS = 30_000;
+
 let sodium: Awaited<ReturnType<typeof loadSodium>>;
 beforeAll(async () => {
   sodium = await loadSodium();
@@ -46,16 +49,20 @@ describe('key generation matches libsodium formats', () => {
 });
 
 describe('signDetached / verifyDetached against crypto_sign', () => {
-  it('produces identical signatures on both engines, verified by libsodium, for many lengths', () => {
-    const kp = sodium.crypto_sign_seed_keypair(fill(32, 7));
-    for (const n of LENGTHS) {
-      const m = fill(n, n + 3);
-      const ours = signDetached(m, kp.privateKey);
-      expect(ours).toEqual(sodium.crypto_sign_detached(m, kp.privateKey));
-      expect(signDetached(m, kp.privateKey, 'js')).toEqual(ours);
-      expect(sodium.crypto_sign_verify_detached(ours, m, kp.publicKey)).toBe(true);
-    }
-  });
+  it(
+    'produces identical signatures on both engines, verified by libsodium, for many lengths',
+    { timeout: HEAVY_TIMEOUT_MS },
+    () => {
+      const kp = sodium.crypto_sign_seed_keypair(fill(32, 7));
+      for (const n of LENGTHS) {
+        const m = fill(n, n + 3);
+        const ours = signDetached(m, kp.privateKey);
+        expect(ours).toEqual(sodium.crypto_sign_detached(m, kp.privateKey));
+        expect(signDetached(m, kp.privateKey, 'js')).toEqual(ours);
+        expect(sodium.crypto_sign_verify_detached(ours, m, kp.publicKey)).toBe(true);
+      }
+    },
+  );
   it('verifies libsodium signatures and rejects a flipped bit in signature, message or key', () => {
     const kp = sodium.crypto_sign_seed_keypair(fill(32, 9));
     for (const n of [0, 1, 64, 1000]) {
@@ -80,7 +87,7 @@ describe('signDetached / verifyDetached against crypto_sign', () => {
 });
 
 describe('boxEasy / boxOpenEasy against crypto_box_easy', () => {
-  it('is byte-identical in both directions for many lengths', () => {
+  it('is byte-identical in both directions for many lengths', { timeout: HEAVY_TIMEOUT_MS }, () => {
     const a = sodium.crypto_box_seed_keypair(fill(32, 11));
     const b = sodium.crypto_box_seed_keypair(fill(32, 12));
     expect(boxBeforeNm(b.publicKey, a.privateKey)).toEqual(
@@ -102,7 +109,7 @@ describe('boxEasy / boxOpenEasy against crypto_box_easy', () => {
 });
 
 describe('secretboxEasy against crypto_secretbox_easy', () => {
-  it('is byte-identical in both directions for many lengths', () => {
+  it('is byte-identical in both directions for many lengths', { timeout: HEAVY_TIMEOUT_MS }, () => {
     const key = fill(32, 21);
     for (const n of LENGTHS) {
       const m = fill(n, n + 8);
@@ -115,7 +122,7 @@ describe('secretboxEasy against crypto_secretbox_easy', () => {
 });
 
 describe('sealedBoxSeal against crypto_box_seal', () => {
-  it('opens in both directions for many lengths', () => {
+  it('opens in both directions for many lengths', { timeout: HEAVY_TIMEOUT_MS }, () => {
     const r = sodium.crypto_box_seed_keypair(fill(32, 31));
     for (const n of LENGTHS) {
       const m = fill(n, n + 10);
@@ -128,19 +135,23 @@ describe('sealedBoxSeal against crypto_box_seal', () => {
 });
 
 describe('aeadEncrypt against crypto_aead_chacha20poly1305_ietf', () => {
-  it('is byte-identical on both engines, with and without associated data', () => {
-    const key = fill(32, 41);
-    for (const n of LENGTHS) {
-      const m = fill(n, n + 11);
-      const nonce = fill(12, n + 12);
-      const aad = n % 2 === 0 ? fill(13, n) : new Uint8Array(0);
-      const ref = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(m, aad, null, nonce, key);
-      expect(aeadEncrypt(key, nonce, m, aad)).toEqual(ref);
-      expect(aeadEncrypt(key, nonce, m, aad, 'js')).toEqual(ref);
-      expect(aeadDecrypt(key, nonce, ref, aad)).toEqual(m);
-      expect(aeadDecrypt(key, nonce, ref, aad, 'js')).toEqual(m);
-    }
-  });
+  it(
+    'is byte-identical on both engines, with and without associated data',
+    { timeout: HEAVY_TIMEOUT_MS },
+    () => {
+      const key = fill(32, 41);
+      for (const n of LENGTHS) {
+        const m = fill(n, n + 11);
+        const nonce = fill(12, n + 12);
+        const aad = n % 2 === 0 ? fill(13, n) : new Uint8Array(0);
+        const ref = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(m, aad, null, nonce, key);
+        expect(aeadEncrypt(key, nonce, m, aad)).toEqual(ref);
+        expect(aeadEncrypt(key, nonce, m, aad, 'js')).toEqual(ref);
+        expect(aeadDecrypt(key, nonce, ref, aad)).toEqual(m);
+        expect(aeadDecrypt(key, nonce, ref, aad, 'js')).toEqual(m);
+      }
+    },
+  );
   it('sha256 (native) equals the noble reference', () => {
     for (const n of [0, 1, 55, 56, 64, 1000]) {
       const m = fill(n, n);
