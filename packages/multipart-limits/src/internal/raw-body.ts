@@ -75,10 +75,12 @@ export function openOctetBody(
 ): Readable {
   const out = new LimitedStream(limit, 'UPLOAD_BODY_TOO_LARGE', 'the request body');
   let done = false;
+  const onEnd = (): void => unwatch();
   const stop = (err: Error | undefined): void => {
     if (done) return;
     done = true;
     unwatch();
+    req.off('end', onEnd);
     req.unpipe(out);
     if (err !== undefined) {
       req.pause();
@@ -91,9 +93,7 @@ export function openOctetBody(
   out.on('close', () =>
     stop(out.readableEnded ? undefined : new UploadError('UPLOAD_ABORTED', 'the stream was closed')),
   );
-  req.on('end', () => {
-    unwatch();
-  });
+  req.on('end', onEnd);
   req.pipe(out);
   return out;
 }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { UploadError, isUploadError } from '../src/index.js';
+import { excerpt } from '../src/internal/excerpt.js';
+
+describe('UploadError', () => {
+  it('carries its code, cause and details, and its name equals the class name', () => {
+    const cause = new Error('inner');
+    const e = new UploadError('UPLOAD_MISSING_PART', 'the form has no stream part', {
+      cause,
+      details: { parts: ['stream'] },
+    });
+    expect(e).toBeInstanceOf(Error);
+    expect(e.name).toBe('UploadError');
+    expect(e.code).toBe('UPLOAD_MISSING_PART');
+    expect(e.cause).toBe(cause);
+    expect(e.details).toEqual({ parts: ['stream'] });
+    expect(() => {
+      throw e;
+    }).toThrowCode(UploadError, 'UPLOAD_MISSING_PART');
+  });
+
+  it('is recognised by a duck-typed guard, also across copies of the package', () => {
+    expect(isUploadError(new UploadError('UPLOAD_MALFORMED', 'x'))).toBe(true);
+    expect(isUploadError({ name: 'UploadError', code: 'UPLOAD_MALFORMED' })).toBe(true);
+    expect(isUploadError({ name: 'UploadError', code: 'FORMAT_X' })).toBe(false);
+    expect(isUploadError(new Error('x'))).toBe(false);
+    expect(isUploadError(null)).toBe(false);
+  });
+});
+
+describe('excerpt', () => {
+  it('quotes, escapes and shortens attacker text for messages', () => {
+    expect(excerpt('__proto__')).toBe('"__proto__"');
+    expect(excerpt('a\r\nb\u0000é')).toBe('"a\\r\\nb\\u0000\\u00e9"');
+    expect(excerpt('x'.repeat(100))).toBe(`"${'x'.repeat(24)}..."`);
+  });
+});

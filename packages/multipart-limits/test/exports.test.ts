@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import * as api from '../src/index.js';
+
+describe('public surface', () => {
+  it('exports exactly these names', () => {
+    expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
+      [
+        "ACCEPTED_MEDIA_TYPES",
+        "DEFAULT_BODY_FIELD_BYTE_LIMIT",
+        "DEFAULT_RAW_BODY_BYTE_LIMIT",
+        "MAX_PARTS",
+        "MAX_PART_HEADER_BYTES",
+        "MAX_PART_HEADER_LINES",
+        "MULTIPART_OVERHEAD_BYTES",
+        "UPLOAD_ERROR_CODES",
+        "UploadError",
+        "acceptedMediaTypes",
+        "checkUploadHeaders",
+        "createCheckContinueListener",
+        "emptyStream",
+        "isUploadError",
+        "readUpload",
+      ]
+    `);
+  });
+
+  it('lists every error code once, each with the UPLOAD_ prefix', () => {
+    expect(new Set(api.UPLOAD_ERROR_CODES).size).toBe(api.UPLOAD_ERROR_CODES.length);
+    for (const code of api.UPLOAD_ERROR_CODES) expect(code).toMatch(/^UPLOAD_[A-Z0-9_]+$/);
+  });
+});
