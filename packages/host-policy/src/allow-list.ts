@@ -84,7 +84,7 @@ export function matchAllowList(
   const forMethod = list.byMethod.get(method);
   if (forMethod !== undefined) {
     for (const re of forMethod) if (re.test(pathname)) return 'allowed';
-    for (const re of list.all) if (re.test(pathname)) return 'method';
+    for (const re of list.all) if (!forMethod.includes(re) && re.test(pathname)) return 'method';
     return 'path';
   }
   return 'method';

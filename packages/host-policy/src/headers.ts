@@ -28,7 +28,7 @@ export interface CompiledHeaders {
   readonly names: ReadonlySet<string>;
 }
 
-/** Merged outbound headers (lower-case names, null prototype) and workflow headers dropped in favour of fixed ones. */
+/** Merged outbound headers (lower-case names, all own properties) and workflow headers dropped in favour of fixed ones. */
 export interface MergedHeaders {
   readonly headers: Record<string, string>;
   readonly dropped: readonly string[];
@@ -100,14 +100,23 @@ export function isForbiddenHeader(name: string): boolean {
   return FORBIDDEN_HEADER_NAMES.has(lower) || lower.startsWith('proxy-');
 }
 
-/** Checks one workflow header; returns a refusal or undefined. */
-function checkWorkflowHeader(name: string, value: unknown): Refusal | undefined {
+/** Checks one workflow header given its lower-case name; returns a refusal or undefined. */
+function checkWorkflowHeader(name: string, lower: string, value: unknown): Refusal | undefined {
   if (!isHeaderName(name)) return R.name;
   if (typeof value !== 'string') return R.valueType;
   if (value.length > MAX_HEADER_VALUE_CHARS) return R.valueLength;
   if (!isHeaderValue(value)) return R.value;
-  if (isForbiddenHeader(name)) return R.forbidden;
+  if (FORBIDDEN_HEADER_NAMES.has(lower) || lower.startsWith('proxy-')) return R.forbidden;
   return undefined;
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
+/** Sets an own data property, so that a header named `__proto__` stays an ordinary header. */
+function put(headers: Record<string, string>, name: string, value: string): void {
+  if (name === '__proto__')
+    Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+  else headers[name] = value;
 }
 
 /**
@@ -118,23 +127,23 @@ export function mergeHeaders(
   fixed: CompiledHeaders,
   workflow: Readonly<Record<string, unknown>> | undefined,
 ): MergedHeaders | Refusal {
-  const headers = Object.create(null) as Record<string, string>;
-  for (const [name, value] of fixed.entries) headers[name] = value;
-  if (workflow === undefined) return { headers, dropped: [] };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of fixed.entries) put(headers, name, value);
+  if (workflow === undefined) return { headers, dropped: NO_NAMES };
   const names = Object.keys(workflow);
   if (names.length > MAX_HEADERS) return R.count;
-  const dropped: string[] = [];
-  const seen = new Set<string>();
+  let dropped: string[] | undefined;
   for (const name of names) {
-    const bad = checkWorkflowHeader(name, workflow[name]);
-    if (bad !== undefined) return bad;
     const lower = name.toLowerCase();
-    if (seen.has(lower)) return R.duplicate;
-    seen.add(lower);
-    if (fixed.names.has(lower)) dropped.push(lower);
-    else headers[lower] = workflow[name] as string;
+    const bad = checkWorkflowHeader(name, lower, workflow[name]);
+    if (bad !== undefined) return bad;
+    if (fixed.names.has(lower)) {
+      if (dropped?.includes(lower) === true) return R.duplicate;
+      (dropped ??= []).push(lower);
+    } else if (Object.hasOwn(headers, lower)) return R.duplicate;
+    else put(headers, lower, workflow[name] as string);
   }
-  return { headers, dropped };
+  return { headers, dropped: dropped ?? NO_NAMES };
 }
 
 /**

@@ -14,6 +14,17 @@ export { classifyAddress, isAddressKindAllowed, isPrivateAddress, OPT_IN_ADDRESS
 export type { AddressKind } from './address.js';
 export { HTTP_METHODS, normalizeMethod } from './methods.js';
 export type { HttpMethod } from './methods.js';
-export * from './limits.js';
+export {
+  DEFAULT_TIMEOUT_MS,
+  MAX_ALLOW_LIST_ENTRIES,
+  MAX_BASE_URL_CHARS,
+  MAX_HEADER_VALUE_CHARS,
+  MAX_HEADERS,
+  MAX_HOST_ID_CHARS,
+  MAX_PATH_CHARS,
+  MAX_PATTERN_CHARS,
+  MAX_PATTERN_COST,
+  MAX_REDIRECTS,
+} from './limits.js';
 export { sendOutbound } from './send.js';
 export type { LookupFunction, OutboundResponse, SendOutboundOptions } from './send.js';

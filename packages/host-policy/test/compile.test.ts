@@ -3,7 +3,7 @@ import type { HostEntry, LegacyHostsMap } from '../src/index.js';
 import { checkOutboundCall, compileHostPolicy, convertLegacyHosts, PolicyError } from '../src/index.js';
 import { H1 } from './fixtures.js';
 
-const compileOne = (entry: Record<string, unknown>) => compileHostPolicy([entry as unknown as HostEntry]);
+const compileOne = (entry: Record<string, unknown>) => compileHostPolicy([entry] as unknown as HostEntry[]);
 
 describe('compileHostPolicy', () => {
   it('compiles h1 and keys hosts by exact id', () => {

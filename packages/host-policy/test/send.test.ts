@@ -79,7 +79,7 @@ describe('sendOutbound', () => {
     expect(server.seen[1]!.body).toBe('hi');
   });
 
-  it('S35: a path with CRLF never produces a request', async () => {
+  it('S35: a path with CRLF never produces a request', () => {
     const d = checkOutboundCall(policy, { hostId: 'h1', path: 'users/1\r\nX-Injected: 1', method: 'GET' });
     expect(d).toMatchObject({ code: 'POLICY_PATH_INVALID' });
     expect(server.connections).toBe(0);
