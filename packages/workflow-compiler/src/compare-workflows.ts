@@ -32,8 +32,8 @@ function diff(a: JsonValue, b: JsonValue, at: (string | number)[], out: Workflow
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
     for (const k of keys) {
       const path = [...at, k];
-      if (!hasKey(b, k)) out.push({ op: 'remove', pointer: toPointer(path), from: a[k] as JsonValue });
-      else if (!hasKey(a, k)) out.push({ op: 'add', pointer: toPointer(path), to: b[k] as JsonValue });
+      if (!hasKey(b, k)) out.push({ op: 'remove', pointer: toPointer(path), from: a[k] });
+      else if (!hasKey(a, k)) out.push({ op: 'add', pointer: toPointer(path), to: b[k] });
       else diff(a[k] as JsonValue, b[k] as JsonValue, path, out);
     }
   } else if (a !== b) {
@@ -51,7 +51,6 @@ function diffArrays(
   for (let i = 0; i < common; i++) diff(a[i] as JsonValue, b[i] as JsonValue, [...at, i], out);
   // Removals from the end first, so that applying the list in order keeps pointers valid (RFC 6902 style).
   for (let i = a.length - 1; i >= common; i--)
-    out.push({ op: 'remove', pointer: toPointer([...at, i]), from: a[i] as JsonValue });
-  for (let i = common; i < b.length; i++)
-    out.push({ op: 'add', pointer: toPointer([...at, i]), to: b[i] as JsonValue });
+    out.push({ op: 'remove', pointer: toPointer([...at, i]), from: a[i] });
+  for (let i = common; i < b.length; i++) out.push({ op: 'add', pointer: toPointer([...at, i]), to: b[i] });
 }

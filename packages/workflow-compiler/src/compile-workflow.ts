@@ -140,7 +140,7 @@ async function loadAll(
 ): Promise<Map<string, LoadedText>> {
   const unique = [...new Set(refs.map((r) => r.path))];
   const out = new Map<string, LoadedText>();
-  const errors: unknown[] = [];
+  const errors: Error[] = [];
   let next = 0;
   let total = 0;
   const worker = async (): Promise<void> => {
@@ -153,7 +153,7 @@ async function loadAll(
         if (total > maxTotal) throw compiledTooLarge(maxTotal);
         out.set(path, file);
       } catch (err) {
-        errors[index] = err;
+        errors[index] = err as Error;
       }
     }
   };

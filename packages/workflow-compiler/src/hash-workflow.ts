@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalize } from './canonical-json.js';
 import { WorkflowError } from './errors.js';
 import { forEachProcessor, hasComment } from './internal/walk.js';
-import { hasKey, isJsonObject, toPointer, type JsonValue } from './json-value.js';
+import { hasKey, isJsonObject, toPointer } from './json-value.js';
 import type { CompiledWorkflow } from './types.js';
 
 /** Version string of the hash construction in SPEC.md §5; bump it for any change to the hashed bytes. */
@@ -21,7 +21,7 @@ export const WORKFLOW_HASH_ALGORITHM = 'sha-256';
  *   `WORKFLOW_VALUE_INVALID` / `WORKFLOW_JSON_TOO_DEEP` when the value has no canonical JSON form.
  */
 export function hashWorkflow(compiled: CompiledWorkflow): string {
-  assertCompiled(compiled as unknown);
+  assertCompiled(compiled);
   const canonical = canonicalize(compiled);
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
@@ -31,7 +31,7 @@ function assertCompiled(v: unknown): void {
   forEachProcessor(v, (p, at) => {
     if (hasKey(p, 'resource')) throw notCompiled(toPointer([...at, 'resource']), 'resource was not inlined');
   });
-  if (hasComment(v as JsonValue)) throw notCompiled('', 'comments were not removed');
+  if (hasComment(v)) throw notCompiled('', 'comments were not removed');
 }
 
 function notCompiled(pointer: string, detail: string): WorkflowError {

@@ -6,6 +6,7 @@ export const MAX_RESOURCE_PATH_LENGTH = 1024;
 
 const DRIVE = /^[A-Za-z]:/;
 // Controls (NUL included) and the backslash are never part of a resource path (S103).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
 
 /**

@@ -32,7 +32,7 @@ const processor: fc.Arbitrary<Record<string, unknown>> = fc.letrec((tie) => ({
     }),
     fc.record({ processors: fc.array(tie('p'), { minLength: 1, maxLength: 3 }) }),
   ),
-})).p as fc.Arbitrary<Record<string, unknown>>;
+})).p;
 
 const trigger = fc.oneof(
   fc.record({ runOnce: fc.boolean() }),

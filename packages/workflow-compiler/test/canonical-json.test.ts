@@ -12,7 +12,7 @@ describe('canonicalize', () => {
   });
 
   it('writes numbers in the ECMAScript form (RFC 8785 §3.2.2.3)', () => {
-    expect(canonicalize([333333333.33333329, 1.5e-7, 4.5, 0.002, 1e-27, -0, 0, 100])).toBe(
+    expect(canonicalize([333333333.3333333, 1.5e-7, 4.5, 0.002, 1e-27, -0, 0, 100])).toBe(
       '[333333333.3333333,1.5e-7,4.5,0.002,1e-27,0,0,100]',
     );
   });

@@ -65,7 +65,7 @@ describe('hashWorkflow', () => {
   });
 
   it('refuses a workflow that was not compiled with WORKFLOW_NOT_COMPILED', () => {
-    expect(() => hashWorkflow(oneStep({ resource: '/a.js' }) as CompiledWorkflow)).toThrowCode(
+    expect(() => hashWorkflow(oneStep({ resource: '/a.js' }) as unknown as CompiledWorkflow)).toThrowCode(
       WorkflowError,
       'WORKFLOW_NOT_COMPILED',
     );
@@ -81,7 +81,7 @@ describe('hashWorkflow', () => {
 
   it('refuses a value without a canonical form with WORKFLOW_VALUE_INVALID', () => {
     expect(() =>
-      hashWorkflow(oneStep({ script: 'x' }, { data: { n: NaN } }) as CompiledWorkflow),
+      hashWorkflow(oneStep({ script: 'x' }, { data: { n: NaN } }) as unknown as CompiledWorkflow),
     ).toThrowCode(WorkflowError, 'WORKFLOW_VALUE_INVALID');
   });
 });

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the cases mutate deeply nested fixture JSON */
 import { describe, expect, it } from 'vitest';
 import { WorkflowError, validateBootstrap, type WorkflowErrorDetail } from '../src/index.js';
 
@@ -165,10 +166,13 @@ describe('validateBootstrap', () => {
       (b: any) => b.keys.push({ id: 'sym', purpose: 'symmetric', type: 'public', keyHex: hex('EF', 64) }),
       'symmetric public',
     ],
-  ])('rejects bad key material (%s) with WORKFLOW_BOOTSTRAP_KEY_INVALID naming the key id', (mutate) => {
-    const d = rejects(mutate, 'WORKFLOW_BOOTSTRAP_KEY_INVALID');
-    expect(d[0]?.detail).toMatch(/^key "/);
-  });
+  ])(
+    'rejects bad key material (%s) with WORKFLOW_BOOTSTRAP_KEY_INVALID naming the key id',
+    (mutate, _label) => {
+      const d = rejects(mutate, 'WORKFLOW_BOOTSTRAP_KEY_INVALID');
+      expect(d[0]?.detail).toMatch(/^key "/);
+    },
+  );
 
   it('accepts a 128-hex sign secret key and lowercase hex', () => {
     const b = example();
@@ -192,7 +196,7 @@ describe('validateBootstrap', () => {
     [(b: any) => (b.packaging.requiredSigners = [{ id: 'acme-packager' }]), 'signer is an authenticated key'],
     [(b: any) => (b.packaging.additionalSigners = [{ id: 'nobody' }]), 'unknown additional signer'],
     [(b: any) => (b.keys = b.keys.filter((k: any) => k.id !== 'this-deployment')), 'no own secret key'],
-  ])('rejects a bad packaging reference (%s) with WORKFLOW_BOOTSTRAP_KEY_REFERENCE', (mutate) => {
+  ])('rejects a bad packaging reference (%s) with WORKFLOW_BOOTSTRAP_KEY_REFERENCE', (mutate, _label) => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_KEY_REFERENCE');
   });
 
@@ -200,7 +204,7 @@ describe('validateBootstrap', () => {
     [(b: any) => b.keys.push({ ...b.keys[0] }), 'key id'],
     [(b: any) => b.allowExternalHostAccess.push({ id: 'ledger', host: 'https://x' }), 'host id'],
     [(b: any) => (b.hosts = { ledger: { host: 'https://x' } }), 'legacy host colliding with array host'],
-  ])('rejects a repeated %s with WORKFLOW_BOOTSTRAP_DUPLICATE_ID', (mutate) => {
+  ])('rejects a repeated %s with WORKFLOW_BOOTSTRAP_DUPLICATE_ID', (mutate, _label) => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_DUPLICATE_ID');
   });
 
@@ -235,10 +239,13 @@ describe('validateBootstrap', () => {
     [(b: any) => (b.enabled = 'maybe'), 'bad stringBoolean'],
     [(b: any) => (b.packaging.requiredSigners = ['']), 'empty signer'],
     [
-      (b: any) => (b.frequency = 1000) && (b.remoteConfigurationTimeout = 1000),
+      (b: any) => {
+        b.frequency = 1000;
+        b.remoteConfigurationTimeout = 1000;
+      },
       'timeout not below frequency',
     ],
-  ])('rejects %s with WORKFLOW_BOOTSTRAP_INVALID', (mutate) => {
+  ])('rejects %s with WORKFLOW_BOOTSTRAP_INVALID', (mutate, _label) => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_INVALID');
   });
 

@@ -61,7 +61,7 @@ describe('validateWorkflow', () => {
     [{ persistence: { persistenceFile: 'p', hexSymmetricKey: 'not-hex' } }, 'bad hexSymmetricKey'],
     [{ httpStatusHandling: { abc: { script: 'x' } } }, 'non-status key'],
     [{ comment: 5 }, 'comment not a string'],
-  ])('rejects %j (%s) with WORKFLOW_SCHEMA_INVALID', (extra) => {
+  ])('rejects %j (%s) with WORKFLOW_SCHEMA_INVALID', (extra, _label) => {
     expect(() => validateWorkflow(oneStep({ script: 'x' }, extra))).toThrowCode(
       WorkflowError,
       'WORKFLOW_SCHEMA_INVALID',
@@ -76,7 +76,7 @@ describe('validateWorkflow', () => {
     [{ processors: [] }, 'empty chain'],
     [{ processors: [{ processors: [{}] }] }, 'nested empty processor'],
     [{ resource: '/a.js', resourceName: '/a.js' }, 'resourceName without script'],
-  ])('rejects the processor %j (%s) with WORKFLOW_SCHEMA_INVALID', (processor) => {
+  ])('rejects the processor %j (%s) with WORKFLOW_SCHEMA_INVALID', (processor, _label) => {
     expect(() => validateWorkflow(oneStep(processor))).toThrowCode(WorkflowError, 'WORKFLOW_SCHEMA_INVALID');
   });
 
