@@ -1,4 +1,5 @@
 import {
+  BOX_NONCE_BYTES,
   concatBytes,
   derivePublicKey,
   encodeHex,
@@ -71,6 +72,8 @@ export interface AssembleInput {
   readonly createdAt: Date;
   readonly chunkSize: number;
   readonly envelope?: readonly EnvelopeLink[] | undefined;
+  /** Source of the file key and stanza nonces. Production: the CSPRNG; test vectors inject a seeded one. */
+  readonly random?: ((n: number) => Uint8Array) | undefined;
 }
 
 function badArgument(message: string): never {
@@ -148,7 +151,8 @@ export function assemblePackage(input: AssembleInput): Uint8Array {
   expectKey(input.packagerSecretKey, 'authenticated', 'secret', 'packagerIdentityPrivateKey');
   checkRecipients(input.recipients);
   const signaturesValue = encodeSignatures(input.signatures);
-  const fileKey = randomBytes(32);
+  const random = input.random ?? randomBytes;
+  const fileKey = random(32);
   const payloadKey = derivePayloadKey(fileKey);
   const { payload, ciphertextSha256 } = sealPayload(payloadKey, input.content, input.chunkSize);
   wipe(payloadKey);
@@ -170,7 +174,7 @@ export function assemblePackage(input: AssembleInput): Uint8Array {
   const headerBytes = encodeHeader(header);
   const digest = sha256(headerBytes);
   const stanzas = input.recipients.map((r) =>
-    sealStanza(fileKey, digest, r.bytes, input.packagerSecretKey.bytes),
+    sealStanza(fileKey, digest, r.bytes, input.packagerSecretKey.bytes, random(BOX_NONCE_BYTES)),
   );
   wipe(fileKey);
   return concatBytes(

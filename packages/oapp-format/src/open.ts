@@ -6,7 +6,6 @@ import {
   equalBytes,
   expectKey,
   isCryptoError,
-  sha256,
   wipe,
   type Key,
 } from '@org/envelope-crypto';
@@ -197,32 +196,20 @@ export async function openPackageStream(
 }
 
 /**
- * Verifies and opens a whole package in memory. The ciphertext hash is checked after the
- * stanza and before any chunk is decrypted; the content is returned only when every check has passed (SPEC.md §6).
+ * Verifies and opens a whole package in memory, through the same steps as
+ * {@link openPackageStream}; the content is returned only when every check has passed (SPEC.md §6).
  * @throws {@link OappError} `FORMAT_*`, `CRYPTO_*`, `POLICY_*`.
  */
-export async function openPackage(source: Uint8Array, options: OpenPackageOptions): Promise<OpenedPackage> {
-  const r = readerOf(source);
-  const v = await verifyPrefix(r, options);
-  const fileKey = fileKeyFor(v, options.recipientSecretKey);
-  const payload = await r.readExact(v.parsed.payloadLength, 'PAYLOAD');
-  if (!(await r.atEnd())) throw new OappError('FORMAT_TRAILING_DATA', 'bytes follow the final payload chunk');
-  if (!equalBytes(sha256(payload), hexBytes(v.parsed.header.payload.ciphertextSha256))) {
-    wipe(fileKey);
-    throw new OappError(
-      'CRYPTO_CIPHERTEXT_MISMATCH',
-      'the payload is not the one HEADER describes (ciphertext hash differs)',
-    );
-  }
-  const payloadKey = derivePayloadKey(fileKey);
-  wipe(fileKey);
-  const content = new Uint8Array(v.parsed.header.payload.plaintextSize);
+export async function openPackage(source: Source, options: OpenPackageOptions): Promise<OpenedPackage> {
+  const opened = await openPackageStream(source, options);
+  const content = new Uint8Array(opened.parsed.header.payload.plaintextSize);
   let off = 0;
-  for await (const chunk of decryptChunks(new ByteReader([payload]), v, payloadKey)) {
+  for await (const chunk of opened.chunks) {
     content.set(chunk, off);
     off += chunk.length;
   }
-  return { ...v, content };
+  const { chunks: _chunks, ...verified } = opened;
+  return { ...verified, content };
 }
 
 /** Lowercase hex SHA-256 of the HEADER of a verified package. */

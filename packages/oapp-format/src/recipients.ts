@@ -33,8 +33,8 @@ export function sealStanza(
   headerDigest: Uint8Array,
   recipientPublicKey: Uint8Array,
   packagerSecretKey: Uint8Array,
+  nonce: Uint8Array = randomBytes(BOX_NONCE_BYTES),
 ): Stanza {
-  const nonce = randomBytes(BOX_NONCE_BYTES);
   const k = boxBeforeNm(recipientPublicKey, packagerSecretKey);
   const inner = concatBytes(fileKey, headerDigest);
   try {

@@ -13,8 +13,15 @@ export function seedOf(label: string): Uint8Array {
   return sha256(new TextEncoder().encode(`oapp test key ${label}`));
 }
 
+/** A test key pair with its id. */
+export interface Pair {
+  id: string;
+  secretKey: Key;
+  publicKey: Key;
+}
+
 /** A deterministic `authenticated` key pair. */
-export function boxPair(label: string): { id: string; secretKey: Key; publicKey: Key } {
+export function boxPair(label: string): Pair {
   const sk = seedOf(label);
   return {
     id: label,
@@ -24,7 +31,7 @@ export function boxPair(label: string): { id: string; secretKey: Key; publicKey:
 }
 
 /** A deterministic `sign` key pair. */
-export function signPair(label: string): { id: string; secretKey: Key; publicKey: Key } {
+export function signPair(label: string): Pair {
   const seed = seedOf(label);
   const pk = ed25519PublicFromSeed(seed);
   return {

@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  encodeHex,
+  keyFromBytes,
+  decodeHex,
+  parseKeyTupleList,
+  decryptString,
+  sha256,
+} from '@org/envelope-crypto';
+import { byteByByte, chunked, loadNegativeCorpus } from '@org/test-utils';
+import { decryptBootstrap, openPackage, policyFromBootstrap, type OpenPackageOptions } from '../src/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const testdata = join(here, '..', 'testdata');
+interface Index {
+  keys: { id: string; purpose: 'sign' | 'authenticated'; publicKeyHex: string; secretKeyHex: string }[];
+  policy: {
+    packageId: string;
+    packagerIdentities: string[];
+    requiredSigners: string[];
+    additionalSigners: string[];
+    requiredAdditionalSignerCount: number;
+  };
+  recipient: string;
+  vectors: Record<string, { kind: 'app' | 'bootstrap'; contentSha256: string; contentSize: number }>;
+  bootstrap: { file: string; agentBootstrapSecretKey: string };
+  string: { file: string; plaintext: string; agentStringSecretKeys: string };
+}
+const index = JSON.parse(readFileSync(join(testdata, 'vectors', 'vectors.json'), 'utf8')) as Index;
+const policy = policyFromBootstrap(
+  index.policy,
+  index.keys.map((k) => ({ id: k.id, purpose: k.purpose, type: 'public', keyHex: k.publicKeyHex })),
+);
+const me = index.keys.find((k) => k.id === index.recipient)!;
+const options: OpenPackageOptions = {
+  policy,
+  recipientSecretKey: keyFromBytes('authenticated', 'secret', decodeHex(me.secretKeyHex, 32)),
+};
+
+const feeds = {
+  whole: (b: Uint8Array) => b,
+  'a stream of 64 KiB chunks': (b: Uint8Array) => chunked(b, 65536),
+  'a stream of 7-byte chunks': (b: Uint8Array) => chunked(b, 7),
+  'byte by byte': (b: Uint8Array) => byteByByte(b),
+};
+
+async function open(bytes: Uint8Array, feed: keyof typeof feeds) {
+  const source = feeds[feed](bytes);
+  return source instanceof Uint8Array
+    ? openPackage(source, options)
+    : openPackage(source as Iterable<Uint8Array>, options);
+}
+
+describe('valid vectors (testdata/vectors)', () => {
+  for (const [name, v] of Object.entries(index.vectors).filter(([, x]) => x.kind === 'app')) {
+    for (const feed of Object.keys(feeds) as (keyof typeof feeds)[]) {
+      it(`opens ${name} fed ${feed} to the listed content`, async () => {
+        const opened = await open(new Uint8Array(readFileSync(join(testdata, 'vectors', name))), feed);
+        expect(opened.content.length).toBe(v.contentSize);
+        expect(encodeHex(sha256(opened.content))).toBe(v.contentSha256);
+      });
+    }
+  }
+  it('decrypts bootstrap.b64 with the AGENT_BOOTSTRAP_SECRETKEY tuple', async () => {
+    const [tuple] = parseKeyTupleList(index.bootstrap.agentBootstrapSecretKey);
+    const content = await decryptBootstrap(
+      readFileSync(join(testdata, 'vectors', index.bootstrap.file), 'utf8'),
+      tuple!,
+    );
+    expect(encodeHex(sha256(content))).toBe(index.vectors['bootstrap.oapp']!.contentSha256);
+  });
+  it('decrypts string.txt with the AGENT_STRING_SECRETKEYS list', () => {
+    const text = readFileSync(join(testdata, 'vectors', index.string.file), 'utf8').trim();
+    expect(
+      new TextDecoder().decode(decryptString(text, parseKeyTupleList(index.string.agentStringSecretKeys))),
+    ).toBe(index.string.plaintext);
+  });
+});
+
+describe('negative corpus (testdata/negative)', () => {
+  const corpus = loadNegativeCorpus(join(testdata, 'negative'));
+  it('has a case for every file name and no stray files', () => {
+    expect(corpus.length).toBe(readdirSync(join(testdata, 'negative')).length);
+    expect(corpus.length).toBeGreaterThan(50);
+  });
+  for (const v of corpus) {
+    for (const feed of Object.keys(feeds) as (keyof typeof feeds)[]) {
+      it(`rejects ${v.defect} fed ${feed} with ${v.code}`, async () => {
+        await expect(open(v.bytes, feed)).rejects.toThrowCode('OappError', v.code);
+      });
+    }
+  }
+});
+
+describe('generator', () => {
+  const out = mkdtempSync(join(tmpdir(), 'oapp-vectors-'));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  it('regenerates every vector and negative file byte for byte (no hand edits)', () => {
+    execFileSync(process.execPath, ['--import', 'tsx', join(testdata, 'generate.ts'), out], {
+      stdio: 'pipe',
+    });
+    for (const dir of ['vectors', 'negative']) {
+      const committed = readdirSync(join(testdata, dir)).sort();
+      expect(readdirSync(join(out, dir)).sort()).toEqual(committed);
+      for (const f of committed)
+        expect(readFileSync(join(out, dir, f)).equals(readFileSync(join(testdata, dir, f))), f).toBe(true);
+    }
+  });
+});

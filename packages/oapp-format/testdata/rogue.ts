@@ -1,0 +1,94 @@
+// A deliberately flexible package writer for the negative corpus: it builds packages from the
+// format's parts and lets one case change exactly one thing (a header field, the payload, a
+// signature record) while keeping everything else valid. Test data only.
+import { derivePublicKey, encodeHex, sha256 } from '@org/envelope-crypto';
+import { PAYLOAD_AEAD, SECTION, STATEMENT_FORMAT, type PackageKind } from '../src/constants.js';
+import { buildStatement } from '../src/create.js';
+import { encodeFrame, encodeSection } from '../src/frame.js';
+import { encodeHeader, type Header } from '../src/header.js';
+import { chunkCount, chunkNonce, derivePayloadKey } from '../src/payload.js';
+import { encodeStanzas, sealStanza } from '../src/recipients.js';
+import { encodeSignatures, signStatement, type SignatureRecord } from '../src/signatures.js';
+import { encodeStatement, type Statement } from '../src/statement.js';
+import { aeadEncrypt } from '@org/envelope-crypto';
+import type { KeyPairFixture } from '../test/package-surgery.js';
+import { concat } from '../test/package-surgery.js';
+
+/** Deterministic bytes: SHA-256(label / counter) blocks. Never for production keys. */
+export function seeded(label: string): (n: number) => Uint8Array {
+  let counter = 0;
+  return (n) => {
+    const out = new Uint8Array(n);
+    for (let off = 0; off < n; off += 32) {
+      out.set(sha256(new TextEncoder().encode(`${label}/${counter++}`)).subarray(0, Math.min(32, n - off)), off);
+    }
+    return out;
+  };
+}
+
+export interface RogueOptions {
+  seed: string;
+  kind?: PackageKind;
+  packageId?: string;
+  content: Uint8Array;
+  packager: KeyPairFixture;
+  recipients: KeyPairFixture[];
+  signers: { pair: KeyPairFixture; text: string }[];
+  createdAt: Date;
+  chunkSize: number;
+  /** Edit the signature records before encoding. */
+  records?: (records: SignatureRecord[], statementBytes: Uint8Array) => SignatureRecord[];
+  /** Edit the statement before it is encoded and signed. */
+  statement?: (s: Statement) => Statement;
+  /** Edit the header after the payload is sealed (before stanzas bind its digest). */
+  header?: (h: Header) => Header;
+  /** Seal the payload differently: return the chunks as sealed bytes. */
+  chunks?: (payloadKey: Uint8Array, plain: Uint8Array[], seal: (i: number, final: boolean, p: Uint8Array) => Uint8Array) => Uint8Array[];
+  /** Replace the payload plaintext after the statement was made (content hash then differs). */
+  payloadContent?: Uint8Array;
+}
+
+function split(content: Uint8Array, chunkSize: number): Uint8Array[] {
+  const n = chunkCount(content.length, chunkSize);
+  return Array.from({ length: n }, (_, i) => content.subarray(i * chunkSize, Math.min(content.length, (i + 1) * chunkSize)));
+}
+
+/** Builds a package from parts, applying the edits in `o`. */
+export function rogue(o: RogueOptions): Uint8Array {
+  const kind = o.kind ?? 'app';
+  let statement = buildStatement(kind, o.packageId ?? 'hello-app', o.content);
+  if (o.statement) statement = o.statement(statement);
+  const statementBytes = encodeStatement(statement);
+  let records = o.signers.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text));
+  if (o.records) records = o.records(records, statementBytes);
+  const random = seeded(o.seed);
+  const fileKey = random(32);
+  const payloadKey = derivePayloadKey(fileKey);
+  const seal = (i: number, final: boolean, p: Uint8Array) => aeadEncrypt(payloadKey, chunkNonce(i, final), p);
+  const plain = split(o.payloadContent ?? o.content, o.chunkSize);
+  const sealed = o.chunks ? o.chunks(payloadKey, plain, seal) : plain.map((p, i) => seal(i, i === plain.length - 1, p));
+  const payload = concat(sealed);
+  let header: Header = {
+    format: 'oapp/v1',
+    packageId: statement.packageId,
+    createdAt: o.createdAt.toISOString(),
+    content: statement.content,
+    packager: encodeHex(derivePublicKey(o.packager.secretKey).bytes),
+    recipients: o.recipients.length,
+    payload: { aead: PAYLOAD_AEAD, chunkSize: o.chunkSize, plaintextSize: o.content.length, ciphertextSha256: encodeHex(sha256(payload)) },
+  };
+  if (o.header) header = o.header(header);
+  const headerBytes = encodeHeader(header);
+  const digest = sha256(headerBytes);
+  const stanzas = o.recipients.map((r) => sealStanza(fileKey, digest, r.publicKey.bytes, o.packager.secretKey.bytes, random(24)));
+  return concat([
+    encodeFrame(),
+    encodeSection(SECTION.HEADER, headerBytes),
+    encodeSection(SECTION.STATEMENT, statementBytes),
+    encodeSection(SECTION.RECIPIENTS, encodeStanzas(stanzas)),
+    encodeSection(SECTION.SIGNATURES, encodeSignatures(records)),
+    encodeSection(SECTION.PAYLOAD, payload),
+  ]);
+}
+
+export { STATEMENT_FORMAT };
