@@ -50,6 +50,13 @@ describe('allowList anchoring', () => {
     );
   });
 
+  it('an empty allowList allows nothing (an absent one allows everything)', () => {
+    const policy = compileHostPolicy([{ id: 'x', host: 'https://a.example/', allowList: [] }]);
+    expect(checkOutboundCall(policy, { hostId: 'x', path: 'a', method: 'GET' })).toMatchObject({
+      code: 'POLICY_METHOD_NOT_ALLOWED',
+    });
+  });
+
   it('legacy patterns such as /.*/oauth2/.* compile and match', () => {
     expect(decide('/.*/oauth2/.*', 'tenant/oauth2/token')).toBe('ALLOWED');
   });
