@@ -31,8 +31,15 @@ async function within(ms: number, check: () => boolean | Promise<boolean>): Prom
 let srv: TestServer;
 const requests: { req: IncomingMessage; listeners: Record<string, number> }[] = [];
 const EVENTS = ['data', 'end', 'error', 'close', 'aborted', 'readable'] as const;
+// node:http itself adds `clearIncoming` on 'end' when a response finishes before its request was read.
+const NODE_INTERNAL = new Set(['clearIncoming']);
 const counts = (req: IncomingMessage): Record<string, number> =>
-  Object.fromEntries(EVENTS.map((e) => [e, req.listenerCount(e)]));
+  Object.fromEntries(
+    EVENTS.map((e) => [
+      e,
+      req.listeners(e).filter((l) => !NODE_INTERNAL.has((l as { name: string }).name)).length,
+    ]),
+  );
 
 beforeAll(async () => {
   srv = await startServer({ multipartByteLimit: L, rawBodyByteLimit: L }, (server) => {
@@ -112,6 +119,23 @@ describe('readUpload: client abort', () => {
       expect(JSON.parse(answer!.body)).toEqual({ code: 'UPLOAD_ABORTED' });
     } finally {
       await local.close();
+    }
+  });
+
+  it('leaves no listener on the request after a success or any refusal', async () => {
+    const forms = [
+      buildForm([bodyPart('{}'), { name: 'stream', filename: 's', content: 'abc' }]),
+      buildForm([{ name: '__proto__', content: 'x' }]),
+      buildForm([bodyPart('{}')], { close: false }),
+      buildForm([bodyPart('1'), bodyPart('2')]),
+      Buffer.from('garbage'),
+    ];
+    for (const form of forms) {
+      const answer = await rawExchange(srv.port, multipartHead(form.length), [form]);
+      expect(answer?.status).toBeDefined();
+      await new Promise((r) => setImmediate(r));
+      const last = requests.at(-1)!;
+      expect(counts(last.req), form.subarray(0, 120).toString()).toEqual(last.listeners);
     }
   });
 });
