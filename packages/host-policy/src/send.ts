@@ -80,6 +80,12 @@ function redirectError(
   });
 }
 
+/** 307/308 keep the method; 303, and 301/302 after a non-GET, continue as GET; HEAD stays HEAD. */
+function redirectMethod(status: number, method: string): string {
+  if (status === 307 || status === 308 || method === 'HEAD') return method;
+  return 'GET';
+}
+
 /** The redirect target as a new decision, or undefined when `res` is not a redirect to follow (SPEC.md §9.2). */
 function nextHop(
   current: AllowedCall,
@@ -107,13 +113,11 @@ function nextHop(
   if ((target.pathname !== base.basePath && !target.pathname.startsWith(prefix)) || rel.startsWith('/')) {
     throw redirectError(current, 'redirect-base-path', 'the redirect leaves the base path');
   }
-  const keep = res.status === 307 || res.status === 308 || current.method === 'HEAD';
-  const method = keep || (res.status !== 303 && current.method === 'GET') ? current.method : 'GET';
   const again = checkHostCall(current.host, {
     hostId: current.hostId,
     path: rel + target.search,
-    method,
-    isAuthenticationProcessor: true,
+    method: redirectMethod(res.status, current.method),
+    isAuthenticationProcessor: true, // the first decision already passed the authentication-host rule
   });
   if (!again.allowed) {
     throw redirectError(current, 'redirect-recheck', 'the redirect target is refused by the policy', {
@@ -139,48 +143,46 @@ export async function sendOutbound(
   options: SendOutboundOptions,
 ): Promise<OutboundResponse> {
   checkDecision(decision);
+  const { timeoutMs, ...limits } = readLimits(decision, options);
+  const deadline = startDeadline(decision.hostId, timeoutMs, options.signal);
+  try {
+    return await run(decision, options, { ...limits, signal: deadline.signal });
+  } finally {
+    deadline.dispose();
+  }
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+function readLimits(decision: AllowedCall, options: SendOutboundOptions) {
   const timeoutMs = positiveInt(
     options.timeoutMs ?? decision.host.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     'timeoutMs',
-    2_147_483_647,
+    MAX_TIMER_MS,
   );
-  const connectTimeoutMs = positiveInt(
-    options.connectTimeoutMs ?? timeoutMs,
-    'connectTimeoutMs',
-    2_147_483_647,
-  );
-  const maxResponseBytes = positiveInt(
-    options.maxResponseBytes,
-    'maxResponseBytes',
-    Number.MAX_SAFE_INTEGER,
-    0,
-  );
-  const maxRedirects = positiveInt(options.maxRedirects ?? MAX_REDIRECTS, 'maxRedirects', MAX_REDIRECTS, 0);
+  return {
+    timeoutMs,
+    connectTimeoutMs: positiveInt(options.connectTimeoutMs ?? timeoutMs, 'connectTimeoutMs', MAX_TIMER_MS),
+    maxResponseBytes: positiveInt(options.maxResponseBytes, 'maxResponseBytes', Number.MAX_SAFE_INTEGER, 0),
+    maxRedirects: positiveInt(options.maxRedirects ?? MAX_REDIRECTS, 'maxRedirects', MAX_REDIRECTS, 0),
+  };
+}
+
+/** One signal for the whole call: aborted with POLICY_TIMEOUT at the deadline, or with the caller's reason. */
+function startDeadline(hostId: string, timeoutMs: number, outer: AbortSignal | undefined) {
   const ac = new AbortController();
   const timer = setTimeout(() => {
-    const err = new PolicyError(
-      'POLICY_TIMEOUT',
-      `host ${decision.hostId}: the call took longer than ${timeoutMs} ms`,
-      {
-        details: { hostId: decision.hostId, rule: 'total-timeout' },
-      },
-    );
-    ac.abort(err);
+    const message = `host ${hostId}: the call took longer than ${timeoutMs} ms`;
+    ac.abort(new PolicyError('POLICY_TIMEOUT', message, { details: { hostId, rule: 'total-timeout' } }));
   }, timeoutMs);
-  const onAbort = () => ac.abort(options.signal?.reason);
-  if (options.signal?.aborted === true) onAbort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await run(decision, options, {
-      connectTimeoutMs,
-      maxResponseBytes,
-      maxRedirects,
-      signal: ac.signal,
-    });
-  } finally {
+  const onAbort = () => ac.abort(outer?.reason);
+  if (outer?.aborted === true) onAbort();
+  outer?.addEventListener('abort', onAbort, { once: true });
+  const dispose = () => {
     clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
-  }
+    outer?.removeEventListener('abort', onAbort);
+  };
+  return { signal: ac.signal, dispose };
 }
 
 interface RunLimits {
