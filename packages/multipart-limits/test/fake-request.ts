@@ -38,3 +38,14 @@ export async function outcome(req: IncomingMessage, options: ReadUploadOptions):
     throw err;
   }
 }
+
+/** The error readUpload or its stream ended in, or undefined on success. */
+export async function failure(req: IncomingMessage, options: ReadUploadOptions): Promise<Error | undefined> {
+  try {
+    const up = await readUpload(req, options);
+    if (up.stream) for await (const _ of up.stream) void _;
+    return undefined;
+  } catch (err) {
+    return err as Error;
+  }
+}

@@ -294,4 +294,9 @@ describe('readUpload: multipart refused', () => {
     const notForm = buildForm([{ headers: ['Content-Disposition: attachment; name="body"'], content: 'x' }]);
     await expectRefused(agent, notForm, 400, 'UPLOAD_MALFORMED');
   });
+
+  it('refuses a quoted part name with a backslash escape, which busboy reads differently, with UPLOAD_MALFORMED', async () => {
+    const escaped = buildForm([{ headers: ['Content-Disposition: form-data; name="bo\\dy"'], content: 'x' }]);
+    await expectRefused(agent, escaped, 400, 'UPLOAD_MALFORMED');
+  });
 });

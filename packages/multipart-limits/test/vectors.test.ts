@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CORPUS_OPTIONS, NEGATIVE_DIR, corpus } from '../testdata/generate.js';
 import { BOUNDARY } from './helpers.js';
-import { fakeRequest, outcome } from './fake-request.js';
+import { failure, fakeRequest, outcome } from './fake-request.js';
 
 const HEADERS = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
 const vectors = loadNegativeCorpus(NEGATIVE_DIR);
@@ -25,4 +25,12 @@ describe('negative corpus', () => {
       }
     },
   );
+
+  it('gives lowercase, printable-ASCII messages that never echo part contents', async () => {
+    for (const v of vectors) {
+      const err = (await failure(fakeRequest(HEADERS, [v.bytes]), CORPUS_OPTIONS))!;
+      expect(err.message, v.file).toMatch(/^[a-z][\x20-\x7e]*$/);
+      expect(err.message, v.file).not.toContain('polluted');
+    }
+  });
 });

@@ -65,6 +65,8 @@ class MultipartSession {
       );
     }
     pipeline(this.guard, this.bb, (err) => (err ? this.fail(err) : this.complete()));
+    // `pipe`, not `pipeline`, for the request: pipeline would destroy the request (and its socket) on failure,
+    // leaving the app no way to answer 413/400. fail() unpipes and pauses it instead.
     this.req.pipe(this.guard);
   }
 
