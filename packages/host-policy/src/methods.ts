@@ -17,6 +17,7 @@ const BY_SPELLING: ReadonlyMap<string, HttpMethod> = new Map(
  * @throws never
  */
 export function normalizeMethod(method: unknown): HttpMethod | undefined {
-  if (typeof method !== 'string' || method.length > 7) return undefined;
+  // ASCII letters only: toUpperCase would map 'ı' and 'ſ' to 'I' and 'S'.
+  if (typeof method !== 'string' || method.length > 7 || !/^[A-Za-z]+$/.test(method)) return undefined;
   return BY_SPELLING.get(method) ?? BY_SPELLING.get(method.toUpperCase());
 }

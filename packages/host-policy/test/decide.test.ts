@@ -50,7 +50,17 @@ describe('checkOutboundCall', () => {
     expect(checkOutboundCall(policy, { hostId: 'h1', path: 'items', method: 'GET' })).toMatchObject({
       code: 'POLICY_METHOD_NOT_ALLOWED',
     });
-    for (const method of ['TRACE', 'CONNECT', 'GET ', 'PROPFIND', '', 'GETX']) {
+    for (const method of [
+      'TRACE',
+      'CONNECT',
+      'GET ',
+      'PROPFIND',
+      '',
+      'GETX',
+      'optıons',
+      'poſt',
+      'GET\u0000',
+    ]) {
       expect(checkOutboundCall(policy, { hostId: 'open', path: 'x', method })).toMatchObject({
         code: 'POLICY_METHOD_NOT_ALLOWED',
         rule: 'method-unsupported',

@@ -63,6 +63,9 @@ describe('sendOutbound response cap', () => {
     const ok = await sendOutbound(decide('size/1000'), { maxResponseBytes: 1000, timeoutMs: 5000, lookup });
     expect(ok.body.byteLength).toBe(1000);
     expect(ok.body).toBeInstanceOf(Uint8Array);
+    expect(ok.body.buffer.byteLength).toBe(1000); // its own buffer, never a view of Node's shared pool
+    const small = await sendOutbound(decide('size/3'), { maxResponseBytes: 1000, timeoutMs: 5000, lookup });
+    expect([small.body.byteOffset, small.body.buffer.byteLength]).toEqual([0, 3]);
     await expect(
       sendOutbound(decide('size/1001'), { maxResponseBytes: 1000, timeoutMs: 5000, lookup }),
     ).rejects.toThrowCode(PolicyError, 'POLICY_RESPONSE_TOO_LARGE');

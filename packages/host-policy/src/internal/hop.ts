@@ -89,11 +89,23 @@ function readBody(
     if (size > hop.maxResponseBytes) return abortWith(tooLarge()); // SPEC.md §9: bounded memory (S43)
     chunks.push(chunk);
   });
-  res.on('end', () => done(toResponse(res, Buffer.concat(chunks, size))));
+  res.on('end', () => done(toResponse(res, concat(chunks, size))));
   res.on('close', () => {
     if (!res.complete)
       abortWith(fail(hop.host, 'POLICY_CONNECT_FAILED', 'response-incomplete', 'the response ended early'));
   });
+}
+
+/** Copies the chunks into one fresh buffer: never a view of Node's shared Buffer pool, whose other bytes a
+ * caller could reach through `.buffer`. */
+function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }
 
 function toResponse(res: IncomingMessage, body: Uint8Array): HopResponse {
@@ -102,7 +114,7 @@ function toResponse(res: IncomingMessage, body: Uint8Array): HopResponse {
   return {
     status: res.statusCode ?? 0,
     headers,
-    body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
+    body,
   };
 }
 
