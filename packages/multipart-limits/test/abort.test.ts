@@ -1,8 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UploadError } from '../src/index.js';
+import { UploadError, readUpload } from '../src/index.js';
+import { fakeRequest } from './fake-request.js';
 import {
+  BOUNDARY,
   bodyPart,
   buildForm,
   generated,
@@ -107,19 +109,35 @@ describe('readUpload: client abort', () => {
   });
 
   it('errors the delivered stream with UPLOAD_ABORTED when the caller aborts the signal mid-stream', async () => {
-    const controller = new AbortController();
-    const local = await startServer({ multipartByteLimit: L, signal: controller.signal });
+    const local = await startServer(() => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 5); // far sooner than 64 MiB can arrive
+      return { multipartByteLimit: L, signal: controller.signal };
+    });
     try {
-      const { head, prefix } = abortingUpload(8 * MiB);
-      const exchange = rawExchange(local.port, head, [prefix, ...generated(8 * MiB, 16 * 1024)]);
-      await within(2000, () => requests.length > 0 && local.server.listenerCount('request') > 0);
-      setTimeout(() => controller.abort(), 20);
-      const answer = await exchange;
+      const { head, prefix } = abortingUpload(64 * MiB);
+      const answer = await rawExchange(local.port, head, [prefix, ...generated(64 * MiB)]);
       expect(answer?.status).toBe(400);
       expect(JSON.parse(answer!.body)).toEqual({ code: 'UPLOAD_ABORTED' });
+      expect(local.errors.at(-1)).toThrowCode(UploadError, 'UPLOAD_ABORTED');
     } finally {
       await local.close();
     }
+  });
+
+  it('stops reading the request (unpiped, paused) when the consumer destroys the stream early', async () => {
+    const { prefix } = abortingUpload(0);
+    const req = fakeRequest({ 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, [
+      prefix,
+      ...generated(8 * MiB),
+    ]);
+    const up = await readUpload(req, { multipartByteLimit: L });
+    const errored = new Promise((resolve) => up.stream!.on('error', resolve));
+    up.stream!.destroy();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(req.listenerCount('data')).toBe(0);
+    expect(req.isPaused()).toBe(true);
+    expect(await Promise.race([errored, Promise.resolve('no error')])).toBe('no error');
   });
 
   it('leaves no listener on the request after a success or any refusal', async () => {
