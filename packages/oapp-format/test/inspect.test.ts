@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { keyToHex } from '@org/envelope-crypto';
+import { OappError, createPackage, fingerprint, inspectPackage } from '../src/index.js';
+import {
+  FIXED_TIME,
+  WORKFLOW,
+  deployment,
+  otherDeployment,
+  reviewerA,
+  vendorPackager,
+  vendorSigner,
+} from './fixtures.js';
+import { flipByte, sectionsOf } from './package-surgery.js';
+
+const pkg = createPackage({
+  packageId: 'hello-app',
+  content: WORKFLOW,
+  packagerSecretKey: vendorPackager.secretKey,
+  recipients: [deployment.publicKey, otherDeployment.publicKey],
+  signers: [
+    { secretKey: vendorSigner.secretKey, signText: 'vendor' },
+    { secretKey: reviewerA.secretKey, signText: 'review' },
+  ],
+  license: { tier: 'gold' },
+  createdAt: FIXED_TIME,
+});
+
+describe('inspectPackage', () => {
+  it('shows every field without a secret key', async () => {
+    const info = await inspectPackage(pkg);
+    expect(info).toMatchObject({
+      format: 'oapp/v1',
+      version: 1,
+      kind: 'app',
+      packageId: 'hello-app',
+      createdAt: '2026-11-01T12:00:00.000Z',
+      content: { mediaType: 'application/vnd.oapp.workflow+json', size: WORKFLOW.length },
+      packager: {
+        publicKeyHex: keyToHex(vendorPackager.publicKey),
+        fingerprint: fingerprint(vendorPackager.publicKey.bytes),
+      },
+      recipients: [
+        { fingerprint: fingerprint(deployment.publicKey.bytes) },
+        { fingerprint: fingerprint(otherDeployment.publicKey.bytes) },
+      ],
+      license: { tier: 'gold' },
+      envelope: [],
+    });
+    expect(info.signatures.map((s) => [s.signText, s.valid, s.fingerprint])).toEqual([
+      ['vendor', true, fingerprint(vendorSigner.publicKey.bytes)],
+      ['review', true, fingerprint(reviewerA.publicKey.bytes)],
+    ]);
+  });
+  it('reports a broken signature as invalid instead of failing', async () => {
+    const i = sectionsOf(pkg).signatures.valueOffset + 32 + 2 + 'vendor'.length + 5;
+    const info = await inspectPackage(flipByte(pkg, i));
+    expect(info.signatures.map((s) => s.valid)).toEqual([false, true]);
+  });
+  it('rejects malformed packages with FORMAT codes', async () => {
+    await expect(inspectPackage(pkg.slice(0, 30))).rejects.toThrowCode(OappError, 'FORMAT_TRUNCATED');
+    await expect(inspectPackage(new TextEncoder().encode('PK\x03\x04'))).rejects.toThrowCode(
+      OappError,
+      'FORMAT_BAD_MAGIC',
+    );
+  });
+});
