@@ -1,7 +1,7 @@
 // Regenerates testdata/vectors/ and testdata/negative/ from fixed seeds:
 //   pnpm --filter @org/oapp-format generate
 // Never edit the outputs by hand; CI regenerates them and fails on any difference.
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { boxEasy, encodeBase64, encodeHex, keyToHex, sha256 } from '@org/envelope-crypto';
@@ -12,6 +12,7 @@ import * as fx from '../test/fixtures.js';
 import { concat } from '../test/package-surgery.js';
 import { MINIMAL, SIGNERS, base, negativeCases } from './negative-cases.js';
 import { seeded, type RogueOptions } from './rogue.js';
+import { withWorkedExample } from './worked-example.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Optional argument: another output folder (the vectors test regenerates into a temporary one and compares).
@@ -105,4 +106,9 @@ const vectors = writeVectors();
 writeIndex(vectors, writeString());
 const cases = negativeCases(vectors['app-minimal.oapp'].bytes, vectors['app-multichunk.oapp'].bytes, MULTI_CONTENT);
 for (const [name, bytes] of Object.entries(cases)) writeFileSync(join(NEGATIVE, `${name}.oapp`), bytes);
+// SPEC.md §12 is rendered from the vector; only when generating in place.
+if (outDir === here) {
+  const specPath = join(here, '..', 'SPEC.md');
+  writeFileSync(specPath, withWorkedExample(readFileSync(specPath, 'utf8'), vectors['app-minimal.oapp'].bytes));
+}
 console.log(`wrote ${Object.keys(vectors).length} vectors and ${Object.keys(cases).length} negative files`);
