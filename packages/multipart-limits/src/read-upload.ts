@@ -52,8 +52,10 @@ export async function readUpload(req: IncomingMessage, options?: ReadUploadOptio
 }
 
 /**
- * An empty byte stream, for a step whose form had no `stream` part (S18: "an empty stream as documented").
+ * An empty byte stream (not object mode), for a step whose form had no `stream` part (S18: "the processor gets
+ * the body and an empty stream as documented").
+ * @throws nothing.
  */
 export function emptyStream(): Readable {
-  return Readable.from([]);
+  return Readable.from([], { objectMode: false });
 }

@@ -191,3 +191,12 @@ describe('readUpload: refused before reading', () => {
     await expect(readUpload(req, { requireParts: ['x' as 'body'] })).rejects.toThrow(RangeError);
   });
 });
+
+describe('emptyStream', () => {
+  it('S18: is an empty byte stream (not object mode) for a form without a stream part', async () => {
+    const { emptyStream } = await import('../src/index.js');
+    const stream = emptyStream();
+    expect(stream.readableObjectMode).toBe(false);
+    expect(await stream.toArray()).toEqual([]);
+  });
+});
