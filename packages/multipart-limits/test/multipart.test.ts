@@ -299,4 +299,12 @@ describe('readUpload: multipart refused', () => {
     const escaped = buildForm([{ headers: ['Content-Disposition: form-data; name="bo\\dy"'], content: 'x' }]);
     await expectRefused(agent, escaped, 400, 'UPLOAD_MALFORMED');
   });
+
+  it('refuses a chunked request once its counted bytes pass L + body cap + overhead with UPLOAD_REQUEST_TOO_LARGE', async () => {
+    const junk = Buffer.alloc(L + FIELD_CAP + 64 * 1024 + 1, 0x61); // a preamble that never ends
+    const answer = await rawExchange(agent.port, multipartHead(undefined), chunkedEncoding([junk]));
+    expect(answer?.status).toBe(413);
+    expect(JSON.parse(answer!.body)).toEqual({ code: 'UPLOAD_REQUEST_TOO_LARGE' });
+    expect(await stillServes(agent.url)).toBe(true);
+  });
 });
