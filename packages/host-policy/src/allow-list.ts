@@ -11,22 +11,27 @@ export interface AllowListEntry {
   readonly uriPattern: string;
 }
 
-/** A compiled allowList: anchored regexes grouped by upper-case method. */
+/** Something that tests a whole pathname: one combined anchored regex, or a loop over several. */
+export interface PathMatcher {
+  test(pathname: string): boolean;
+}
+
+/** A compiled allowList: per upper-case method, and over all entries (to tell a wrong method from a wrong path). */
 export interface CompiledAllowList {
-  readonly byMethod: ReadonlyMap<HttpMethod, readonly RegExp[]>;
-  readonly all: readonly RegExp[];
+  readonly byMethod: ReadonlyMap<HttpMethod, PathMatcher>;
+  readonly all: PathMatcher;
 }
 
 /** Outcome of matching a method and path against a compiled allowList. */
 export type AllowListOutcome = 'allowed' | 'method' | 'path';
 
 /**
- * Compiles one `uriPattern` into `^(?:pattern)$`. The pattern must be a valid regex on its own, so a `)` in it
- * can never close the anchoring group early.
+ * Checks one `uriPattern`: a valid regex on its own (so a `)` in it can never close the anchoring group early),
+ * within the length cap, and within the backtracking budget (SPEC.md §5.3). Returns the pattern.
  *
  * @throws PolicyError POLICY_CONFIG_INVALID when the pattern is too long, invalid or too costly
  */
-export function compilePattern(pattern: unknown, where: ConfigWhere, field: string): RegExp {
+export function checkPattern(pattern: unknown, where: ConfigWhere, field: string): string {
   const fail = (why: string, cause?: unknown): never =>
     configError(where, field, why, 'allow-list-pattern', cause);
   if (typeof pattern !== 'string' || pattern.length === 0) return fail('must be a non-empty string');
@@ -44,7 +49,7 @@ export function compilePattern(pattern: unknown, where: ConfigWhere, field: stri
     throw err;
   }
   if (cost > MAX_PATTERN_COST) return fail('may backtrack too much (use bounded quantifiers such as {1,64})');
-  return new RegExp(`^(?:${pattern})$`);
+  return pattern;
 }
 
 /**
@@ -53,20 +58,33 @@ export function compilePattern(pattern: unknown, where: ConfigWhere, field: stri
  * @throws PolicyError POLICY_CONFIG_INVALID naming the entry index and field
  */
 export function compileAllowList(entries: readonly AllowListEntry[], where: ConfigWhere): CompiledAllowList {
-  const byMethod = new Map<HttpMethod, RegExp[]>();
-  const all: RegExp[] = [];
+  const byMethod = new Map<HttpMethod, string[]>();
+  const all: string[] = [];
   entries.forEach((entry, i) => {
     const method = normalizeMethod(entry.method);
     if (method === undefined) {
       return configError(where, `allowList[${i}].method`, 'is not a supported method', 'allow-list-method');
     }
-    const re = compilePattern(entry.uriPattern, where, `allowList[${i}].uriPattern`);
-    const list = byMethod.get(method) ?? [];
-    list.push(re);
-    byMethod.set(method, list);
-    all.push(re);
+    const pattern = checkPattern(entry.uriPattern, where, `allowList[${i}].uriPattern`);
+    byMethod.set(method, [...(byMethod.get(method) ?? []), pattern]);
+    all.push(pattern);
   });
-  return { byMethod, all };
+  const matchers = new Map<HttpMethod, PathMatcher>();
+  for (const [method, patterns] of byMethod) matchers.set(method, combine(patterns));
+  return { byMethod: matchers, all: combine(all) };
+}
+
+/**
+ * One regex `^(?:(?:p1)|(?:p2)|…)$` for several patterns (each is a valid regex on its own, so each stays inside
+ * its group); if the combination does not compile (the same group name twice), a loop over `^(?:p)$` regexes.
+ */
+function combine(patterns: readonly string[]): PathMatcher {
+  try {
+    return new RegExp(`^(?:${patterns.map((p) => `(?:${p})`).join('|')})$`);
+  } catch {
+    const list = patterns.map((p) => new RegExp(`^(?:${p})$`));
+    return { test: (pathname) => list.some((re) => re.test(pathname)) };
+  }
 }
 
 /**
@@ -82,10 +100,7 @@ export function matchAllowList(
   pathname: string,
 ): AllowListOutcome {
   const forMethod = list.byMethod.get(method);
-  if (forMethod !== undefined) {
-    for (const re of forMethod) if (re.test(pathname)) return 'allowed';
-    for (const re of list.all) if (!forMethod.includes(re) && re.test(pathname)) return 'method';
-    return 'path';
-  }
-  return 'method';
+  if (forMethod === undefined) return 'method';
+  if (forMethod.test(pathname)) return 'allowed';
+  return list.all.test(pathname) ? 'method' : 'path';
 }

@@ -18,6 +18,8 @@ const BY_SPELLING: ReadonlyMap<string, HttpMethod> = new Map(
  */
 export function normalizeMethod(method: unknown): HttpMethod | undefined {
   // ASCII letters only: toUpperCase would map 'ı' and 'ſ' to 'I' and 'S'.
-  if (typeof method !== 'string' || method.length > 7 || !/^[A-Za-z]+$/.test(method)) return undefined;
-  return BY_SPELLING.get(method) ?? BY_SPELLING.get(method.toUpperCase());
+  if (typeof method !== 'string') return undefined;
+  const exact = BY_SPELLING.get(method);
+  if (exact !== undefined || method.length > 7 || !/^[A-Za-z]+$/.test(method)) return exact;
+  return BY_SPELLING.get(method.toUpperCase());
 }

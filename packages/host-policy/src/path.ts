@@ -52,6 +52,7 @@ const BACKSLASH = 0x5c;
 const DOT = 0x2e;
 const COLON = 0x3a;
 const AT = 0x40;
+const SEMI = 0x3b;
 
 function hexValue(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
@@ -75,17 +76,13 @@ function checkEscape(path: string, i: number, inQuery: boolean): Refusal | undef
 
 /** Checks the segment path[from, to): dot segments (also `..;x`), and a colon in the first segment. */
 function checkSegment(path: string, from: number, to: number, first: boolean): Refusal | undefined {
-  let end = to;
-  const semi = path.indexOf(';', from); // `..;x` is `..` to some servers
-  if (semi >= 0 && semi < to) end = semi;
-  const len = end - from;
-  if (
-    len > 0 &&
-    len <= 2 &&
-    path.charCodeAt(from) === DOT &&
-    (len === 1 || path.charCodeAt(from + 1) === DOT)
-  ) {
-    return R.dotSegment;
+  if (path.charCodeAt(from) === DOT) {
+    // `.`, `..`, and `..;x` (a dot segment to servers that drop `;` parameters)
+    const second = from + 1 < to ? path.charCodeAt(from + 1) : -1;
+    const at = second === DOT ? from + 2 : from + 1;
+    if ((second === -1 || second === DOT || second === SEMI) && (at >= to || path.charCodeAt(at) === SEMI)) {
+      return R.dotSegment;
+    }
   }
   if (first) {
     const colon = path.indexOf(':', from);
@@ -131,6 +128,7 @@ function scan(path: string, start: number): number | Refusal {
   let queryAt = -1;
   for (let i = start; i < path.length; i++) {
     const c = path.charCodeAt(i);
+    if (c < 0x80 && PCHAR[c] === 1) continue; // fast path: an ordinary character
     const inQuery = queryAt >= 0;
     let bad: Refusal | undefined;
     if (c === PERCENT) {

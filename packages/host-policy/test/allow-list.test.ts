@@ -50,6 +50,32 @@ describe('allowList anchoring', () => {
     );
   });
 
+  it('keeps each pattern separate when they reuse a group name (no combined regex)', () => {
+    const policy = compileHostPolicy([
+      {
+        id: 'x',
+        host: 'https://api.example.com/v1/',
+        allowList: [
+          { method: 'GET', uriPattern: '/v1/a/(?<id>[0-9]+)' },
+          { method: 'GET', uriPattern: '/v1/b/(?<id>[0-9]+)' },
+          { method: 'PUT', uriPattern: '/v1/c|/v1/d' },
+        ],
+      },
+    ]);
+    const code = (path: string, method = 'GET') => {
+      const d = checkOutboundCall(policy, { hostId: 'x', path, method });
+      return d.allowed ? 'ALLOWED' : d.code;
+    };
+    expect([code('a/1'), code('b/2'), code('b/x'), code('c'), code('c', 'PUT'), code('d/x', 'PUT')]).toEqual([
+      'ALLOWED',
+      'ALLOWED',
+      'POLICY_PATH_NOT_ALLOWED',
+      'POLICY_METHOD_NOT_ALLOWED',
+      'ALLOWED',
+      'POLICY_PATH_NOT_ALLOWED',
+    ]);
+  });
+
   it('an empty allowList allows nothing (an absent one allows everything)', () => {
     const policy = compileHostPolicy([{ id: 'x', host: 'https://a.example/', allowList: [] }]);
     expect(checkOutboundCall(policy, { hostId: 'x', path: 'a', method: 'GET' })).toMatchObject({
