@@ -94,6 +94,15 @@ describe('sendOutbound', () => {
     expect((await sendOutbound(allowed({}), opts())).status).toBe(200);
   });
 
+  it('counts DNS time against the total timeout', async () => {
+    const hanging = () => new Promise<never>(() => undefined);
+    await expect(sendOutbound(allowed({}), opts({ timeoutMs: 100, lookup: hanging }))).rejects.toThrowCode(
+      PolicyError,
+      'POLICY_TIMEOUT',
+    );
+    expect(server.connections).toBe(0);
+  });
+
   it('uses the host httpTimeout when the call sets none', async () => {
     const p2 = compileHostPolicy([h1At(server.port, { allowList: undefined, httpTimeout: 100 })], {
       allowPrivateNetwork: ['h1'],
