@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CRYPTO_ERROR_CODES, CryptoError, isCryptoError } from '../src/index.js';
+
+describe('CRYPTO_ERROR_CODES', () => {
+  it('are unique UPPER_SNAKE codes with the CRYPTO_ prefix', () => {
+    expect(new Set(CRYPTO_ERROR_CODES).size).toBe(CRYPTO_ERROR_CODES.length);
+    for (const code of CRYPTO_ERROR_CODES) expect(code).toMatch(/^CRYPTO_[A-Z0-9]+(?:_[A-Z0-9]+)*$/);
+  });
+
+  it('are each listed in the README error-code table', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const code of CRYPTO_ERROR_CODES) expect(readme).toMatch(new RegExp(`^\\| +\`${code}\` +\\|`, 'm'));
+  });
+});
+
+describe('CryptoError', () => {
+  it('carries name, code, message, details and cause', () => {
+    const cause = new Error('inner');
+    const err = new CryptoError('CRYPTO_BAD_HEX', 'key "a" is not hex', { cause, details: { keyId: 'a' } });
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe('CryptoError');
+    expect(err.code).toBe('CRYPTO_BAD_HEX');
+    expect(err.message).toBe('key "a" is not hex');
+    expect(err.details).toEqual({ keyId: 'a' });
+    expect(err.cause).toBe(cause);
+    expect(String(err)).toBe('CryptoError: key "a" is not hex');
+  });
+
+  it('has undefined details when none are given', () => {
+    expect(new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed').details).toBeUndefined();
+  });
+
+  it('is matched by toThrowCode', () => {
+    expect(() => {
+      throw new CryptoError('CRYPTO_TRUNCATED', 'short');
+    }).toThrowCode(CryptoError, 'CRYPTO_TRUNCATED');
+  });
+});
+
+describe('isCryptoError', () => {
+  it('recognises a CryptoError and a duck-typed copy from another package instance', () => {
+    expect(isCryptoError(new CryptoError('CRYPTO_WEAK_KEY', 'weak'))).toBe(true);
+    const copy = Object.assign(new Error('weak'), { name: 'CryptoError', code: 'CRYPTO_WEAK_KEY' });
+    expect(isCryptoError(copy)).toBe(true);
+  });
+
+  it.each([
+    ['null', null],
+    ['undefined', undefined],
+    ['a string', 'CRYPTO_WEAK_KEY'],
+    ['a plain Error', new Error('x')],
+    ['an unknown code', { name: 'CryptoError', code: 'CRYPTO_NOPE' }],
+    ['another package error', { name: 'FormatError', code: 'CRYPTO_WEAK_KEY' }],
+    ['a numeric code', { name: 'CryptoError', code: 7 }],
+  ])('rejects %s', (_name, value) => {
+    expect(isCryptoError(value)).toBe(false);
+  });
+});
