@@ -64,12 +64,12 @@ export async function buildWorkflows(
 ): Promise<BuildWorkflowsResult> {
   const maxBytes = options.maxInputBytes ?? MAX_JSON_BYTES;
   const plan = planManifest(readInput(manifest, { maxBytes }), options);
-  const roots = await prepareRoots(options.workflowDirs ?? DEFAULT_RESOURCE_DIRS);
+  const roots = prepareRoots(options.workflowDirs ?? DEFAULT_RESOURCE_DIRS);
   const files: JsonObject[] = [];
   const includes: BuiltInclude[] = [];
   const realPaths = new Map<string, number>();
   for (const [i, inc] of plan.entries()) {
-    const file = await resolveFile(inc.sourceWorkflow, roots, maxBytes);
+    const file = resolveFile(inc.sourceWorkflow, roots, maxBytes);
     const first = realPaths.get(file.realPath);
     if (first !== undefined) throw duplicate(i, first, 'is the same file');
     realPaths.set(file.realPath, i);

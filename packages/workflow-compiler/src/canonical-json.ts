@@ -1,7 +1,13 @@
 import { WorkflowError } from './errors.js';
-import { MAX_JSON_DEPTH, toPointer } from './json-value.js';
+import { isWellFormedString } from './internal/well-formed.js';
+import { isPlainPrototype, MAX_JSON_DEPTH, toPointer } from './json-value.js';
 
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+// Characters JSON.stringify escapes in a well-formed string; strings without them are quoted as they are.
+// eslint-disable-next-line no-control-regex -- control characters must be escaped, which is what this finds
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+/** Raised inside the fast path; `canonicalize` then locates the offending value for the error message. */
+class NotCanonical extends Error {}
 
 /**
  * Serialises a JSON value in the RFC 8785 JSON Canonicalization Scheme (SPEC.md §5): object members sorted by
@@ -13,72 +19,112 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  *   `WORKFLOW_JSON_TOO_DEEP` beyond 64 levels of nesting.
  */
 export function canonicalize(value: unknown): string {
-  const parts: string[] = [];
-  write(value, parts, 0, []);
-  return parts.join('');
-}
-
-function write(v: unknown, out: string[], depth: number, path: (string | number)[]): void {
-  switch (typeof v) {
-    case 'string':
-      out.push(quote(v, path));
-      return;
-    case 'number':
-      out.push(number(v, path));
-      return;
-    case 'boolean':
-      out.push(v ? 'true' : 'false');
-      return;
-    case 'object':
-      if (v === null) out.push('null');
-      else writeContainer(v, out, depth + 1, path);
-      return;
-    default:
-      throw invalid(path, `${typeof v} has no JSON form`);
+  try {
+    return new Writer().value(value, 0);
+  } catch (err) {
+    if (err instanceof NotCanonical) {
+      throw (
+        locate(value, 0, []) ??
+        new WorkflowError('WORKFLOW_VALUE_INVALID', 'value has no canonical JSON form')
+      );
+    }
+    throw err;
   }
 }
 
-function writeContainer(v: object, out: string[], depth: number, path: (string | number)[]): void {
-  if (depth > MAX_JSON_DEPTH) {
-    throw new WorkflowError('WORKFLOW_JSON_TOO_DEEP', `value nests deeper than ${MAX_JSON_DEPTH} levels`);
+class Writer {
+  /** Quoted member names, per call (names can be data; nothing is kept between calls). */
+  private readonly names = new Map<string, string>();
+
+  value(v: unknown, depth: number): string {
+    switch (typeof v) {
+      case 'string':
+        return quote(v);
+      case 'number':
+        return number(v);
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'object':
+        if (v === null) return 'null';
+        if (depth >= MAX_JSON_DEPTH) throw new NotCanonical();
+        return Array.isArray(v) ? this.array(v, depth + 1) : this.object(v, depth + 1);
+      default:
+        throw new NotCanonical();
+    }
   }
-  if (Array.isArray(v)) {
-    out.push('[');
-    v.forEach((item: unknown, i) => {
-      if (i > 0) out.push(',');
-      path.push(i);
-      write(item, out, depth, path);
-      path.pop();
-    });
-    out.push(']');
-    return;
+
+  array(v: unknown[], depth: number): string {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ',';
+      out += this.value(v[i], depth);
+    }
+    return `${out}]`;
   }
-  const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== null && proto !== Object.prototype)
-    throw invalid(path, 'only plain objects have a JSON form');
-  // Default sort compares UTF-16 code units, exactly what RFC 8785 §3.2.3 requires.
-  const keys = Object.keys(v).sort();
-  out.push('{');
-  keys.forEach((k, i) => {
-    if (i > 0) out.push(',');
-    out.push(quote(k, path), ':');
-    path.push(k);
-    write((v as Record<string, unknown>)[k], out, depth, path);
-    path.pop();
-  });
-  out.push('}');
+
+  object(v: object, depth: number): string {
+    if (!isPlainPrototype(Object.getPrototypeOf(v))) throw new NotCanonical();
+    // Default sort compares UTF-16 code units, exactly what RFC 8785 §3.2.3 requires.
+    const keys = Object.keys(v).sort();
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      if (i > 0) out += ',';
+      out += this.name(k) + this.value((v as Record<string, unknown>)[k], depth);
+    }
+    return `${out}}`;
+  }
+
+  name(k: string): string {
+    let q = this.names.get(k);
+    if (q === undefined) {
+      q = `${quote(k)}:`;
+      this.names.set(k, q);
+    }
+    return q;
+  }
 }
 
-function quote(s: string, path: (string | number)[]): string {
-  if (LONE_SURROGATE.test(s)) throw invalid(path, 'string contains a lone surrogate');
-  return JSON.stringify(s);
+function quote(s: string): string {
+  if (!isWellFormedString(s)) throw new NotCanonical();
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
-function number(n: number, path: (string | number)[]): string {
-  if (!Number.isFinite(n)) throw invalid(path, 'number is not finite');
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) throw invalid(path, 'integer beyond 2^53-1');
+function number(n: number): string {
+  if (!Number.isFinite(n) || (Number.isInteger(n) && !Number.isSafeInteger(n))) throw new NotCanonical();
   // ECMAScript Number-to-String is the RFC 8785 §3.2.2.3 number form; -0 becomes 0.
   return JSON.stringify(n);
+}
+
+/** Slow path, only after a failure: finds the first value without a canonical form and says where it is. */
+function locate(v: unknown, depth: number, path: (string | number)[]): WorkflowError | null {
+  const what = problem(v, depth);
+  if (what === 'too deep') {
+    return new WorkflowError('WORKFLOW_JSON_TOO_DEEP', `value nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  if (what !== null) return invalid(path, what);
+  if (typeof v !== 'object' || v === null) return null;
+  const keys: (string | number)[] = Array.isArray(v) ? v.map((_, i) => i) : Object.keys(v).sort();
+  for (const k of keys) {
+    const found = locate((v as Record<string | number, unknown>)[k], depth + 1, [...path, k]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** What is wrong with `v` itself (not its children), or null. */
+function problem(v: unknown, depth: number): string | null {
+  if (typeof v === 'string') return isWellFormedString(v) ? null : 'string contains a lone surrogate';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return 'number is not finite';
+    return Number.isInteger(v) && !Number.isSafeInteger(v) ? 'integer beyond 2^53-1' : null;
+  }
+  if (typeof v === 'boolean' || v === null) return null;
+  if (typeof v !== 'object') return `${typeof v} has no JSON form`;
+  if (depth >= MAX_JSON_DEPTH) return 'too deep';
+  return Array.isArray(v) || isPlainPrototype(Object.getPrototypeOf(v))
+    ? null
+    : 'only plain objects have a JSON form';
 }
 
 function invalid(path: (string | number)[], what: string): WorkflowError {

@@ -18,9 +18,6 @@ import { validateWorkflow } from './validate-workflow.js';
 /** Default cap for a compiled workflow: input bytes plus every inlined copy of a resource (16 MiB). */
 export const MAX_COMPILED_BYTES = 16 * 1024 * 1024;
 
-/** Resources are read with at most this many files open at once. */
-const READ_CONCURRENCY = 8;
-
 /** Options of {@link compileWorkflow}. */
 export interface CompileWorkflowOptions {
   /** Resource directories, searched in order; the first that holds a file wins. Default {@link DEFAULT_RESOURCE_DIRS}. */
@@ -83,8 +80,8 @@ export async function compileWorkflow(
   const maxCompiled = options.maxCompiledBytes ?? MAX_COMPILED_BYTES;
   let budget = maxCompiled - inputBytes(input, workflow);
   if (budget < 0) throw compiledTooLarge(maxCompiled);
-  const roots = await prepareRoots(options.resourceDirs ?? DEFAULT_RESOURCE_DIRS);
-  const files = await loadAll(refs, roots, options.maxResourceBytes ?? MAX_RESOURCE_BYTES, maxCompiled);
+  const roots = prepareRoots(options.resourceDirs ?? DEFAULT_RESOURCE_DIRS);
+  const files = loadAll(refs, roots, options.maxResourceBytes ?? MAX_RESOURCE_BYTES, maxCompiled);
   const resources = new Map<string, CompiledResource>();
   for (const ref of refs) {
     const file = files.get(ref.path) as LoadedText;
@@ -131,40 +128,22 @@ interface LoadedText extends ResolvedFile {
   text: string;
 }
 
-/** Loads each distinct path once, a few at a time; on failure reports the first failing path in document order. */
-async function loadAll(
-  refs: Ref[],
-  roots: RootDir[],
-  maxBytes: number,
-  maxTotal: number,
-): Promise<Map<string, LoadedText>> {
-  const unique = [...new Set(refs.map((r) => r.path))];
+/** Loads each distinct path once, in document order, stopping at the first failure or at the size cap. */
+function loadAll(refs: Ref[], roots: RootDir[], maxBytes: number, maxTotal: number): Map<string, LoadedText> {
   const out = new Map<string, LoadedText>();
-  const errors: Error[] = [];
-  let next = 0;
   let total = 0;
-  const worker = async (): Promise<void> => {
-    while (next < unique.length && errors.length === 0) {
-      const index = next++;
-      const path = unique[index] as string;
-      try {
-        const file = await loadText(path, roots, maxBytes);
-        total += file.bytes.byteLength;
-        if (total > maxTotal) throw compiledTooLarge(maxTotal);
-        out.set(path, file);
-      } catch (err) {
-        errors[index] = err as Error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, unique.length) }, worker));
-  const first = errors.find((e) => e !== undefined);
-  if (first !== undefined) throw first;
+  for (const { path } of refs) {
+    if (out.has(path)) continue;
+    const file = loadText(path, roots, maxBytes);
+    total += file.bytes.byteLength;
+    if (total > maxTotal) throw compiledTooLarge(maxTotal);
+    out.set(path, file);
+  }
   return out;
 }
 
-async function loadText(path: string, roots: RootDir[], maxBytes: number): Promise<LoadedText> {
-  const file = await resolveFile(path, roots, maxBytes);
+function loadText(path: string, roots: RootDir[], maxBytes: number): LoadedText {
+  const file = resolveFile(path, roots, maxBytes);
   try {
     return { ...file, text: utf8.decode(file.bytes) };
   } catch (cause) {

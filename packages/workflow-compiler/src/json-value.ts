@@ -1,4 +1,5 @@
 import { WorkflowError } from './errors.js';
+import { isWellFormedString } from './internal/well-formed.js';
 
 /** A JSON value as this package holds it: objects are null-prototype records (S4). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
@@ -16,9 +17,22 @@ export function isJsonObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A new empty object with no prototype: `__proto__` and `constructor` stay plain data keys. */
+/**
+ * The prototype of every object this package creates: an empty, frozen object that itself has no prototype. Its
+ * objects therefore inherit nothing (no `Object.prototype`, no `__proto__` accessor, no `constructor`), so
+ * `__proto__` and `constructor` are plain data keys (S4). Unlike `Object.create(null)`, V8 keeps such objects in
+ * fast mode, which halves parse time (ADR 0014).
+ */
+export const JSON_OBJECT_PROTOTYPE: object = Object.freeze(Object.create(null) as object);
+
+/** A new empty object that inherits nothing: `__proto__` and `constructor` stay plain data keys. */
 export function emptyObject(): JsonObject {
-  return Object.create(null) as JsonObject;
+  return Object.create(JSON_OBJECT_PROTOTYPE) as JsonObject;
+}
+
+/** True for objects a JSON object may be: plain, prototype-less, or created by {@link emptyObject}. */
+export function isPlainPrototype(proto: unknown): boolean {
+  return proto === null || proto === Object.prototype || proto === JSON_OBJECT_PROTOTYPE;
 }
 
 /** Own property lookup that never consults a prototype. */
@@ -53,18 +67,30 @@ export function toPointer(segments: readonly (string | number)[]): string {
  * @throws WorkflowError `WORKFLOW_VALUE_INVALID` for a non-JSON value; `WORKFLOW_JSON_TOO_DEEP` over the depth cap.
  */
 export function toJsonValue(v: unknown, depth = 0, path: (string | number)[] = []): JsonValue {
-  if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+  if (v === null || typeof v === 'boolean') return v;
+  if (typeof v === 'string') {
+    if (!isWellFormedString(v)) throw invalid(path, 'string contains a lone surrogate');
+    return v;
+  }
   if (typeof v === 'number') return checkNumber(v, path);
   if (typeof v !== 'object') throw invalid(path, `${typeof v} is not a JSON value`);
   if (depth >= MAX_JSON_DEPTH) {
     throw new WorkflowError('WORKFLOW_JSON_TOO_DEEP', `value nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  if (Array.isArray(v)) return v.map((item: unknown, i) => toJsonValue(item, depth + 1, [...path, i]));
-  const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== null && proto !== Object.prototype) throw invalid(path, 'only plain objects are JSON values');
+  if (Array.isArray(v)) {
+    return v.map((item: unknown, i) => {
+      path.push(i);
+      const copy = toJsonValue(item, depth + 1, path);
+      path.pop();
+      return copy;
+    });
+  }
+  if (!isPlainPrototype(Object.getPrototypeOf(v))) throw invalid(path, 'only plain objects are JSON values');
   const out = emptyObject();
   for (const key of Object.keys(v)) {
-    out[key] = toJsonValue((v as Record<string, unknown>)[key], depth + 1, [...path, key]);
+    path.push(key);
+    out[key] = toJsonValue((v as Record<string, unknown>)[key], depth + 1, path);
+    path.pop();
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { constants, type FileHandle, open, realpath } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { WorkflowError } from './errors.js';
 import { quoteName } from './json-value.js';
@@ -32,8 +32,16 @@ export interface RootDir {
 }
 
 /** Resolves each configured directory to its real path once; missing directories are kept and skipped later. */
-export async function prepareRoots(dirs: readonly string[]): Promise<RootDir[]> {
-  return Promise.all(dirs.map(async (dir) => ({ dir, real: await realpath(dir).catch(() => null) })));
+export function prepareRoots(dirs: readonly string[]): RootDir[] {
+  return dirs.map((dir) => ({ dir, real: realOrNull(dir) }));
+}
+
+function realOrNull(dir: string): string | null {
+  try {
+    return realpathSync.native(dir);
+  } catch {
+    return null;
+  }
 }
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -46,16 +54,12 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * @throws WorkflowError `WORKFLOW_RESOURCE_PATH_INVALID`, `WORKFLOW_RESOURCE_OUTSIDE_ROOT`,
  *   `WORKFLOW_RESOURCE_NOT_FOUND` (naming the path and every directory searched), `WORKFLOW_RESOURCE_TOO_LARGE`.
  */
-export async function resolveFile(
-  path: string,
-  roots: readonly RootDir[],
-  maxBytes: number,
-): Promise<ResolvedFile> {
+export function resolveFile(path: string, roots: readonly RootDir[], maxBytes: number): ResolvedFile {
   const segments = parseResourcePath(path);
   const canonical = `/${segments.join('/')}`;
   for (const root of roots) {
     if (root.real === null) continue;
-    const found = await readInside(root.real, segments, canonical, maxBytes);
+    const found = readInside(root.real, segments, canonical, maxBytes);
     if (found !== null)
       return { path: canonical, dir: root.dir, realPath: found.realPath, bytes: found.bytes };
   }
@@ -67,15 +71,15 @@ export async function resolveFile(
   );
 }
 
-async function readInside(
+function readInside(
   realDir: string,
   segments: string[],
   canonical: string,
   maxBytes: number,
-): Promise<{ realPath: string; bytes: Uint8Array } | null> {
+): { realPath: string; bytes: Uint8Array } | null {
   let real: string;
   try {
-    real = await realpath(join(realDir, ...segments));
+    real = realpathSync.native(join(realDir, ...segments));
   } catch (cause) {
     if (isMissing(cause)) return null;
     throw unreadable(canonical, cause);
@@ -87,38 +91,33 @@ async function readInside(
       `resource ${quoteName(canonical)} resolves outside its resource directory (symbolic link)`,
     );
   }
-  const bytes = await readRegularFile(real, canonical, maxBytes);
+  const bytes = readRegularFile(real, canonical, maxBytes);
   return bytes === null ? null : { realPath: real, bytes };
 }
 
-async function readRegularFile(
-  real: string,
-  canonical: string,
-  maxBytes: number,
-): Promise<Uint8Array | null> {
-  let fh: FileHandle;
+function readRegularFile(real: string, canonical: string, maxBytes: number): Uint8Array | null {
+  let fd: number;
   try {
     // O_NOFOLLOW: a symlink swapped in after realpath is refused; O_NONBLOCK: a FIFO cannot stall us.
-    fh = await open(real, OPEN_FLAGS);
+    fd = openSync(real, OPEN_FLAGS);
   } catch (cause) {
     throw unreadable(canonical, cause);
   }
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile()) return null;
     if (st.size > maxBytes) throw tooLarge(canonical, maxBytes);
-    const buf = new Uint8Array(Math.min(st.size, maxBytes) + 1);
+    // Reads at most the size seen by fstat (<= maxBytes): a file growing meanwhile cannot exceed the cap.
+    const buf = new Uint8Array(st.size);
     let n = 0;
     while (n < buf.length) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
-      if (bytesRead === 0) break;
-      n += bytesRead;
+      const got = readSync(fd, buf, n, buf.length - n, n);
+      if (got === 0) break;
+      n += got;
     }
-    if (n > maxBytes) throw tooLarge(canonical, maxBytes);
-    if (n > st.size) throw unreadable(canonical, new Error('file grew while being read'));
     return buf.subarray(0, n);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 

@@ -1,4 +1,5 @@
 import { WorkflowError, type WorkflowErrorCode } from './errors.js';
+import { isWellFormedString } from './internal/well-formed.js';
 import { emptyObject, MAX_JSON_DEPTH, quoteName, type JsonObject, type JsonValue } from './json-value.js';
 
 /** Default byte cap for one JSON document (8 MiB). */
@@ -14,7 +15,9 @@ export interface ParseStrictJsonOptions {
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+// A run of string characters that need no attention: not a quote, backslash or control character.
+// eslint-disable-next-line no-control-regex -- control characters end the run on purpose
+const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
 const ESCAPES: Record<string, string> = {
   '"': '"',
   '\\': '\\',
@@ -159,37 +162,23 @@ class Parser {
 
   string(): string {
     const s = this.s;
-    const start = ++this.i;
-    let surrogate = false;
+    let i = this.i + 1;
+    let out = '';
     for (;;) {
-      const c = s.charCodeAt(this.i);
+      PLAIN_RUN.lastIndex = i;
+      PLAIN_RUN.test(s);
+      const j = PLAIN_RUN.lastIndex;
+      out += s.slice(i, j);
+      const c = s.charCodeAt(j);
+      this.i = j;
       if (c === 0x22) break;
-      if (c === 0x5c) return this.escapedString(start);
-      if (c < 0x20 || Number.isNaN(c)) this.error('unterminated string or control character in a string');
-      if (c >= 0xd800 && c <= 0xdfff) surrogate = true;
-      this.i++;
-    }
-    const out = s.slice(start, this.i++);
-    if (surrogate && LONE_SURROGATE.test(out)) this.loneSurrogate();
-    return out;
-  }
-
-  /** Slow path for strings with escapes. */
-  escapedString(start: number): string {
-    const s = this.s;
-    let out = s.slice(start, this.i);
-    for (;;) {
-      const c = s.charCodeAt(this.i);
-      if (c === 0x22) break;
-      if (c < 0x20 || Number.isNaN(c)) this.error('unterminated string or control character in a string');
-      if (c !== 0x5c) {
-        out += s[this.i++];
-        continue;
-      }
+      if (c !== 0x5c) this.error('unterminated string or control character in a string');
       out += this.escape();
+      i = this.i;
     }
     this.i++;
-    if (LONE_SURROGATE.test(out)) this.loneSurrogate();
+    if (!isWellFormedString(out))
+      this.error('string contains a lone surrogate', 'WORKFLOW_JSON_LONE_SURROGATE');
     return out;
   }
 
@@ -204,10 +193,6 @@ class Parser {
     if (e !== 'u' || !/^[0-9a-fA-F]{4}$/.test(hex)) this.error('invalid escape sequence in a string');
     this.i += 6;
     return String.fromCharCode(parseInt(hex, 16));
-  }
-
-  loneSurrogate(): never {
-    this.error('string contains a lone surrogate', 'WORKFLOW_JSON_LONE_SURROGATE');
   }
 
   number(): number {

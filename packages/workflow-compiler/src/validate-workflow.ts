@@ -41,7 +41,7 @@ function processorFormIssues(file: JsonObject): WorkflowErrorDetail[] {
   const issues: WorkflowErrorDetail[] = [];
   forEachProcessor(file, (p, at) => {
     const hasScript = typeof p['script'] === 'string';
-    const forms = [hasScript, hasKey(p, 'resource'), hasKey(p, 'processors')].filter(Boolean).length;
+    const forms = Number(hasScript) + Number(hasKey(p, 'resource')) + Number(hasKey(p, 'processors'));
     if (forms !== 1) {
       issues.push({
         pointer: toPointer(at),
@@ -59,14 +59,16 @@ function processorFormIssues(file: JsonObject): WorkflowErrorDetail[] {
 }
 
 function checkUniqueStepIds(file: JsonObject): void {
-  const seen = new Map<string, string>();
+  const seen = new Map<string, (string | number)[]>();
   const issues: WorkflowErrorDetail[] = [];
   for (const { step, at } of listSteps(file)) {
     const id = step['stepId'] as string;
-    const pointer = toPointer([...at, 'stepId']);
     const first = seen.get(id);
-    if (first !== undefined) issues.push({ pointer, detail: `stepId repeats the one at ${first}` });
-    else seen.set(id, pointer);
+    if (first === undefined) seen.set(id, at);
+    else {
+      const pointer = toPointer([...at, 'stepId']);
+      issues.push({ pointer, detail: `stepId repeats the one at ${toPointer([...first, 'stepId'])}` });
+    }
   }
   if (issues.length > 0) throwDetails('WORKFLOW_DUPLICATE_STEP_ID', 'workflow', issues);
 }

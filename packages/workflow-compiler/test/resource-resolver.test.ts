@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkflowError } from '../src/index.js';
-import { prepareRoots, resolveFile } from '../src/resource-resolver.js';
+import { prepareRoots, resolveFile, type ResolvedFile } from '../src/resource-resolver.js';
 import { scratch } from './fixtures.js';
 
 const s = scratch({
@@ -27,8 +27,9 @@ symlinkSync(join(s.root, 'nowhere'), join(one, 'dangling.js'));
 mkdirSync(join(s.root, 'one/emptydir'));
 afterAll(s.cleanup);
 
-async function resolve(path: string, dirs = [one, two], max = 100) {
-  return resolveFile(path, await prepareRoots(dirs), max);
+/** Promise wrapper so that the cases read like the async compile tests (an executor's throw rejects). */
+function resolve(path: string, dirs = [one, two], max = 100): Promise<ResolvedFile> {
+  return new Promise((ok) => ok(resolveFile(path, prepareRoots(dirs), max)));
 }
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WorkflowError, parseStrictJson } from '../src/index.js';
+import { JSON_OBJECT_PROTOTYPE } from '../src/json-value.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -16,12 +17,17 @@ describe('parseStrictJson', () => {
     expect(parseStrictJson(enc('"😀"'))).toBe('😀');
   });
 
-  it('returns null-prototype objects and keeps __proto__ and constructor as data keys (S4)', () => {
+  it('returns objects that inherit nothing and keeps __proto__ and constructor as data keys (S4)', () => {
     const v = parseStrictJson('{"__proto__":{"polluted":true},"constructor":{"prototype":1}}') as Record<
       string,
       unknown
     >;
-    expect(Object.getPrototypeOf(v)).toBeNull();
+    expect(Object.getPrototypeOf(v)).toBe(JSON_OBJECT_PROTOTYPE);
+    expect(Object.getPrototypeOf(JSON_OBJECT_PROTOTYPE)).toBeNull();
+    expect(Object.isFrozen(JSON_OBJECT_PROTOTYPE)).toBe(true);
+    expect('toString' in v).toBe(false);
+    expect(v['__proto__']).toEqual({ polluted: true });
+    expect(v['constructor']).toEqual({ prototype: 1 });
     expect(Object.keys(v)).toEqual(['__proto__', 'constructor']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);

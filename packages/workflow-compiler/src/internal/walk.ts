@@ -51,19 +51,26 @@ export function forEachProcessor(file: JsonObject, visit: ProcessorVisitor): voi
 
 function visitStepLike(step: JsonValue | undefined, at: Segments, visit: ProcessorVisitor): void {
   if (!isJsonObject(step)) return;
-  for (const field of STEP_PROCESSOR_FIELDS) visitProcessor(step[field], [...at, field], visit);
+  for (const field of STEP_PROCESSOR_FIELDS) {
+    const p = step[field];
+    if (isJsonObject(p)) visitProcessor(p, [...at, field], visit);
+  }
   const handling = step['httpStatusHandling'];
   if (!isJsonObject(handling)) return;
   for (const status of Object.keys(handling)) {
-    if (status !== 'comment') visitProcessor(handling[status], [...at, 'httpStatusHandling', status], visit);
+    const p = handling[status];
+    if (status !== 'comment' && isJsonObject(p))
+      visitProcessor(p, [...at, 'httpStatusHandling', status], visit);
   }
 }
 
-function visitProcessor(p: JsonValue | undefined, at: Segments, visit: ProcessorVisitor): void {
-  if (!isJsonObject(p)) return;
+function visitProcessor(p: JsonObject, at: Segments, visit: ProcessorVisitor): void {
   visit(p, at);
   const chain = p['processors'];
-  if (Array.isArray(chain)) chain.forEach((c, i) => visitProcessor(c, [...at, 'processors', i], visit));
+  if (!Array.isArray(chain)) return;
+  chain.forEach((c, i) => {
+    if (isJsonObject(c)) visitProcessor(c, [...at, 'processors', i], visit);
+  });
 }
 
 /** Every step of a schema-valid file with its location, in document order. */

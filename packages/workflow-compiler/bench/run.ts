@@ -1,0 +1,119 @@
+// Benchmark: compile + hash of a generated ~1 MB workflow with 200 resource references, beside plain
+// JSON.parse + JSON.stringify of the same bytes. Run: pnpm --filter @org/workflow-compiler bench
+// Never part of CI. Prints one JSON line at the end for scripts.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileWorkflow, hashWorkflow } from '../src/index.js';
+
+const TARGET_BYTES = 1_000_000;
+const RESOURCES = 200;
+const ITERATIONS = Number(process.env['ITERATIONS'] ?? 30);
+
+function resourceText(i: number): string {
+  return `// resource ${i}\nconst body = JSON.parse(context.getBody());\nbody.seen${i} = ${i};\ncontext.setBody(JSON.stringify(body));\n`.repeat(
+    8,
+  );
+}
+
+function setup(root: string): { dirs: string[]; bytes: Uint8Array } {
+  const dirs = [join(root, 'community'), join(root, 'local1'), join(root, 'local2')];
+  for (let i = 0; i < RESOURCES; i++) {
+    const dir = join(dirs[i % 2 === 0 ? 0 : 2]!, `group-${i % 10}`, `sub-${i % 3}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `r${i}.js`), resourceText(i));
+  }
+  const steps: unknown[] = [];
+  let size = 0;
+  for (let i = 0; size < TARGET_BYTES; i++) {
+    const r = i % RESOURCES;
+    const step = {
+      stepId: `step-${i}`,
+      comment: `step ${i} of the generated benchmark workflow`,
+      data: {
+        index: i,
+        label: `label-${i}`,
+        weights: [1.5, 2.25, i],
+        nested: { on: i % 2 === 0, note: 'x'.repeat(40) },
+      },
+      trigger:
+        i % 3 === 0
+          ? { http: { server: 'api', method: 'POST', path: `/in/${i}`, multiPartUploadByteLimit: 1048576 } }
+          : { timer: { period: 60000 + i } },
+      resultsProcessor: {
+        processors: [
+          ...(i < RESOURCES ? [{ resource: `/group-${r % 10}/sub-${r % 3}/r${r}.js` }] : []),
+          {
+            script: `context.diagnosticLog('step ${i}: ' + context.getBody().length); // ${'pad '.repeat(200)}`,
+            data: { k: `v${i}` },
+          },
+        ],
+      },
+    };
+    size += JSON.stringify(step).length;
+    steps.push(step);
+  }
+  const text = JSON.stringify(
+    { comment: 'benchmark', data: { app: 'bench' }, workflows: [{ name: 'bench', steps }] },
+    null,
+    1,
+  );
+  return { dirs, bytes: new TextEncoder().encode(text) };
+}
+
+async function time(fn: () => Promise<void> | void): Promise<number> {
+  for (let i = 0; i < 3; i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    samples.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'workflow-compiler-bench-'));
+  try {
+    const { dirs, bytes } = setup(root);
+    const mb = bytes.byteLength / 1e6;
+    let hash = '';
+    let refs = 0;
+    const ours = await time(async () => {
+      const { workflow, resources } = await compileWorkflow(bytes, { resourceDirs: dirs });
+      hash = hashWorkflow(workflow);
+      refs = resources.reduce((n, r) => n + r.references, 0);
+    });
+    const decoder = new TextDecoder();
+    let out = '';
+    const baseline = await time(() => {
+      out = JSON.stringify(JSON.parse(decoder.decode(bytes)));
+    });
+    const result = {
+      inputBytes: bytes.byteLength,
+      resourceReferences: refs,
+      iterations: ITERATIONS,
+      oursMs: +(ours * 1000).toFixed(2),
+      oursMBps: +(mb / ours).toFixed(1),
+      baselineMs: +(baseline * 1000).toFixed(2),
+      baselineMBps: +(mb / baseline).toFixed(1),
+      ratio: +(ours / baseline).toFixed(2),
+    };
+    console.log(
+      `input ${result.inputBytes} bytes, ${refs} resource references, median of ${ITERATIONS} runs`,
+    );
+    console.log(
+      `compile + hash          ${result.oursMBps} MB/s (${result.oursMs} ms)  hash ${hash.slice(0, 16)}…`,
+    );
+    console.log(
+      `JSON.parse + stringify  ${result.baselineMBps} MB/s (${result.baselineMs} ms)  (${out.length} chars)`,
+    );
+    console.log(`ratio ${result.ratio}× (target ≤ 4×)`);
+    console.log(JSON.stringify(result));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
