@@ -1,0 +1,107 @@
+// Section (c): peak resident memory of a fresh process opening a 1 GiB package with
+// openPackageStream from fs.createReadStream, beside the same process doing a bare streaming
+// read + SHA-256 of the same file.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { MiB, REPS, fmt, median, printTable, runChild } from './common.js';
+import { buildChildren, removeChildren } from './compile.js';
+
+export const BIG_BYTES = 1024 * MiB;
+const TARGET_MIB = 100;
+
+interface ChildReport {
+  readonly mode: 'open' | 'hash';
+  readonly fileBytes: number;
+  readonly bytes: number;
+  readonly ms: number;
+  readonly rssStart: number;
+  readonly rssPeak: number;
+  readonly heapTotalAtPeak: number;
+  readonly arrayBuffersAtPeak: number;
+  readonly maxRssKiB: number;
+}
+
+interface MakeReport {
+  readonly createMs: number;
+  readonly totalMs: number;
+  readonly packageBytes: number;
+  readonly maxRssKiB: number;
+}
+
+export interface MemoryResult {
+  /** Peak RSS of the opening process, MiB (max of the 10 ms samples and getrusage maxRSS). */
+  readonly openPeakMiB: number;
+  readonly hashPeakMiB: number;
+  readonly openStartMiB: number;
+  readonly openMiBps: number;
+  readonly hashMiBps: number;
+  readonly make: MakeReport;
+}
+
+const peakMiB = (r: ChildReport): number => Math.max(r.rssPeak / MiB, r.maxRssKiB / 1024);
+
+export function benchMemory(dir: string, seedHex: string): MemoryResult {
+  const env = { BENCH_SEED: seedHex };
+  const file = join(dir, 'big.oapp');
+  const js = buildChildren();
+  try {
+    const make = runChild<MakeReport>(join(js, 'make-child.js'), [file, String(BIG_BYTES)], env);
+    console.log(
+      `created a ${fmt(make.packageBytes / MiB)} MiB package once in a child process: createPackage ` +
+        `${fmt(make.createMs, 0)} ms (${fmt(BIG_BYTES / MiB / (make.createMs / 1000), 0)} MiB/s), ` +
+        `with write ${fmt(make.totalMs, 0)} ms; that process peaked at ${fmt(make.maxRssKiB / 1024, 0)} MiB RSS`,
+    );
+    const open: ChildReport[] = [];
+    const hash: ChildReport[] = [];
+    for (let rep = 0; rep < REPS; rep++) {
+      const order = rep % 2 === 0 ? (['open', 'hash'] as const) : (['hash', 'open'] as const);
+      for (const mode of order) {
+        const r = runChild<ChildReport>(join(js, 'open-child.js'), [mode, file], env);
+        if (r.bytes !== (mode === 'open' ? BIG_BYTES : r.fileBytes))
+          throw new Error(`${mode}: streamed ${r.bytes} bytes`);
+        (mode === 'open' ? open : hash).push(r);
+      }
+    }
+    const res: MemoryResult = {
+      openPeakMiB: median(open.map(peakMiB)),
+      hashPeakMiB: median(hash.map(peakMiB)),
+      openStartMiB: median(open.map((r) => r.rssStart / MiB)),
+      openMiBps: median(open.map((r) => r.bytes / MiB / (r.ms / 1000))),
+      hashMiBps: median(hash.map((r) => r.fileBytes / MiB / (r.ms / 1000))),
+      make,
+    };
+    const hashStart = median(hash.map((r) => r.rssStart / MiB));
+    printTable(
+      [`fresh node process, 1 GiB file (median of ${REPS})`, 'peak RSS MiB', 'RSS at start MiB', 'MiB/s'],
+      [
+        [
+          'openPackageStream -> /dev/null',
+          fmt(res.openPeakMiB),
+          fmt(res.openStartMiB),
+          fmt(res.openMiBps, 0),
+        ],
+        ['baseline: createReadStream + SHA-256', fmt(res.hashPeakMiB), fmt(hashStart), fmt(res.hashMiBps, 0)],
+      ],
+    );
+    console.log(
+      `peak RSS ratio ours/bare read: ${fmt(res.openPeakMiB / res.hashPeakMiB, 2)}; ` +
+        `throughput ratio ours/bare read: ${fmt(res.openMiBps / res.hashMiBps, 2)}; ` +
+        `target peak < ${TARGET_MIB} MiB: ${res.openPeakMiB < TARGET_MIB ? 'met' : 'NOT met'}`,
+    );
+    const at = (rs: ChildReport[], k: 'heapTotalAtPeak' | 'arrayBuffersAtPeak'): string =>
+      fmt(median(rs.map((r) => r[k] / MiB)));
+    console.log(
+      `at the peak sample: V8 heap ${at(open, 'heapTotalAtPeak')} MiB + ArrayBuffers ` +
+        `${at(open, 'arrayBuffersAtPeak')} MiB (ours) vs ${at(hash, 'heapTotalAtPeak')} + ` +
+        `${at(hash, 'arrayBuffersAtPeak')} MiB (bare read)`,
+    );
+    console.log(
+      `peak RSS samples (MiB): open ${open.map((r) => fmt(peakMiB(r), 0)).join(' ')} | ` +
+        `bare ${hash.map((r) => fmt(peakMiB(r), 0)).join(' ')}`,
+    );
+    return res;
+  } finally {
+    rmSync(file, { force: true });
+    removeChildren();
+  }
+}
