@@ -95,6 +95,12 @@ describe('parseKey', () => {
     );
   });
 
+  it('throws TypeError for a keyHex that is not a string (caller bug)', () => {
+    expect(() => parseKey({ purpose: 'sign', type: 'public', keyHex: 42 as unknown as string })).toThrow(
+      TypeError,
+    );
+  });
+
   it('rejects an odd-length keyHex (63 characters) with CRYPTO_BAD_HEX naming the key id (S63)', () => {
     const keyHex = hex(boxPair().publicKey).slice(0, 63);
     const spec = { id: 'vendor', purpose: 'authenticated', type: 'public', keyHex };

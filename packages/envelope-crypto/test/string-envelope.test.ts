@@ -95,6 +95,16 @@ describe('encryptString / decryptString', () => {
     expect(decryptString(text, [weak, p.good])).toEqual(enc('x'));
   });
 
+  it('does not swallow a caller bug in a candidate (a 31-byte secret key is a RangeError)', () => {
+    const p = parties();
+    const text = encryptString(enc('x'), p.recipient, p.sender);
+    const broken = {
+      senderPublicKey: p.packager.publicKey,
+      recipientSecretKey: p.decoder.privateKey.subarray(1),
+    };
+    expect(() => decryptString(text, [broken, p.good])).toThrow(RangeError);
+  });
+
   it('fails with CRYPTO_NO_MATCHING_KEY for an empty candidate list', () => {
     const p = parties();
     const text = encryptString(enc('x'), p.recipient, p.sender);
