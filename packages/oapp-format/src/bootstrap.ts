@@ -55,7 +55,7 @@ export function encryptBootstrap(bootstrap: Uint8Array, options: EncryptBootstra
  * Only the prefix is examined; nothing is decrypted.
  */
 export function isEncryptedBootstrapText(text: string): boolean {
-  const t = text.trim();
+  const t = trimAsciiWhitespace(text);
   if (t.length < 12) return false;
   try {
     const head = decodeBase64(t.slice(0, 12));
@@ -65,10 +65,15 @@ export function isEncryptedBootstrapText(text: string): boolean {
   }
 }
 
+/** SPEC.md §9: only TAB, LF, CR and SPACE are trimmed (String.prototype.trim also removes Unicode spaces). */
+function trimAsciiWhitespace(text: string): string {
+  return text.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+}
+
 function decodeText(text: string): Uint8Array {
   try {
     // Outer whitespace (a trailing newline in a file or variable) is trimmed; inner is an error.
-    return decodeBase64(text.trim(), 'encrypted bootstrap');
+    return decodeBase64(trimAsciiWhitespace(text), 'encrypted bootstrap');
   } catch (cause) {
     if (isCryptoError(cause))
       throw new OappError(

@@ -132,7 +132,13 @@ export function decodeHeader(bytes: Uint8Array): Header {
       details: { field: '/payload/plaintextSize' },
     });
   }
-  const recipients = expectSize(o['recipients'], '/recipients', MAX_RECIPIENTS);
+  const recipients = expectSize(o['recipients'], '/recipients');
+  if (recipients > MAX_RECIPIENTS) {
+    throw new OappError(
+      'FORMAT_TOO_MANY_RECIPIENTS',
+      `HEADER declares ${recipients} recipients, the limit is ${MAX_RECIPIENTS}`,
+    );
+  }
   if (recipients === 0)
     throw new OappError('FORMAT_BAD_FIELD', '/recipients: expected at least one recipient', {
       details: { field: '/recipients' },

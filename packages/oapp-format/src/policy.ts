@@ -60,6 +60,15 @@ export function validatePolicy(p: DeploymentPolicy): void {
     if (required.has(hexOf(a.publicKey)))
       policyError(`signer "${a.id}" is in both requiredSigners and additionalSigners`);
   }
+  for (const [name, list] of [
+    ['packagerIdentities', p.packagerIdentities],
+    ['requiredSigners', p.requiredSigners],
+    ['additionalSigners', p.additionalSigners],
+  ] as const) {
+    // A key listed twice would count twice toward K (security-requirements A.1: count by raw key, once).
+    if (new Set(list.map((k) => hexOf(k.publicKey))).size !== list.length)
+      policyError(`${name} lists the same key twice`);
+  }
   for (const s of [...p.requiredSigners, ...p.additionalSigners]) assertTrustedKey(s, 'sign');
   for (const s of p.packagerIdentities) assertTrustedKey(s, 'authenticated');
   if (typeof p.packageId !== 'string' || p.packageId.length === 0)

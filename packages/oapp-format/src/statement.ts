@@ -31,13 +31,12 @@ export function encodeStatement(s: Statement): Uint8Array {
 }
 
 /**
- * Parses and validates STATEMENT bytes strictly (SPEC.md §4.3). Licenses may hold any JSON
- * values, so numbers are not restricted to integers there; the rest of the statement has no numbers
- * other than `content.size`, which is checked as a safe integer.
+ * Parses and validates STATEMENT bytes strictly (SPEC.md §4.3). As in HEADER, every number
+ * (license values included) must be a safe integer written without fraction or exponent.
  * @throws {@link OappError} `FORMAT_*` as for HEADER.
  */
 export function decodeStatement(bytes: Uint8Array): Statement {
-  const v = parseStrictJson(bytes, { what: 'STATEMENT', maxBytes: MAX_STATEMENT_BYTES });
+  const v = parseStrictJson(bytes, { what: 'STATEMENT', maxBytes: MAX_STATEMENT_BYTES, integersOnly: true });
   const o = expectObject(v, '', ['format', 'packageId', 'content'], ['license']);
   const license =
     o['license'] === undefined

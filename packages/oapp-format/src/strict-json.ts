@@ -161,8 +161,10 @@ class Parser {
     const token = m[0];
     this.i += token.length;
     const n = Number(token);
-    if (this.integersOnly && (!/^-?(?:0|[1-9][0-9]*)$/.test(token) || !Number.isSafeInteger(n))) {
-      this.fail('only integers from -(2^53 - 1) to 2^53 - 1 are allowed');
+    if (this.integersOnly && (!/^(?:0|-?[1-9][0-9]*)$/.test(token) || !Number.isSafeInteger(n))) {
+      this.fail(
+        'only integers from -(2^53 - 1) to 2^53 - 1 are allowed, without fraction, exponent or minus zero',
+      );
     }
     return n;
   }

@@ -203,7 +203,7 @@ export type JsonObject = Map<string, Json>;
 const MAX_DEPTH = 64; // §4.1 rule 5, §7
 const MAX_SAFE = 2n ** 53n - 1n; // §4.1 rule 6
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+const INTEGER = /^(?:0|-?[1-9][0-9]*)$/; // §4.1 rule 6: no fraction, exponent or -0
 
 class StrictJsonParser {
   private i = 0;
@@ -447,7 +447,7 @@ function integerMember(obj: JsonObject, name: string, min: number, max: number):
   const v = obj.get(name);
   if (!(v instanceof JsonNumber) || !INTEGER.test(v.raw)) return badField(name, 'missing or not an integer');
   if (v.value < min || v.value > max) badField(name, `out of range ${min}…${max}`);
-  return v.value === 0 ? 0 : v.value; // -0 is read as 0 (see report)
+  return v.value;
 }
 
 function hex32Member(obj: JsonObject, name: string): Uint8Array {
@@ -456,12 +456,12 @@ function hex32Member(obj: JsonObject, name: string): Uint8Array {
   return sodium.from_hex(v);
 }
 
-/** §4.2 packageId: 1–256 UTF-8 bytes, no U+0000–U+001F or U+007F. */
+/** §4.2 packageId: 1–256 UTF-8 bytes, no U+0000–U+001F or U+007F–U+009F. */
 function packageIdMember(obj: JsonObject): string {
   const id = stringMember(obj, 'packageId');
   const n = utf8.encode(id).length;
   if (n < 1 || n > 256) badField('packageId', 'length');
-  if ([...id].some((ch) => ch.charCodeAt(0) < 0x20 || ch === '\u007f'))
+  if ([...id].some((ch) => ch.charCodeAt(0) < 0x20 || (ch.charCodeAt(0) >= 0x7f && ch.charCodeAt(0) <= 0x9f)))
     badField('packageId', 'control character');
   return id;
 }
@@ -520,9 +520,10 @@ export function parseHeader(bytes: Uint8Array): Header {
   const createdAt = timestampMember(root);
   const content = contentMember(root);
   const packager = hex32Member(root, 'packager');
-  const recipients = integerMember(root, 'recipients', 1, 1024);
+  const recipients = integerMember(root, 'recipients', 1, Number.MAX_SAFE_INTEGER);
+  if (recipients > 1024) reject('FORMAT_TOO_MANY_RECIPIENTS'); // §4.1 field errors
   const payload = objectMember(root, 'payload');
-  if (stringMember(payload, 'aead') !== AEAD_V1) reject('FORMAT_UNSUPPORTED_ALGORITHM');
+  if (payload.get('aead') !== AEAD_V1) reject('FORMAT_UNSUPPORTED_ALGORITHM'); // any other value, §4.1
   const chunkSize = integerMember(payload, 'chunkSize', 1024, 1_048_576);
   if (!isPowerOfTwo(chunkSize)) badField('payload.chunkSize', 'not a power of two');
   const plaintextSize = integerMember(payload, 'plaintextSize', 0, MAX_CONTENT_SIZE);
@@ -544,7 +545,7 @@ export function parseHeader(bytes: Uint8Array): Header {
 
 /** §4.3 then the HEADER comparison (FORMAT_STATEMENT_MISMATCH). */
 export function parseStatement(bytes: Uint8Array, header: Header): void {
-  const root = parseStrictJson(bytes, false); // §4.1 rule 6 is stated for HEADER only
+  const root = parseStrictJson(bytes, true); // §4.1 rule 6: HEADER and STATEMENT
   rejectUnknownMembers(root, STATEMENT_SHAPE);
   if (!(root instanceof Map)) return badField('STATEMENT', 'not an object');
   if (stringMember(root, 'format') !== 'oapp-statement/v1') badField('format', 'not oapp-statement/v1');

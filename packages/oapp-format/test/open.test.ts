@@ -48,7 +48,7 @@ describe('openPackage', () => {
         );
       }
     }
-  });
+  }, 60_000);
 
   it('S58: rejects every proper prefix, from the empty file on, with a coded error (never a stray TypeError)', async () => {
     const pkg = make();
@@ -59,7 +59,7 @@ describe('openPackage', () => {
         (err as OappError).code,
       );
     }
-  });
+  }, 60_000);
 
   it('S84: round-trips plaintext sizes around chunk boundaries and rejects each without its last chunk', async () => {
     const c = 1024;
@@ -80,7 +80,7 @@ describe('openPackage', () => {
         ).rejects.toThrowCode(OappError, 'FORMAT_TRUNCATED');
       }
     }
-  });
+  }, 60_000);
 
   it('S118: accepts the package and keys as views at a non-zero offset', async () => {
     const pkg = make();

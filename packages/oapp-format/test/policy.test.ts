@@ -142,6 +142,21 @@ describe('checkSignatures through verifyPackage', () => {
 });
 
 describe('validatePolicy', () => {
+  it('rejects a key listed twice in one list, which would otherwise count twice toward K', () => {
+    expect(() =>
+      validatePolicy(
+        vendorPolicy({
+          additionalSigners: [trusted(reviewerA), trusted(reviewerA)],
+          requiredAdditionalSignerCount: 2,
+        }),
+      ),
+    ).toThrowCode(OappError, 'POLICY_INVALID');
+    expect(() =>
+      validatePolicy(
+        vendorPolicy({ packagerIdentities: [trusted(vendorPackager), trusted(vendorPackager)] }),
+      ),
+    ).toThrowCode(OappError, 'POLICY_INVALID');
+  });
   it('S91: rejects a key in both requiredSigners and additionalSigners', () => {
     expect(() => validatePolicy(vendorPolicy({ additionalSigners: [trusted(vendorSigner)] }))).toThrowCode(
       OappError,

@@ -116,7 +116,7 @@ describe('repackage (S99 vendor → customer → three deployments)', () => {
         `byte ${i}`,
       ).rejects.toSatisfy(isOappError);
     }
-  });
+  }, 60_000);
 
   it('detects a flip of any byte of the customer package in every deployment that reads it', async () => {
     const pkg = await customerPackage(vendorPackage());
@@ -131,5 +131,5 @@ describe('repackage (S99 vendor → customer → three deployments)', () => {
       // Outside the stanzas every deployment rejects; inside stanza k only deployment k reads it.
       expect(results, `byte ${i}`).toEqual(deployments.map((_, k) => inStanza !== -1 && k !== inStanza));
     }
-  }, 60_000);
+  }, 120_000);
 });

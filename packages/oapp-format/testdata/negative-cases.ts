@@ -30,11 +30,15 @@ export function base(seed: string, over: Partial<RogueOptions> = {}): RogueOptio
 }
 
 const u8 = (...parts: (Uint8Array | number[])[]) => concat(parts.map((p) => Uint8Array.from(p)));
-const json = (pkg: Uint8Array, tag: number, from: string, to: string) =>
-  mutateJsonSection(pkg, tag, (s) => {
-    if (!s.includes(from)) throw new Error(`generator: ${from} not found`);
-    return s.replace(from, to);
-  });
+const edit = (from: string, to: string) => (bytes: Uint8Array) => {
+  const s = new TextDecoder().decode(bytes);
+  if (!s.includes(from)) throw new Error(`generator: ${from} not found`);
+  return te.encode(s.replace(from, to));
+};
+/** The minimal package with one edit to the HEADER text, re-sealed so the edit is its only defect. */
+const header = (seed: string, from: string, to: string) => rogue(base(seed, { headerBytes: edit(from, to) }));
+/** The minimal package with one edit to the STATEMENT text, re-signed so the edit is its only defect. */
+const statement = (seed: string, from: string, to: string) => rogue(base(seed, { statementBytes: edit(from, to), header: (h) => h }));
 
 /** Every negative case, keyed by file name without extension. */
 export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent: Uint8Array): Record<string, Uint8Array> {
@@ -79,25 +83,32 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     'FORMAT_TRAILING_DATA--extra-chunk-length-unchanged': u8(multi, multi.subarray(p0, p0 + sealedChunk)),
     'FORMAT_TRAILING_DATA--extra-chunk-length-updated': setPayloadLength(u8(multi, multi.subarray(p0, p0 + sealedChunk)), ms.payload.length + sealedChunk),
     // S65–S69 strict JSON and fields
-    'FORMAT_JSON_DUPLICATE_KEY--header-packageid-twice': json(small, H, '"packageId":"hello-app"', '"packageId":"hello-app","packageId":"hello-app"'),
-    'FORMAT_JSON_DUPLICATE_KEY--statement-packageid-twice': json(small, S, '"packageId":"hello-app"', '"packageId":"hello-app","packageId":"hello-app"'),
-    'FORMAT_JSON_INVALID--header-lone-surrogate': json(small, H, '"packageId":"hello-app"', '"packageId":"hello-\\ud800"'),
-    'FORMAT_JSON_INVALID--header-size-2-53-plus-1': json(small, H, '"size":16', '"size":9007199254740993'),
-    'FORMAT_JSON_INVALID--header-size-fraction': json(small, H, '"size":16', '"size":1.5'),
-    'FORMAT_JSON_INVALID--header-byte-order-mark': mutateSection(small, H, (v) => u8([0xef, 0xbb, 0xbf], v)),
-    'FORMAT_BAD_FIELD--header-size-negative': json(small, H, '"size":16', '"size":-1'),
-    'FORMAT_BAD_FIELD--header-uppercase-hex': mutateJsonSection(small, H, (s) => s.replace(/"packager":"([0-9a-f]+)"/, (_, h: string) => `"packager":"${h.toUpperCase()}"`)),
+    'FORMAT_JSON_DUPLICATE_KEY--header-packageid-twice': header('dup-h', '"packageId":"hello-app"', '"packageId":"hello-app","packageId":"hello-app"'),
+    'FORMAT_JSON_DUPLICATE_KEY--statement-packageid-twice': statement('dup-s', '"packageId":"hello-app"', '"packageId":"hello-app","packageId":"hello-app"'),
+    'FORMAT_JSON_INVALID--header-lone-high-surrogate': header('hi-sur', '"createdAt"', '"\\ud800":1,"createdAt"'),
+    'FORMAT_JSON_INVALID--header-lone-low-surrogate': header('lo-sur', '"createdAt"', '"\\udc00":1,"createdAt"'),
+    'FORMAT_JSON_INVALID--header-size-2-53-plus-1': header('big', '"size":16', '"size":9007199254740993'),
+    'FORMAT_JSON_INVALID--header-size-fraction': header('fraction', '"size":16', '"size":1.5'),
+    'FORMAT_JSON_INVALID--statement-size-exponent': statement('exponent', '"size":16', '"size":1.6e1'),
+    'FORMAT_JSON_INVALID--header-minus-zero': header('minus-zero', '"recipients":1', '"recipients":-0'),
+    'FORMAT_JSON_INVALID--header-byte-order-mark': rogue(base('bom', { headerBytes: (v) => u8([0xef, 0xbb, 0xbf], v) })),
+    'FORMAT_JSON_TOO_DEEP--statement-license-65-deep': rogue(base('deep', { statementBytes: edit('}}', `},"license":${'['.repeat(64)}${']'.repeat(64)}}`) })),
+    'FORMAT_BAD_FIELD--header-size-negative': header('negative', '"size":16', '"size":-1'),
+    'FORMAT_BAD_FIELD--header-c1-control-in-package-id': rogue(base('c1', { packageId: 'hello-app', headerBytes: edit('"packageId":"hello-app"', '"packageId":"hello-app\\u0085"') })),
+    'FORMAT_BAD_FIELD--header-leap-second': header('leap', '12:00:00.000Z', '23:59:60.000Z'),
+    'FORMAT_TOO_MANY_RECIPIENTS--header-declares-1025': header('1025', '"recipients":1', '"recipients":1025'),
+    'FORMAT_BAD_FIELD--header-uppercase-hex': rogue(base('upper', { headerBytes: (b) => te.encode(new TextDecoder().decode(b).replace(/"packager":"([0-9a-f]+)"/, (_, h: string) => `"packager":"${h.toUpperCase()}"`)) })),
     'FORMAT_BAD_UTF8--header-invalid-utf8': mutateSection(small, H, (v) => {
       const out = v.slice();
       const i = new TextDecoder().decode(v).indexOf('hello-app') + 1;
       out.set([0xc3, 0x28], i);
       return out;
     }),
-    'FORMAT_UNKNOWN_FIELD--header-policy-field': json(small, H, '"format":"oapp/v1"', '"format":"oapp/v1","requiredAdditionalSignerCount":0'),
-    'FORMAT_UNKNOWN_FIELD--statement-policy-field': json(small, S, '"format":"oapp-statement/v1"', '"format":"oapp-statement/v1","requiredSigners":[]'),
+    'FORMAT_UNKNOWN_FIELD--header-policy-field': header('unknown-h', '"format":"oapp/v1"', '"format":"oapp/v1","requiredAdditionalSignerCount":0'),
+    'FORMAT_UNKNOWN_FIELD--statement-policy-field': statement('unknown-s', '"format":"oapp-statement/v1"', '"format":"oapp-statement/v1","requiredSigners":[]'),
     // S100
-    'FORMAT_UNSUPPORTED_ALGORITHM--aead-none': json(small, H, '"aead":"chacha20-poly1305-stream/v1"', '"aead":"none"'),
-    'FORMAT_UNSUPPORTED_ALGORITHM--aead-older': json(small, H, '"aead":"chacha20-poly1305-stream/v1"', '"aead":"xsalsa20-poly1305/v0"'),
+    'FORMAT_UNSUPPORTED_ALGORITHM--aead-none': header('aead-none', '"aead":"chacha20-poly1305-stream/v1"', '"aead":"none"'),
+    'FORMAT_UNSUPPORTED_ALGORITHM--aead-older': header('aead-old', '"aead":"chacha20-poly1305-stream/v1"', '"aead":"xsalsa20-poly1305/v0"'),
     // S71
     'FORMAT_BAD_RECIPIENTS--stanzas-one-byte-short': mutateSection(small, SECTION.RECIPIENTS, (v) => v.subarray(0, v.length - 1)),
     'FORMAT_BAD_RECIPIENTS--stanzas-one-byte-long': mutateSection(small, SECTION.RECIPIENTS, (v) => u8(v, [0])),
@@ -107,15 +118,17 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
       const first = v.subarray(0, 98 + new DataView(v.buffer, v.byteOffset).getUint16(32));
       return concat(Array.from({ length: 65 }, () => first));
     }),
-    'FORMAT_STATEMENT_MISMATCH--statement-other-package-id': json(small, S, '"packageId":"hello-app"', '"packageId":"hello-app-2"'),
+    'FORMAT_STATEMENT_MISMATCH--statement-other-package-id': statement('mismatch', '"packageId":"hello-app"', '"packageId":"hello-app-2"'),
     // S60
     'FORMAT_WRONG_KIND--bootstrap-as-app': rogue(base('wrong-kind', { kind: 'bootstrap', signers: [] })),
     // S73
-    'CRYPTO_WEAK_KEY--packager-all-zero': json(small, H, /"packager":"[0-9a-f]+"/.exec(new TextDecoder().decode(sectionsOf(small).header.value))![0], `"packager":"${'0'.repeat(64)}"`),
+    'CRYPTO_WEAK_KEY--packager-all-zero': rogue(base('weak', { header: (h) => ({ ...h, packager: '0'.repeat(64) }) })),
+    'CRYPTO_WEAK_KEY--packager-small-order': rogue(base('weak-8', { header: (h) => ({ ...h, packager: 'e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800' }) })),
     // S72, S74, S77
     'CRYPTO_NO_MATCHING_RECIPIENT--not-for-this-deployment': rogue(base('other-recipient', { recipients: [fx.otherDeployment] })),
     'CRYPTO_HEADER_MISMATCH--stanza-from-other-package': mutateSection(small, SECTION.RECIPIENTS, () => sectionsOf(rogue(base('another-package'))).recipients.value),
-    'CRYPTO_HEADER_MISMATCH--created-at-changed': json(small, H, '"createdAt":"2026-11-01T12:00:00.000Z"', '"createdAt":"2026-11-01T12:00:01.000Z"'),
+    'CRYPTO_HEADER_MISMATCH--created-at-changed': mutateJsonSection(small, H, (s) => s.replace('12:00:00.000Z', '12:00:01.000Z')),
+    'FORMAT_STATEMENT_MISMATCH--header-content-size-changed': mutateJsonSection(small, H, (s) => s.replace('"size":16', '"size":17').replace('"plaintextSize":16', '"plaintextSize":17')),
     // S80, S81, S82, S85
     'CRYPTO_AUTH_FAILED--stanza-box-flipped': flipByte(small, sectionsOf(small).recipients.valueOffset + 40),
     'CRYPTO_AUTH_FAILED--middle-chunk-tag-flipped': flipByte(multi, p0 + 2 * sealedChunk - 1),

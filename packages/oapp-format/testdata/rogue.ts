@@ -44,6 +44,10 @@ export interface RogueOptions {
   header?: (h: Header) => Header;
   /** Seal the payload differently: return the chunks as sealed bytes. */
   chunks?: (payloadKey: Uint8Array, plain: Uint8Array[], seal: (i: number, final: boolean, p: Uint8Array) => Uint8Array) => Uint8Array[];
+  /** Edit the encoded HEADER bytes; stanzas then bind the edited bytes (so only the edit is wrong). */
+  headerBytes?: (bytes: Uint8Array) => Uint8Array;
+  /** Edit the encoded STATEMENT bytes; signatures then cover the edited bytes. */
+  statementBytes?: (bytes: Uint8Array) => Uint8Array;
   /** Replace the payload plaintext after the statement was made (content hash then differs). */
   payloadContent?: Uint8Array;
 }
@@ -58,7 +62,7 @@ export function rogue(o: RogueOptions): Uint8Array {
   const kind = o.kind ?? 'app';
   let statement = buildStatement(kind, o.packageId ?? 'hello-app', o.content);
   if (o.statement) statement = o.statement(statement);
-  const statementBytes = encodeStatement(statement);
+  const statementBytes = o.statementBytes ? o.statementBytes(encodeStatement(statement)) : encodeStatement(statement);
   let records = o.signers.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text));
   if (o.records) records = o.records(records, statementBytes);
   const random = seeded(o.seed);
@@ -78,7 +82,7 @@ export function rogue(o: RogueOptions): Uint8Array {
     payload: { aead: PAYLOAD_AEAD, chunkSize: o.chunkSize, plaintextSize: o.content.length, ciphertextSha256: encodeHex(sha256(payload)) },
   };
   if (o.header) header = o.header(header);
-  const headerBytes = encodeHeader(header);
+  const headerBytes = o.headerBytes ? o.headerBytes(encodeHeader(header)) : encodeHeader(header);
   const digest = sha256(headerBytes);
   const stanzas = o.recipients.map((r) => sealStanza(fileKey, digest, r.publicKey.bytes, o.packager.secretKey.bytes, random(24)));
   return concat([

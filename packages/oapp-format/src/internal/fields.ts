@@ -47,7 +47,7 @@ export function expectString(v: unknown, field: string, maxBytes: number): strin
   if (typeof v !== 'string' || v.length === 0) return bad(field, 'a non-empty string');
   if (Buffer.byteLength(v, 'utf8') > maxBytes) return bad(field, `at most ${maxBytes} bytes`);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(v)) return bad(field, 'no control characters');
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(v)) return bad(field, 'no control characters');
   return v;
 }
 
