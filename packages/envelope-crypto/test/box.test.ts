@@ -16,7 +16,7 @@ import {
 } from '../src/index.js';
 import { hasSmallOrderMontgomeryEncoding } from '../src/internal/curve25519.js';
 import { offsetView } from '@org/test-utils';
-import { fill, loadSodium } from './sodium.js';
+import { fill, loadSodium, sodiumRefuses } from './sodium.js';
 import { X25519_SMALL_ORDER, le32 } from './points.js';
 
 let sodium: Awaited<ReturnType<typeof loadSodium>>;
@@ -65,7 +65,7 @@ describe('x25519SharedSecret', () => {
     (_name, u) => {
       // The list in src/internal/curve25519.ts is right: libsodium's crypto_scalarmult fails for it.
       expect(hasSmallOrderMontgomeryEncoding(u)).toBe(true);
-      expect(() => sodium.crypto_scalarmult(alice().privateKey, u)).toThrow();
+      expect(sodiumRefuses(() => sodium.crypto_scalarmult(alice().privateKey, u))).toBe(true);
       for (const engine of ENGINES) {
         expect(() => x25519SharedSecret(alice().privateKey, u, engine)).toThrowCode(
           CryptoError,

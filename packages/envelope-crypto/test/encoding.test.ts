@@ -34,7 +34,7 @@ describe('decodeHex', () => {
   });
 
   it('rejects a non-hex character (...0fg...) with CRYPTO_BAD_HEX, never a shorter key', () => {
-    const bad = `${'0f'.repeat(10)}0g${'0f'.repeat(21)}`;
+    const bad = `${'0f'.repeat(10)}0fg${'f0'.repeat(20)}0`;
     expect(bad).toHaveLength(64);
     expect(() => decodeHex(bad, 32)).toThrowCode(CryptoError, 'CRYPTO_BAD_HEX');
     expect(() => decodeHex(bad)).toThrowCode(CryptoError, 'CRYPTO_BAD_HEX');

@@ -24,3 +24,13 @@ export function fill(n: number, seed: number): Uint8Array {
   }
   return out;
 }
+
+/** True when a libsodium call fails (libsodium-wrappers throws where the C function returns -1). */
+export function sodiumRefuses(fn: () => unknown): boolean {
+  try {
+    fn();
+    return false;
+  } catch {
+    return true;
+  }
+}
