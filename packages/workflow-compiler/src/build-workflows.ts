@@ -56,12 +56,17 @@ interface PlannedInclude {
  *   `WORKFLOW_MANIFEST_TOO_MANY_INCLUDES`; `WORKFLOW_MANIFEST_DUPLICATE_INCLUDE`; `WORKFLOW_MANIFEST_OP_UNKNOWN`;
  *   `WORKFLOW_MANIFEST_PATH_INVALID`; `WORKFLOW_MANIFEST_PATH_NOT_FOUND`; `WORKFLOW_MANIFEST_OP_INVALID`;
  *   `WORKFLOW_MANIFEST_CONFLICT`; `WORKFLOW_RESOURCE_*` for include files; `WORKFLOW_SCHEMA_INVALID` and
- *   `WORKFLOW_DUPLICATE_STEP_ID` for an included or the combined workflow.
+ *   `WORKFLOW_DUPLICATE_STEP_ID` for an included or the combined workflow — as a rejected promise.
  */
-export async function buildWorkflows(
+export function buildWorkflows(
   manifest: unknown,
   options: BuildWorkflowsOptions = {},
 ): Promise<BuildWorkflowsResult> {
+  // Include files are read synchronously, as resources are (ADR 0014).
+  return new Promise((resolve) => resolve(buildNow(manifest, options)));
+}
+
+function buildNow(manifest: unknown, options: BuildWorkflowsOptions): BuildWorkflowsResult {
   const maxBytes = options.maxInputBytes ?? MAX_JSON_BYTES;
   const plan = planManifest(readInput(manifest, { maxBytes }), options);
   const roots = prepareRoots(options.workflowDirs ?? DEFAULT_RESOURCE_DIRS);

@@ -66,12 +66,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * @throws WorkflowError every `WORKFLOW_JSON_*` syntax code; `WORKFLOW_VALUE_INVALID`; `WORKFLOW_SCHEMA_INVALID`;
  *   `WORKFLOW_DUPLICATE_STEP_ID`; `WORKFLOW_RESOURCE_PATH_INVALID` (checked for every path before any file is
  *   opened); `WORKFLOW_RESOURCE_OUTSIDE_ROOT`; `WORKFLOW_RESOURCE_NOT_FOUND`; `WORKFLOW_RESOURCE_TOO_LARGE`;
- *   `WORKFLOW_RESOURCE_BAD_UTF8`; `WORKFLOW_COMPILED_TOO_LARGE`.
+ *   `WORKFLOW_RESOURCE_BAD_UTF8`; `WORKFLOW_COMPILED_TOO_LARGE` — as a rejected promise.
  */
-export async function compileWorkflow(
+export function compileWorkflow(
   input: unknown,
   options: CompileWorkflowOptions = {},
 ): Promise<CompileWorkflowResult> {
+  // Resource files are read synchronously (ADR 0014); the promise keeps room for asynchronous stores.
+  return new Promise((resolve) => resolve(compileNow(input, options)));
+}
+
+function compileNow(input: unknown, options: CompileWorkflowOptions): CompileWorkflowResult {
   const source = validateWorkflow(input, {
     maxBytes: options.maxInputBytes ?? MAX_JSON_BYTES,
   }) as unknown as JsonObject;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { canonicalize } from './canonical-json.js';
+import { canonicalizeChecked } from './canonical-json.js';
 import { WorkflowError } from './errors.js';
-import { forEachProcessor, hasComment } from './internal/walk.js';
+import { forEachProcessor } from './internal/walk.js';
 import { hasKey, isJsonObject, toPointer } from './json-value.js';
 import type { CompiledWorkflow } from './types.js';
 
@@ -21,17 +21,17 @@ export const WORKFLOW_HASH_ALGORITHM = 'sha-256';
  *   `WORKFLOW_VALUE_INVALID` / `WORKFLOW_JSON_TOO_DEEP` when the value has no canonical JSON form.
  */
 export function hashWorkflow(compiled: CompiledWorkflow): string {
-  assertCompiled(compiled);
-  const canonical = canonicalize(compiled);
+  assertNoResources(compiled);
+  // One pass both canonicalises and refuses structural `comment` members (SPEC.md §5 step 1).
+  const canonical = canonicalizeChecked(compiled, 'comment');
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
 
-function assertCompiled(v: unknown): void {
+function assertNoResources(v: unknown): void {
   if (!isJsonObject(v)) throw notCompiled('', 'a compiled workflow is an object');
   forEachProcessor(v, (p, at) => {
     if (hasKey(p, 'resource')) throw notCompiled(toPointer([...at, 'resource']), 'resource was not inlined');
   });
-  if (hasComment(v)) throw notCompiled('', 'comments were not removed');
 }
 
 function notCompiled(pointer: string, detail: string): WorkflowError {

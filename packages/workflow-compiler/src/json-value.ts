@@ -1,10 +1,10 @@
 import { WorkflowError } from './errors.js';
 import { isWellFormedString } from './internal/well-formed.js';
 
-/** A JSON value as this package holds it: objects are null-prototype records (S4). */
+/** A JSON value as this package holds it: objects inherit nothing (S4). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 
-/** A JSON object. Objects produced by this package have a null prototype. */
+/** A JSON object. Objects produced by this package inherit nothing (their prototype is a frozen empty object without a prototype). */
 export interface JsonObject {
   [key: string]: JsonValue;
 }
@@ -61,7 +61,7 @@ export function toPointer(segments: readonly (string | number)[]): string {
 }
 
 /**
- * Deep-copies a caller-supplied value into this package's JSON form (null-prototype objects), rejecting anything
+ * Deep-copies a caller-supplied value into this package's JSON form (objects that inherit nothing), rejecting anything
  * that is not JSON: `undefined`, functions, non-finite numbers, unsafe integers, cycles, depth over the cap.
  *
  * @throws WorkflowError `WORKFLOW_VALUE_INVALID` for a non-JSON value; `WORKFLOW_JSON_TOO_DEEP` over the depth cap.

@@ -31,7 +31,7 @@ const ESCAPES: Record<string, string> = {
 
 /**
  * Parses RFC 8259 JSON text strictly (SPEC.md §3): fatal UTF-8, no BOM, no duplicate keys, no lone surrogates,
- * bounded depth and size, integers within ±(2^53−1). Objects come back with a null prototype, so `__proto__`
+ * bounded depth and size, integers within ±(2^53−1). Objects come back inheriting nothing (see `emptyObject`), so `__proto__`
  * and `constructor` are plain data keys (S4).
  *
  * @throws WorkflowError `WORKFLOW_JSON_TOO_LARGE`, `WORKFLOW_JSON_BAD_UTF8`, `WORKFLOW_JSON_INVALID`,

@@ -15,7 +15,7 @@ export type ValidateWorkflowOptions = ParseStrictJsonOptions;
  * Reads a workflow file (bytes, JSON text, or an already parsed value) and checks it against
  * {@link WORKFLOW_SCHEMA} and the rules the schema cannot state: each processor has exactly one of `script`,
  * `resource`, `processors` (`script: null` counts as absent); `resourceName` only beside a `script`;
- * `stepId` unique across the file. Returns the value in this package's JSON form (null-prototype objects).
+ * `stepId` unique across the file. Returns the value in this package's JSON form (objects that inherit nothing).
  *
  * @throws WorkflowError syntax codes `WORKFLOW_JSON_*` (from the strict parser; `WORKFLOW_VALUE_INVALID` for a
  *   non-JSON value); `WORKFLOW_SCHEMA_INVALID` with every violation in `details` as `{ pointer, detail }`;

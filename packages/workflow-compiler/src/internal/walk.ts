@@ -23,17 +23,6 @@ export function stripComments(v: JsonValue): JsonValue {
   return out;
 }
 
-/** True when a structural `comment` key is present anywhere (free-form values excluded). */
-export function hasComment(v: JsonValue): boolean {
-  if (Array.isArray(v)) return v.some(hasComment);
-  if (!isJsonObject(v)) return false;
-  for (const key of Object.keys(v)) {
-    if (key === 'comment') return true;
-    if (!FREE_FORM_KEYS.has(key) && hasComment(v[key] as JsonValue)) return true;
-  }
-  return false;
-}
-
 type ProcessorVisitor = (processor: JsonObject, at: Segments) => void;
 
 /** Calls `visit` for every processor of a schema-valid workflow file, parents before nested chain members. */
