@@ -7,7 +7,7 @@ export {
 export type { WorkflowErrorCode, WorkflowErrorDetail } from './errors.js';
 export { parseStrictJson, MAX_JSON_BYTES } from './strict-json.js';
 export type { ParseStrictJsonOptions } from './strict-json.js';
-export { MAX_JSON_DEPTH } from './json-value.js';
+export { MAX_JSON_DEPTH, JSON_OBJECT_PROTOTYPE } from './json-value.js';
 export type { JsonValue, JsonObject } from './json-value.js';
 export { canonicalize } from './canonical-json.js';
 export { WORKFLOW_SCHEMA } from './workflow-schema.js';

@@ -211,6 +211,20 @@ describe('buildWorkflows', () => {
     );
   });
 
+  it('writes __proto__ and constructor as own data members, never into a prototype (S4)', async () => {
+    const wf = await build([
+      custom('add', '$.workflows[0].data', { x: 1 }),
+      custom('add', "$.workflows[0].data['__proto__']", { polluted: true }),
+      custom('value', "$.workflows[0].data['constructor']", { prototype: { polluted: true } }),
+    ]);
+    expect(Object.keys(wf.workflows[0]!.data!)).toEqual(['x', '__proto__', 'constructor']);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    await expect(build([custom('value', "$.workflows[0]['__proto__']", {})])).rejects.toThrowCode(
+      WorkflowError,
+      'WORKFLOW_SCHEMA_INVALID',
+    );
+  });
+
   it('copies sourceValue, so one value used twice is not shared', async () => {
     const wf = await build([
       custom('add', '$.workflows[0].data', { list: [] }),
