@@ -1,6 +1,6 @@
 // File helpers of the benchmarks.
 import { randomFillSync } from 'node:crypto';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 /** Writes `bytes` random bytes to `path`, 8 MiB at a time. */
 export function writeRandomFile(path: string, bytes: number): void {
@@ -14,4 +14,19 @@ export function writeRandomFile(path: string, bytes: number): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A `kB` field of /proc/self/status (Linux), in KiB; NaN elsewhere. `VmHWM` is the peak resident
+ * set of this process image. Prefer it to `process.resourceUsage().maxRSS`: Linux carries
+ * `maxRSS` over fork + exec, so a child can report memory its parent had when spawning it.
+ */
+export function procStatusKiB(field: string): number {
+  let status = '';
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return NaN;
+  }
+  return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
 }

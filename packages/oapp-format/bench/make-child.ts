@@ -4,6 +4,7 @@ import { randomFillSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createPackage } from '../src/index.js';
 import { PACKAGE_ID, benchKeys, signersOf } from './common.js';
+import { procStatusKiB } from './files.js';
 
 const [out, sizeText] = process.argv.slice(2);
 if (out === undefined || sizeText === undefined) throw new Error('usage: make-child.ts <out> <bytes>');
@@ -27,6 +28,6 @@ console.log(
     createMs,
     totalMs: performance.now() - t0,
     packageBytes: pkg.length,
-    maxRssKiB: process.resourceUsage().maxRSS,
+    vmHwmKiB: procStatusKiB('VmHWM'),
   }),
 );

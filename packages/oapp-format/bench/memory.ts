@@ -19,17 +19,20 @@ interface ChildReport {
   readonly heapTotalAtPeak: number;
   readonly arrayBuffersAtPeak: number;
   readonly maxRssKiB: number;
+  readonly vmHwmKiB: number;
+  readonly rssAnonKiB: number;
+  readonly rssFileKiB: number;
 }
 
 interface MakeReport {
   readonly createMs: number;
   readonly totalMs: number;
   readonly packageBytes: number;
-  readonly maxRssKiB: number;
+  readonly vmHwmKiB: number;
 }
 
 export interface MemoryResult {
-  /** Peak RSS of the opening process, MiB (max of the 10 ms samples and getrusage maxRSS). */
+  /** Peak RSS of the opening process, MiB (max of the 10 ms samples and VmHWM). */
   readonly openPeakMiB: number;
   readonly hashPeakMiB: number;
   readonly openStartMiB: number;
@@ -38,7 +41,10 @@ export interface MemoryResult {
   readonly make: MakeReport;
 }
 
-const peakMiB = (r: ChildReport): number => Math.max(r.rssPeak / MiB, r.maxRssKiB / 1024);
+// VmHWM when /proc is there; else getrusage maxRSS, which on Linux can include memory of the
+// spawning parent (it survives fork + exec), so it is only a fallback.
+const peakMiB = (r: ChildReport): number =>
+  Math.max(r.rssPeak / MiB, Number.isFinite(r.vmHwmKiB) ? r.vmHwmKiB / 1024 : r.maxRssKiB / 1024);
 
 export function benchMemory(dir: string, seedHex: string): MemoryResult {
   const env = { BENCH_SEED: seedHex };
@@ -49,7 +55,7 @@ export function benchMemory(dir: string, seedHex: string): MemoryResult {
     console.log(
       `created a ${fmt(make.packageBytes / MiB)} MiB package once in a child process: createPackage ` +
         `${fmt(make.createMs, 0)} ms (${fmt(BIG_BYTES / MiB / (make.createMs / 1000), 0)} MiB/s), ` +
-        `with write ${fmt(make.totalMs, 0)} ms; that process peaked at ${fmt(make.maxRssKiB / 1024, 0)} MiB RSS`,
+        `with write ${fmt(make.totalMs, 0)} ms; that process peaked at ${fmt(make.vmHwmKiB / 1024, 0)} MiB RSS`,
     );
     const open: ChildReport[] = [];
     const hash: ChildReport[] = [];
@@ -95,9 +101,15 @@ export function benchMemory(dir: string, seedHex: string): MemoryResult {
         `${at(open, 'arrayBuffersAtPeak')} MiB (ours) vs ${at(hash, 'heapTotalAtPeak')} + ` +
         `${at(hash, 'arrayBuffersAtPeak')} MiB (bare read)`,
     );
+    const split = (rs: ChildReport[]): string =>
+      `${fmt(median(rs.map((r) => r.rssAnonKiB / 1024)))} anonymous + ` +
+      `${fmt(median(rs.map((r) => r.rssFileKiB / 1024)))} file-backed (the node binary and libraries)`;
+    console.log(`resident at exit, MiB: ours ${split(open)}; bare read ${split(hash)}`);
     console.log(
       `peak RSS samples (MiB): open ${open.map((r) => fmt(peakMiB(r), 0)).join(' ')} | ` +
-        `bare ${hash.map((r) => fmt(peakMiB(r), 0)).join(' ')}`,
+        `bare ${hash.map((r) => fmt(peakMiB(r), 0)).join(' ')}; getrusage maxRSS, not used (it includes ` +
+        `memory of the spawning parent, carried over fork + exec): ` +
+        `${open.map((r) => fmt(r.maxRssKiB / 1024, 0)).join(' ')}`,
     );
     return res;
   } finally {

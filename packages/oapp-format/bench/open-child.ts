@@ -2,12 +2,14 @@
 // resident memory and throughput as one JSON line.
 // Usage (after compile.ts): node <build>/bench/open-child.js open|hash <file>   (keys from BENCH_SEED)
 //   open: openPackageStream(createReadStream(file)), every chunk written to /dev/null.
+// Peak RSS = the larger of 10 ms samples and VmHWM (see procStatusKiB for why not maxRSS).
 //   hash: the bare streaming read baseline, createReadStream(file) hashed with SHA-256 and
 //         written to /dev/null.
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, statSync, writeSync } from 'node:fs';
 import { openPackageStream } from '../src/index.js';
 import { benchKeys, policyOf } from './common.js';
+import { procStatusKiB } from './files.js';
 
 const [mode, file] = process.argv.slice(2);
 if ((mode !== 'open' && mode !== 'hash') || file === undefined)
@@ -54,6 +56,10 @@ closeSync(devNull);
 sample();
 console.log(
   JSON.stringify({
+    // Linux: the resident set at exit, anonymous memory vs mapped files.
+    rssAnonKiB: procStatusKiB('RssAnon'),
+    rssFileKiB: procStatusKiB('RssFile'),
+    vmHwmKiB: procStatusKiB('VmHWM'),
     mode,
     fileBytes: statSync(file).size,
     bytes,
