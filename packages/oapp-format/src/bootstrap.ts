@@ -1,11 +1,4 @@
-import {
-  decodeBase64,
-  encodeBase64,
-  isCryptoError,
-  keyFromBytes,
-  type Key,
-  type KeyTuple,
-} from '@org/envelope-crypto';
+import { decodeBase64, encodeBase64, keyFromBytes, type Key, type KeyTuple } from '@org/envelope-crypto';
 import { MAGIC } from './constants.js';
 import { createPackage } from './create.js';
 import { OappError } from './errors.js';
@@ -72,16 +65,15 @@ function trimAsciiWhitespace(text: string): string {
 
 function decodeText(text: string): Uint8Array {
   try {
-    // Outer whitespace (a trailing newline in a file or variable) is trimmed; inner is an error.
+    // Outer ASCII whitespace (a trailing newline in a file or variable) is trimmed; inner is an error.
     return decodeBase64(trimAsciiWhitespace(text), 'encrypted bootstrap');
   } catch (cause) {
-    if (isCryptoError(cause))
-      throw new OappError(
-        'FORMAT_BAD_BASE64',
-        'the encrypted bootstrap is not canonical padded standard Base64',
-        { cause },
-      );
-    throw cause;
+    // decodeBase64 throws only CRYPTO_BAD_BASE64 for a string argument.
+    throw new OappError(
+      'FORMAT_BAD_BASE64',
+      'the encrypted bootstrap is not canonical padded standard Base64',
+      { cause },
+    );
   }
 }
 

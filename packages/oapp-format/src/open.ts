@@ -2,7 +2,6 @@ import {
   createSha256,
   decodeHex,
   derivePublicKey,
-  encodeHex,
   equalBytes,
   expectKey,
   isCryptoError,
@@ -210,9 +209,4 @@ export async function openPackage(source: Source, options: OpenPackageOptions): 
   }
   const { chunks: _chunks, ...verified } = opened;
   return { ...verified, content };
-}
-
-/** Lowercase hex SHA-256 of the HEADER of a verified package. */
-export function headerSha256Hex(v: VerifiedPackage): string {
-  return encodeHex(v.parsed.headerSha256);
 }

@@ -1,4 +1,4 @@
-import { encodeHex, sha256 } from '@org/envelope-crypto';
+import { sha256 } from '@org/envelope-crypto';
 import { DEFAULT_MAX_PLAINTEXT_BYTES, SECTION, type PackageKind } from './constants.js';
 import { kindOfMediaType, sameContent } from './content.js';
 import { OappError } from './errors.js';
@@ -91,9 +91,4 @@ export async function readPackagePrefix(r: ByteReader, options: ParseOptions = {
     signatures,
     payloadLength: await readPayloadLength(r, header),
   };
-}
-
-/** Lowercase hex of the HEADER digest. */
-export function headerDigestHex(p: ParsedPackage): string {
-  return encodeHex(p.headerSha256);
 }

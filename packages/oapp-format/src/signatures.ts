@@ -1,4 +1,4 @@
-import { encodeHex, signDetached, verifyDetached, type Key, expectKey } from '@org/envelope-crypto';
+import { signDetached, verifyDetached, type Key, expectKey } from '@org/envelope-crypto';
 import {
   MAX_SIGNATURES,
   MAX_SIGN_TEXT_BYTES,
@@ -6,7 +6,6 @@ import {
   type PackageKind,
 } from './constants.js';
 import { OappError } from './errors.js';
-import { fingerprint } from './fingerprint.js';
 import { signingMessage } from './statement.js';
 
 /** One signature record (SPEC.md §4.5). */
@@ -122,9 +121,4 @@ export function decodeSignatures(value: Uint8Array): SignatureRecord[] {
     off += SIGNATURE_RECORD_FIXED_BYTES + len;
   }
   return out;
-}
-
-/** A human-checkable description of a record's key. */
-export function describeSigner(publicKey: Uint8Array): { publicKeyHex: string; fingerprint: string } {
-  return { publicKeyHex: encodeHex(publicKey), fingerprint: fingerprint(publicKey) };
 }

@@ -1,11 +1,5 @@
 import { MAX_STATEMENT_BYTES, SIGNING_TYPES, STATEMENT_FORMAT, type PackageKind } from './constants.js';
-import {
-  decodeContent,
-  decodePackageId,
-  encodeContent,
-  kindOfMediaType,
-  type ContentInfo,
-} from './content.js';
+import { decodeContent, decodePackageId, encodeContent, type ContentInfo } from './content.js';
 import { expectConst, expectObject, type JsonObject } from './internal/fields.js';
 import { parseStrictJson } from './strict-json.js';
 import { DEFAULT_MAX_PLAINTEXT_BYTES } from './constants.js';
@@ -48,11 +42,6 @@ export function decodeStatement(bytes: Uint8Array): Statement {
     content: decodeContent(o['content'], '/content', DEFAULT_MAX_PLAINTEXT_BYTES),
     license,
   };
-}
-
-/** The kind a statement's media type declares (validated by {@link decodeStatement}). */
-export function statementKind(s: Statement): PackageKind {
-  return kindOfMediaType(s.content.mediaType) ?? 'app';
 }
 
 function ascii(s: string): Uint8Array {

@@ -92,7 +92,7 @@ describe('encryptBootstrap / decryptBootstrap', () => {
     ).toThrowCode(OappError, 'FORMAT_PAYLOAD_TOO_LARGE');
   });
   it('isEncryptedBootstrapText is false for plain JSON, a path and Base64 of JSON', () => {
-    for (const t of ['[{"a":1}]', '/etc/agent/bootstrap.json', encodeBase64(BOOT), ''])
+    for (const t of ['[{"a":1}]', '/etc/agent/bootstrap.json', encodeBase64(BOOT), '', '!'.repeat(20)])
       expect(isEncryptedBootstrapText(t)).toBe(false);
   });
 });

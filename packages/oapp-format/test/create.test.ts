@@ -58,6 +58,18 @@ describe('createPackage', () => {
     expect(() => make({ chunkSize: 2 ** 21 })).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
   });
 
+  it('rejects 1025 recipients with FORMAT_TOO_MANY_RECIPIENTS and a license that is not an object', () => {
+    expect(() => make({ recipients: Array.from({ length: 1025 }, () => deployment.publicKey) })).toThrowCode(
+      OappError,
+      'FORMAT_TOO_MANY_RECIPIENTS',
+    );
+    expect(() => make({ license: ['gold'] as unknown as Record<string, unknown> })).toThrowCode(
+      OappError,
+      'FORMAT_BAD_ARGUMENT',
+    );
+    expect(() => make({ kind: 'plugin' as 'app' })).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+  });
+
   it('rejects an empty, over-long or control-character packageId with FORMAT_BAD_FIELD', () => {
     expect(() => make({ packageId: '' })).toThrowCode(OappError, 'FORMAT_BAD_FIELD');
     expect(() => make({ packageId: 'x'.repeat(257) })).toThrowCode(OappError, 'FORMAT_BAD_FIELD');

@@ -51,6 +51,14 @@ describe('inspectPackage', () => {
       ['review', true, fingerprint(reviewerA.publicKey.bytes)],
     ]);
   });
+  it('reads from an async iterable source', async () => {
+    async function* source() {
+      await Promise.resolve();
+      for (let i = 0; i < pkg.length; i += 100) yield pkg.subarray(i, i + 100);
+    }
+    expect((await inspectPackage(source())).packageId).toBe('hello-app');
+  });
+
   it('reports a broken signature as invalid instead of failing', async () => {
     const i = sectionsOf(pkg).signatures.valueOffset + 32 + 2 + 'vendor'.length + 5;
     const info = await inspectPackage(flipByte(pkg, i));

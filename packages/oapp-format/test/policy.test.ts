@@ -181,7 +181,22 @@ describe('validatePolicy', () => {
   });
 });
 
+describe('validatePolicy (packageId)', () => {
+  it('rejects an empty packageId', () => {
+    expect(() => validatePolicy(vendorPolicy({ packageId: '' }))).toThrowCode(OappError, 'POLICY_INVALID');
+  });
+});
+
 describe('policyFromBootstrap', () => {
+  it('defaults the lists to empty and K to 0', () => {
+    expect(policyFromBootstrap({ packageId: 'x' }, [])).toEqual({
+      packageId: 'x',
+      packagerIdentities: [],
+      requiredSigners: [],
+      additionalSigners: [],
+      requiredAdditionalSignerCount: 0,
+    });
+  });
   const keys = [
     {
       id: 'packager',

@@ -21,6 +21,8 @@ import {
   type Pair,
 } from './fixtures.js';
 import { flipByte, sectionsOf } from './package-surgery.js';
+import { base } from '../testdata/negative-cases.js';
+import { rogue } from '../testdata/rogue.js';
 
 // security-requirements S99: the vendor packages for the customer's distribution key; the customer
 // inspects it without secret keys, verifies the vendor, adds its endorsement and repackages for
@@ -93,6 +95,26 @@ describe('repackage (S99 vendor → customer → three deployments)', () => {
     expect(info.envelope).toHaveLength(1);
     expect(info.envelope[0]?.packager).toBe(Buffer.from(vendorPackager.publicKey.bytes).toString('hex'));
     expect(info.signatures.map((s) => s.valid)).toEqual([true, true]);
+  });
+
+  it('refuses to grow the envelope chain beyond 16 links', async () => {
+    const link = { packager: '01'.repeat(32), headerSha256: '02'.repeat(32) };
+    const long = rogue({
+      ...base('long-chain'),
+      packageId: 'invoice-uploader',
+      recipients: [customerDistribution],
+      header: (h) => ({ ...h, envelope: { chain: Array.from({ length: 16 }, () => link) } }),
+    });
+    await expect(
+      repackage(long, {
+        open: {
+          policy: { ...customerIntake, requiredSigners: [] },
+          recipientSecretKey: customerDistribution.secretKey,
+        },
+        packagerSecretKey: customerPackager.secretKey,
+        recipients: [deployments[0]!.publicKey],
+      }),
+    ).rejects.toThrowCode('OappError', 'FORMAT_BAD_ARGUMENT');
   });
 
   it('S98: refuses the customer package where the deployment trusts only the vendor packager', async () => {
