@@ -50,14 +50,22 @@ function setup(root: string): { dirs: string[]; bytes: Uint8Array } {
         ],
       },
     };
-    size += JSON.stringify(step).length;
+    size += JSON.stringify(step, null, 1).length; // the file is written with one-space indentation
     steps.push(step);
   }
-  const text = JSON.stringify(
-    { comment: 'benchmark', data: { app: 'bench' }, workflows: [{ name: 'bench', steps }] },
-    null,
-    1,
-  );
+  const render = (): string =>
+    JSON.stringify(
+      { comment: 'benchmark', data: { app: 'bench' }, workflows: [{ name: 'bench', steps }] },
+      null,
+      1,
+    );
+  let text = render();
+  // Nesting indentation makes the file larger than the per-step estimate: trim steps to about TARGET_BYTES.
+  while (text.length > TARGET_BYTES * 1.01 && steps.length > RESOURCES) {
+    const perStep = text.length / steps.length;
+    steps.length = Math.max(RESOURCES, steps.length - Math.ceil((text.length - TARGET_BYTES) / perStep));
+    text = render();
+  }
   return { dirs, bytes: new TextEncoder().encode(text) };
 }
 

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { WorkflowError } from './errors.js';
 import { quoteName } from './json-value.js';
@@ -25,15 +25,17 @@ export interface ResolvedFile {
   bytes: Uint8Array;
 }
 
-/** A directory list prepared once per operation: configured name and real path (null when missing). */
+/** A directory list prepared once per operation: configured name, real path (null when missing), and a cache of
+ * the real paths of sub-directories already resolved in this operation (null when missing). */
 export interface RootDir {
   dir: string;
   real: string | null;
+  parents: Map<string, string | null>;
 }
 
 /** Resolves each configured directory to its real path once; missing directories are kept and skipped later. */
 export function prepareRoots(dirs: readonly string[]): RootDir[] {
-  return dirs.map((dir) => ({ dir, real: realOrNull(dir) }));
+  return dirs.map((dir) => ({ dir, real: realOrNull(dir), parents: new Map<string, string | null>() }));
 }
 
 function realOrNull(dir: string): string | null {
@@ -47,9 +49,9 @@ function realOrNull(dir: string): string | null {
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * Finds `path` in the first directory that holds it as a regular file (SPEC.md §6.2) and reads it. The joined
- * path is resolved with `realpath` and must stay inside the directory's real path (symlinks may point within
- * the directory, never out of it); a directory or special file at the path does not count as holding it.
+ * Finds `path` in the first directory that holds it as a regular file (SPEC.md §6.2) and reads it. The parent
+ * directory's real path and, when the file is a symlink, its target must stay inside the directory's real path
+ * (links may point within the directory, never out of it); a directory or special file does not count.
  *
  * @throws WorkflowError `WORKFLOW_RESOURCE_PATH_INVALID`, `WORKFLOW_RESOURCE_OUTSIDE_ROOT`,
  *   `WORKFLOW_RESOURCE_NOT_FOUND` (naming the path and every directory searched), `WORKFLOW_RESOURCE_TOO_LARGE`.
@@ -59,7 +61,7 @@ export function resolveFile(path: string, roots: readonly RootDir[], maxBytes: n
   const canonical = `/${segments.join('/')}`;
   for (const root of roots) {
     if (root.real === null) continue;
-    const found = readInside(root.real, segments, canonical, maxBytes);
+    const found = readInside(root, segments, canonical, maxBytes);
     if (found !== null)
       return { path: canonical, dir: root.dir, realPath: found.realPath, bytes: found.bytes };
   }
@@ -72,33 +74,69 @@ export function resolveFile(path: string, roots: readonly RootDir[], maxBytes: n
 }
 
 function readInside(
-  realDir: string,
+  root: RootDir,
   segments: string[],
   canonical: string,
   maxBytes: number,
 ): { realPath: string; bytes: Uint8Array } | null {
-  let real: string;
+  const parent = realParent(root, segments.slice(0, -1).join('/'), canonical);
+  if (parent === null) return null;
+  let real = join(parent, segments[segments.length - 1] as string);
+  let st;
   try {
-    real = realpathSync.native(join(realDir, ...segments));
+    st = lstatSync(real, { throwIfNoEntry: false });
   } catch (cause) {
     if (isMissing(cause)) return null;
     throw unreadable(canonical, cause);
   }
-  const prefix = realDir.endsWith(sep) ? realDir : realDir + sep;
-  if (!real.startsWith(prefix)) {
-    throw new WorkflowError(
-      'WORKFLOW_RESOURCE_OUTSIDE_ROOT',
-      `resource ${quoteName(canonical)} resolves outside its resource directory (symbolic link)`,
-    );
+  if (st === undefined) return null;
+  if (st.isSymbolicLink()) {
+    // A link may point anywhere: resolve it and confine the target (S104). A dangling link counts as absent.
+    try {
+      real = realpathSync.native(real);
+    } catch (cause) {
+      if (isMissing(cause)) return null;
+      throw unreadable(canonical, cause);
+    }
+    confine(root.real as string, real, canonical);
+  } else if (!st.isFile()) {
+    return null;
   }
   const bytes = readRegularFile(real, canonical, maxBytes);
   return bytes === null ? null : { realPath: real, bytes };
 }
 
+/** Real path of a sub-directory of the root, confined to the root; cached per operation; null when missing. */
+function realParent(root: RootDir, relative: string, canonical: string): string | null {
+  const rootReal = root.real as string;
+  if (relative === '') return rootReal;
+  const cached = root.parents.get(relative);
+  if (cached !== undefined) return cached;
+  let real: string | null;
+  try {
+    real = realpathSync.native(join(rootReal, relative));
+  } catch (cause) {
+    if (!isMissing(cause)) throw unreadable(canonical, cause);
+    real = null;
+  }
+  if (real !== null) confine(rootReal, real, canonical);
+  root.parents.set(relative, real);
+  return real;
+}
+
+function confine(rootReal: string, real: string, canonical: string): void {
+  const prefix = rootReal.endsWith(sep) ? rootReal : rootReal + sep;
+  if (real === rootReal || real.startsWith(prefix)) return;
+  throw new WorkflowError(
+    'WORKFLOW_RESOURCE_OUTSIDE_ROOT',
+    `resource ${quoteName(canonical)} resolves outside its resource directory (symbolic link)`,
+  );
+}
+
 function readRegularFile(real: string, canonical: string, maxBytes: number): Uint8Array | null {
   let fd: number;
   try {
-    // O_NOFOLLOW: a symlink swapped in after realpath is refused; O_NONBLOCK: a FIFO cannot stall us.
+    // O_NOFOLLOW: a symlink swapped in after the check is refused; O_NONBLOCK: a FIFO cannot stall us.
     fd = openSync(real, OPEN_FLAGS);
   } catch (cause) {
     throw unreadable(canonical, cause);
