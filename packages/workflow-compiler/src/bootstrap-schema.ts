@@ -119,17 +119,36 @@ const fileAccess = strict(
   ['id', 'directoryOrFile'],
 );
 
-const deploymentAccess = strict(
-  {
-    id,
-    access: { enum: ['call', 'receive'] },
-    deploymentIds: { type: 'array', items: id },
-    deploymentId: id,
-    anyDeployment: SB,
-    startupWaitTimeoutMs: ms,
-  },
-  ['id', 'access'],
-);
+const isTrue = { enum: [true, 'true'] };
+
+const deploymentAccess = {
+  ...strict(
+    {
+      id,
+      access: { enum: ['call', 'receive'] },
+      deploymentIds: { type: 'array', items: id },
+      deploymentId: id,
+      anyDeployment: SB,
+      startupWaitTimeoutMs: ms,
+    },
+    ['id', 'access'],
+  ),
+  allOf: [
+    {
+      description: 'anyDeployment is for receive entries and excludes deploymentIds and deploymentId',
+      if: { required: ['anyDeployment'], properties: { anyDeployment: isTrue } },
+      then: {
+        properties: { access: { const: 'receive' } },
+        not: { anyOf: [{ required: ['deploymentIds'] }, { required: ['deploymentId'] }] },
+      },
+    },
+    {
+      description: 'startupWaitTimeoutMs is for call entries',
+      if: { required: ['startupWaitTimeoutMs'] },
+      then: { properties: { access: { const: 'call' } } },
+    },
+  ],
+};
 
 const output = strict({
   id,

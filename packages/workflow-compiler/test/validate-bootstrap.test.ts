@@ -109,6 +109,7 @@ describe('validateBootstrap', () => {
     b['allowHttpServerAccess'] = [
       { id: 'files', port: 8081, servePackagedAsset: { packagedAssetFileId: 'site' } },
     ];
+    b['allowFileAccess'].push({ id: 'site', directoryOrFile: '/data/site.zip', READ: true });
     const [record] = validateBootstrap(b);
     expect(record?.packaging?.requiredSigners).toEqual([{ id: 'acme-author' }]);
     expect(record?.packaging?.additionalSigners).toEqual([{ id: 'ops-review' }, { id: 'sec-review' }]);
@@ -247,6 +248,42 @@ describe('validateBootstrap', () => {
     ],
   ])('rejects %s with WORKFLOW_BOOTSTRAP_INVALID', (mutate, _label) => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_INVALID');
+  });
+
+  it.each([
+    [
+      (b: any) => (b.allowDeploymentAccess = [{ id: 'x', access: 'call', anyDeployment: true }]),
+      'anyDeployment on call',
+    ],
+    [
+      (b: any) =>
+        (b.allowDeploymentAccess = [
+          { id: 'x', access: 'receive', anyDeployment: 'true', deploymentIds: ['d'] },
+        ]),
+      'anyDeployment with ids',
+    ],
+    [
+      (b: any) => (b.allowDeploymentAccess = [{ id: 'x', access: 'receive', startupWaitTimeoutMs: 5 }]),
+      'wait timeout on receive',
+    ],
+    [
+      (b: any) =>
+        (b.allowHttpServerAccess = [
+          { id: 's', port: 1, serveFromPackagedAsset: { packagedAssetFileId: 'nope' } },
+        ]),
+      'unknown asset file id',
+    ],
+  ])('rejects %s with WORKFLOW_BOOTSTRAP_INVALID', (mutate, _label) => {
+    rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_INVALID');
+  });
+
+  it('accepts receive entries with anyDeployment and call entries with ids and a wait timeout', () => {
+    const b = example();
+    b['allowDeploymentAccess'] = [
+      { id: 'in', access: 'receive', anyDeployment: true },
+      { id: 'out', access: 'call', deploymentIds: ['d1'], startupWaitTimeoutMs: 5000 },
+    ];
+    expect(validateBootstrap(b)[0]?.allowDeploymentAccess).toHaveLength(2);
   });
 
   it('rejects an empty array and a non-object', () => {

@@ -21,7 +21,7 @@ export function checkBootstrapRules(records: JsonObject[]): void {
     ['WORKFLOW_BOOTSTRAP_KEY_REFERENCE', keyReferences],
     ['WORKFLOW_BOOTSTRAP_SIGNER_CONFLICT', signerConflicts],
     ['WORKFLOW_BOOTSTRAP_SIGNER_COUNT', signerCount],
-    ['WORKFLOW_BOOTSTRAP_INVALID', timeouts],
+    ['WORKFLOW_BOOTSTRAP_INVALID', consistency],
   ];
   const deploymentIds: Issues = [];
   uniqueIn(records, 'deploymentId', [], deploymentIds);
@@ -135,6 +135,27 @@ function signerCount(r: JsonObject, i: number, out: Issues): void {
       detail: `expected an integer 0..${pool} (the number of additionalSigners), found a larger integer`,
     });
   }
+}
+
+function consistency(r: JsonObject, i: number, out: Issues): void {
+  timeouts(r, i, out);
+  assetReferences(r, i, out);
+}
+
+/** A server's `serveFromPackagedAsset.packagedAssetFileId` names an `allowFileAccess` entry (interfaces.md §3.4). */
+function assetReferences(r: JsonObject, i: number, out: Issues): void {
+  const files = new Set(
+    (Array.isArray(r['allowFileAccess']) ? r['allowFileAccess'] : []).map((f) => (f as JsonObject)['id']),
+  );
+  const servers = Array.isArray(r['allowHttpServerAccess']) ? r['allowHttpServerAccess'] : [];
+  servers.forEach((server, j) => {
+    const asset = (server as JsonObject)['serveFromPackagedAsset'];
+    if (!isJsonObject(asset) || files.has(asset['packagedAssetFileId'])) return;
+    out.push({
+      pointer: toPointer([i, 'allowHttpServerAccess', j, 'serveFromPackagedAsset', 'packagedAssetFileId']),
+      detail: 'packagedAssetFileId must name an allowFileAccess id',
+    });
+  });
 }
 
 function timeouts(r: JsonObject, i: number, out: Issues): void {
