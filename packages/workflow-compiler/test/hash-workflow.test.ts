@@ -31,6 +31,12 @@ describe('hashWorkflow', () => {
     expect(hashWorkflow(await compile({ ...source, comment: 'a different comment' }))).toBe(base);
   });
 
+  it('is the same for a resource written with or without the leading slash', async () => {
+    const a = hashWorkflow(await compile(oneStep({ resource: '/general/clear-headers.js' })));
+    const b = hashWorkflow(await compile(oneStep({ resource: 'general/clear-headers.js' })));
+    expect(b).toBe(a);
+  });
+
   it('changes when one byte of an inline script changes', async () => {
     const a = hashWorkflow(await compile(oneStep({ script: 'context.setBody(1)' })));
     const b = hashWorkflow(await compile(oneStep({ script: 'context.setBody(2)' })));
