@@ -1,0 +1,78 @@
+import express, { type RequestHandler } from 'express';
+import type { Limits } from './config.js';
+import type { AppDeps } from './deps.js';
+import { RequestError } from './errors.js';
+import { errorMiddleware } from './http-errors.js';
+import type { Logger } from './logger.js';
+import { OPENAPI_DOCUMENT } from './openapi.js';
+import { requestLog } from './request-log.js';
+import { bootstrapEncrypt, stringEncrypt } from './routes/encrypt.js';
+import { health, keyGen } from './routes/key-gen.js';
+import { packageEnvelope, workflowInspect } from './routes/packages.js';
+import { workflowPackage } from './routes/workflow-package.js';
+import { buildWorkflowsRoute, workflowCompile, workflowHash } from './routes/workflows.js';
+import { uploadOptionsByPath } from './upload.js';
+
+/** What {@link createApp} needs; nothing here reads the environment or listens. */
+export interface CreateAppOptions {
+  limits: Limits;
+  resourceDirs: readonly string[];
+  log: Logger;
+}
+
+/** One route: the OpenAPI document lists exactly these (checked by test/openapi.test.ts). */
+export interface RouteSpec {
+  method: 'get' | 'post';
+  path: string;
+  handler: RequestHandler;
+}
+
+/** Every route of the service. */
+export function routes(deps: AppDeps): RouteSpec[] {
+  return [
+    { method: 'post', path: '/workflow-package', handler: workflowPackage(deps) },
+    { method: 'post', path: '/bootstrap-encrypt', handler: bootstrapEncrypt(deps) },
+    { method: 'post', path: '/string-encrypt', handler: stringEncrypt(deps) },
+    { method: 'post', path: '/workflow-compile', handler: workflowCompile(deps) },
+    { method: 'post', path: '/workflow-hash', handler: workflowHash(deps) },
+    { method: 'post', path: '/workflow-inspect', handler: workflowInspect(deps) },
+    { method: 'post', path: '/package-envelope', handler: packageEnvelope(deps) },
+    { method: 'post', path: '/build-workflows', handler: buildWorkflowsRoute(deps) },
+    { method: 'get', path: '/key-gen', handler: keyGen() },
+    { method: 'get', path: '/health', handler: health() },
+    { method: 'get', path: '/openapi.json', handler: (_req, res) => void res.json(OPENAPI_DOCUMENT) },
+  ];
+}
+
+/** 405 with `Allow` for a known path, else 404: both as problems. */
+function fallback(table: readonly RouteSpec[]): RequestHandler {
+  return (req, _res, next) => {
+    const methods = table.filter((r) => r.path === req.path).map((r) => r.method.toUpperCase());
+    if (methods.length === 0) {
+      next(new RequestError('REQUEST_NOT_FOUND', 'no endpoint has this path'));
+      return;
+    }
+    if (methods.includes('GET')) methods.push('HEAD');
+    next(
+      new RequestError('REQUEST_METHOD_NOT_ALLOWED', `this path takes ${methods.join(', ')}`, {
+        headers: { Allow: methods.join(', ') },
+      }),
+    );
+  };
+}
+
+/** The Express app (house style §1): routes, the 404/405 fallback and the one error middleware. */
+export function createApp(options: CreateAppOptions): express.Express {
+  const deps: AppDeps = { ...options, uploads: uploadOptionsByPath(options.limits) };
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
+  app.use(requestLog(options.log));
+  const table = routes(deps);
+  for (const r of table) app[r.method](r.path, r.handler);
+  app.all('/{*splat}', fallback(table));
+  app.use(errorMiddleware(options.log));
+  return app;
+}

@@ -1,0 +1,167 @@
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { MAX_STRING_PLAINTEXT_BYTES } from '@org/envelope-crypto';
+import type { Logger } from './logger.js';
+
+/** Request size limits, in bytes (README "Limits"). */
+export interface Limits {
+  /** The `body` part of every multipart request. */
+  bodyFieldBytes: number;
+  /** A workflow: the `stream` of /workflow-package, the JSON of /workflow-compile, /workflow-hash, /build-workflows. */
+  workflowBytes: number;
+  /** The `stream` of /bootstrap-encrypt. */
+  bootstrapBytes: number;
+  /** The `stream` of /string-encrypt (at most envelope-crypto's MAX_STRING_PLAINTEXT_BYTES). */
+  stringBytes: number;
+  /** A whole `.oapp`: the body of /workflow-inspect and the `stream` of /package-envelope. */
+  packageBytes: number;
+}
+
+/** Server timeouts, in milliseconds. */
+export interface Timeouts {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  shutdownMs: number;
+}
+
+/** The validated configuration. */
+export interface Config {
+  port: number;
+  bindAddress: string;
+  /** `PACKAGER_RESOURCE_DIRS` when set (first = the community dir, must exist), else undefined (defaults). */
+  resourceDirs: string[] | undefined;
+  limits: Limits;
+  timeouts: Timeouts;
+}
+
+/** A configuration the service refuses to start with. Its message is printed; no stack trace. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export const DEFAULT_PORT = 39575;
+export const DEFAULT_BIND_ADDRESS = '127.0.0.1';
+export const DEFAULT_RESOURCE_DIRS = ['/community-resources', '/local-resources1', '/local-resources2'];
+/** Used when `/community-resources` is missing and `PACKAGER_RESOURCE_DIRS` is not set. */
+export const FALLBACK_RESOURCE_DIR = 'resources';
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+export const DEFAULT_LIMITS: Limits = {
+  bodyFieldBytes: 64 * KIB,
+  workflowBytes: 8 * MIB,
+  bootstrapBytes: 4 * MIB,
+  stringBytes: MAX_STRING_PLAINTEXT_BYTES,
+  packageBytes: 32 * MIB,
+};
+
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  headersMs: 10_000,
+  requestMs: 60_000,
+  keepAliveMs: 5_000,
+  shutdownMs: 10_000,
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw))
+    throw new ConfigError(`${name} must be a whole number, got "${raw.slice(0, 32)}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+function limitsFrom(env: Env): Limits {
+  const d = DEFAULT_LIMITS;
+  const max = 1024 * MIB;
+  return {
+    bodyFieldBytes: integer(env, 'PACKAGER_BODY_FIELD_BYTES', d.bodyFieldBytes, 1, 16 * MIB),
+    workflowBytes: integer(env, 'PACKAGER_WORKFLOW_BYTES', d.workflowBytes, 1, 64 * MIB),
+    bootstrapBytes: integer(env, 'PACKAGER_BOOTSTRAP_BYTES', d.bootstrapBytes, 1, 4 * MIB),
+    stringBytes: integer(env, 'PACKAGER_STRING_BYTES', d.stringBytes, 0, MAX_STRING_PLAINTEXT_BYTES),
+    packageBytes: integer(env, 'PACKAGER_PACKAGE_BYTES', d.packageBytes, 1, max),
+  };
+}
+
+function timeoutsFrom(env: Env): Timeouts {
+  const d = DEFAULT_TIMEOUTS;
+  const hour = 3_600_000;
+  return {
+    headersMs: integer(env, 'PACKAGER_HEADERS_TIMEOUT_MS', d.headersMs, 1, hour),
+    requestMs: integer(env, 'PACKAGER_REQUEST_TIMEOUT_MS', d.requestMs, 1, hour),
+    keepAliveMs: integer(env, 'PACKAGER_KEEP_ALIVE_TIMEOUT_MS', d.keepAliveMs, 1, hour),
+    shutdownMs: integer(env, 'PACKAGER_SHUTDOWN_TIMEOUT_MS', d.shutdownMs, 0, hour),
+  };
+}
+
+function resourceDirsFrom(env: Env): string[] | undefined {
+  const raw = env['PACKAGER_RESOURCE_DIRS'];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return raw
+    .split(',')
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
+}
+
+/**
+ * Reads the environment once (README "Configuration").
+ * @throws ConfigError naming the variable.
+ */
+export function loadConfig(env: Env): Config {
+  const config: Config = {
+    port: integer(env, 'PORT', DEFAULT_PORT, 0, 65535),
+    bindAddress: env['PACKAGER_BIND_ADDRESS'] || DEFAULT_BIND_ADDRESS,
+    resourceDirs: resourceDirsFrom(env),
+    limits: limitsFrom(env),
+    timeouts: timeoutsFrom(env),
+  };
+  if (config.timeouts.headersMs > config.timeouts.requestMs) {
+    throw new ConfigError('PACKAGER_HEADERS_TIMEOUT_MS must not exceed PACKAGER_REQUEST_TIMEOUT_MS');
+  }
+  return config;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The resource directories to search, in order. The first (community) directory must exist; missing optional
+ * ones are skipped with a log line. Without `PACKAGER_RESOURCE_DIRS` and without `/community-resources`
+ * (a machine that is not the container), `./resources` under the working directory is used and created.
+ * @throws ConfigError when an explicitly configured community directory is missing.
+ */
+export function prepareResourceDirs(config: Config, log: Logger, cwd: string): string[] {
+  let dirs = config.resourceDirs;
+  if (dirs === undefined) {
+    dirs = [...DEFAULT_RESOURCE_DIRS];
+    if (!isDirectory(DEFAULT_RESOURCE_DIRS[0] as string)) {
+      const fallback = resolve(cwd, FALLBACK_RESOURCE_DIR);
+      if (!existsSync(fallback)) mkdirSync(fallback, { recursive: true });
+      log.warn('community resource directory missing; using the local fallback', {
+        missing: DEFAULT_RESOURCE_DIRS[0],
+        dir: fallback,
+      });
+      dirs[0] = fallback;
+    }
+  }
+  const [community, ...optional] = dirs;
+  if (community === undefined || !isDirectory(community)) {
+    throw new ConfigError(`the community resource directory ${community ?? '(none)'} does not exist`);
+  }
+  const found = [community];
+  for (const dir of optional) {
+    if (isDirectory(dir)) found.push(dir);
+    else log.info('optional resource directory missing; skipped', { dir });
+  }
+  return found;
+}

@@ -1,0 +1,278 @@
+import { CRYPTO_ERROR_CODES, type CryptoErrorCode } from '@org/envelope-crypto';
+import { UPLOAD_ERROR_CODES, type UploadErrorCode } from '@org/multipart-limits';
+import { OAPP_ERROR_CODES, type OappErrorCode } from '@org/oapp-format';
+import { WORKFLOW_ERROR_CODES, type WorkflowErrorCode } from '@org/workflow-compiler';
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { REQUEST_ERROR_CODES, RequestError, type FieldError, type RequestErrorCode } from './errors.js';
+import type { Logger } from './logger.js';
+import { problemTitle, problemType } from './problem-types.js';
+
+/** Every code a response can carry. A library adding a code without a status here fails typecheck. */
+export type AppErrorCode =
+  CryptoErrorCode | OappErrorCode | WorkflowErrorCode | UploadErrorCode | RequestErrorCode;
+
+/**
+ * The one code → status table (house style §3). 400: malformed bytes or key text; 413: over a limit;
+ * 415: wrong content type; 422: well-formed JSON whose content breaks a rule; 403: a package refused by
+ * the caller's own verification policy (`/package-envelope`).
+ */
+export const STATUS_BY_CODE = {
+  // envelope-crypto: key text and key checks are 400 (S63, S64, S95, S113, S115, S116).
+  CRYPTO_BAD_HEX: 400,
+  CRYPTO_BAD_KEY_LENGTH: 400,
+  CRYPTO_WRONG_KEY_PURPOSE: 400,
+  CRYPTO_WRONG_KEY_TYPE: 400,
+  CRYPTO_BAD_KEY_SPEC: 400,
+  CRYPTO_KEY_MISMATCH: 400,
+  CRYPTO_INVALID_PUBLIC_KEY: 400,
+  CRYPTO_WEAK_KEY: 400,
+  CRYPTO_AUTH_FAILED: 422,
+  CRYPTO_BAD_BASE64: 400,
+  CRYPTO_BAD_UTF8: 400,
+  CRYPTO_BAD_PREFIX: 400,
+  CRYPTO_TRUNCATED: 400,
+  CRYPTO_TOO_LARGE: 413,
+  CRYPTO_BAD_KEY_TUPLE: 400,
+  CRYPTO_NO_MATCHING_KEY: 422,
+  // oapp-format: malformed package or body bytes 400; authentic-but-wrong 422; policy 403.
+  FORMAT_BAD_MAGIC: 400,
+  FORMAT_VERSION_UNSUPPORTED: 400,
+  FORMAT_BAD_FLAGS: 400,
+  FORMAT_BAD_SECTIONS: 400,
+  FORMAT_SECTION_TOO_LARGE: 400,
+  FORMAT_TRUNCATED: 400,
+  FORMAT_TRAILING_DATA: 400,
+  FORMAT_BAD_UTF8: 400,
+  FORMAT_JSON_INVALID: 400,
+  FORMAT_JSON_DUPLICATE_KEY: 400,
+  FORMAT_JSON_TOO_DEEP: 400,
+  FORMAT_UNKNOWN_FIELD: 400,
+  FORMAT_BAD_FIELD: 400,
+  FORMAT_UNSUPPORTED_ALGORITHM: 400,
+  FORMAT_BAD_RECIPIENTS: 400,
+  FORMAT_BAD_SIGNATURES: 400,
+  FORMAT_TOO_MANY_SIGNATURES: 400,
+  FORMAT_TOO_MANY_RECIPIENTS: 400,
+  FORMAT_BAD_PAYLOAD_LENGTH: 400,
+  FORMAT_PAYLOAD_TOO_LARGE: 413,
+  FORMAT_STATEMENT_MISMATCH: 400,
+  FORMAT_WRONG_KIND: 422,
+  FORMAT_BAD_BASE64: 400,
+  FORMAT_BAD_ARGUMENT: 422,
+  CRYPTO_NO_MATCHING_RECIPIENT: 422,
+  CRYPTO_HEADER_MISMATCH: 422,
+  CRYPTO_CIPHERTEXT_MISMATCH: 422,
+  CRYPTO_CONTENT_MISMATCH: 422,
+  POLICY_PACKAGE_ID_MISMATCH: 403,
+  POLICY_PACKAGER_NOT_TRUSTED: 403,
+  POLICY_SIGNATURE_INVALID: 403,
+  POLICY_REQUIRED_SIGNER_MISSING: 403,
+  POLICY_SIGNER_THRESHOLD_NOT_MET: 403,
+  POLICY_INVALID: 422,
+  // workflow-compiler: syntax 400, semantics 422.
+  WORKFLOW_JSON_INVALID: 400,
+  WORKFLOW_JSON_BAD_UTF8: 400,
+  WORKFLOW_JSON_LONE_SURROGATE: 400,
+  WORKFLOW_JSON_DUPLICATE_KEY: 400,
+  WORKFLOW_JSON_TOO_DEEP: 400,
+  WORKFLOW_JSON_TOO_LARGE: 413,
+  WORKFLOW_JSON_BAD_NUMBER: 400,
+  WORKFLOW_SCHEMA_INVALID: 422,
+  WORKFLOW_DUPLICATE_STEP_ID: 422,
+  WORKFLOW_NOT_COMPILED: 422,
+  WORKFLOW_VALUE_INVALID: 422,
+  WORKFLOW_BOOTSTRAP_INVALID: 422,
+  WORKFLOW_BOOTSTRAP_DUPLICATE_ID: 422,
+  WORKFLOW_BOOTSTRAP_KEY_INVALID: 422,
+  WORKFLOW_BOOTSTRAP_KEY_REFERENCE: 422,
+  WORKFLOW_BOOTSTRAP_SIGNER_CONFLICT: 422,
+  WORKFLOW_BOOTSTRAP_SIGNER_COUNT: 422,
+  WORKFLOW_RESOURCE_PATH_INVALID: 422,
+  WORKFLOW_RESOURCE_OUTSIDE_ROOT: 422,
+  WORKFLOW_RESOURCE_NOT_FOUND: 422,
+  WORKFLOW_RESOURCE_TOO_LARGE: 422,
+  WORKFLOW_RESOURCE_BAD_UTF8: 422,
+  WORKFLOW_COMPILED_TOO_LARGE: 422,
+  WORKFLOW_MANIFEST_INVALID: 422,
+  WORKFLOW_MANIFEST_TOO_MANY_INCLUDES: 422,
+  WORKFLOW_MANIFEST_DUPLICATE_INCLUDE: 422,
+  WORKFLOW_MANIFEST_PATH_INVALID: 422,
+  WORKFLOW_MANIFEST_PATH_NOT_FOUND: 422,
+  WORKFLOW_MANIFEST_OP_UNKNOWN: 422,
+  WORKFLOW_MANIFEST_OP_INVALID: 422,
+  WORKFLOW_MANIFEST_CONFLICT: 422,
+  // multipart-limits (its README's table).
+  UPLOAD_CONTENT_ENCODING: 415,
+  UPLOAD_UNSUPPORTED_MEDIA_TYPE: 415,
+  UPLOAD_NOT_MULTIPART: 415,
+  UPLOAD_BAD_BOUNDARY: 400,
+  UPLOAD_REQUEST_TOO_LARGE: 413,
+  UPLOAD_BODY_TOO_LARGE: 413,
+  UPLOAD_BODY_NOT_UTF8: 400,
+  UPLOAD_FILE_TOO_LARGE: 413,
+  UPLOAD_FIELD_TOO_LARGE: 413,
+  UPLOAD_PARTS_LIMIT: 413,
+  UPLOAD_HEADERS_LIMIT: 413,
+  UPLOAD_UNKNOWN_PART: 400,
+  UPLOAD_DUPLICATE_PART: 400,
+  UPLOAD_STREAM_MUST_BE_FILE: 400,
+  UPLOAD_BODY_MUST_BE_FIELD: 400,
+  UPLOAD_PART_ORDER: 400,
+  UPLOAD_MISSING_PART: 400,
+  UPLOAD_MALFORMED: 400,
+  UPLOAD_ABORTED: 400,
+  // the app's own.
+  REQUEST_FIELD_INVALID: 422,
+  REQUEST_UNKNOWN_KEY_ID: 422,
+  REQUEST_DUPLICATE_KEY_ID: 422,
+  REQUEST_ONE_RECIPIENT_REQUIRED: 422,
+  REQUEST_NOT_ACCEPTABLE: 406,
+  REQUEST_UNSUPPORTED_MEDIA_TYPE: 415,
+  REQUEST_MISSING_PURPOSE: 400,
+  REQUEST_INVALID_PURPOSE: 400,
+  REQUEST_MALFORMED: 400,
+  REQUEST_NOT_FOUND: 404,
+  REQUEST_METHOD_NOT_ALLOWED: 405,
+} as const satisfies Record<AppErrorCode, number>;
+
+const KNOWN_NAMES = new Set(['CryptoError', 'OappError', 'WorkflowError', 'UploadError', 'RequestError']);
+const KNOWN_CODES: ReadonlySet<string> = new Set<string>([
+  ...CRYPTO_ERROR_CODES,
+  ...OAPP_ERROR_CODES,
+  ...WORKFLOW_ERROR_CODES,
+  ...UPLOAD_ERROR_CODES,
+  ...REQUEST_ERROR_CODES,
+]);
+
+/** A coded error from any of our packages or the app (duck-typed: two copies of a package may load). */
+export interface CodedError {
+  name: string;
+  code: AppErrorCode;
+  message: string;
+  details?: unknown;
+  errors?: FieldError[] | undefined;
+  headers?: Record<string, string> | undefined;
+  extensions?: Record<string, unknown> | undefined;
+}
+
+/** True for an error of one of our classes with a code of the status table. */
+export function isCodedError(err: unknown): err is CodedError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown; message?: unknown };
+  return (
+    typeof e.name === 'string' &&
+    KNOWN_NAMES.has(e.name) &&
+    typeof e.code === 'string' &&
+    KNOWN_CODES.has(e.code) &&
+    typeof e.message === 'string'
+  );
+}
+
+/** The request id the logging middleware put on the response. */
+export function requestIdOf(res: Response): string {
+  const id: unknown = res.locals['requestId'];
+  return typeof id === 'string' ? id : '00000000-0000-0000-0000-000000000000';
+}
+
+/** `details` of workflow-compiler errors are `[{pointer, detail}]`; keep only well-formed entries. */
+function fieldErrorsOf(err: CodedError): FieldError[] | undefined {
+  if (err.errors !== undefined) return err.errors;
+  if (!Array.isArray(err.details)) return undefined;
+  const list = (err.details as unknown[]).filter(
+    (d): d is FieldError =>
+      typeof d === 'object' &&
+      d !== null &&
+      typeof (d as FieldError).pointer === 'string' &&
+      typeof (d as FieldError).detail === 'string',
+  );
+  return list.length > 0 ? list.map(({ pointer, detail }) => ({ pointer, detail })) : undefined;
+}
+
+/** Sends an RFC 9457 problem for a coded error. */
+export function sendProblem(req: Request, res: Response, err: CodedError): void {
+  const status = STATUS_BY_CODE[err.code];
+  const errors = fieldErrorsOf(err);
+  const body: Record<string, unknown> = {
+    type: problemType(err.code),
+    title: problemTitle(err.code),
+    status,
+    detail: err.message,
+    instance: `urn:uuid:${requestIdOf(res)}`,
+    code: err.code,
+    ...(errors === undefined ? {} : { errors }),
+    ...err.extensions,
+  };
+  finishProblem(req, res, status, body, err.headers);
+}
+
+function hasUnreadBody(req: Request): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+function finishProblem(
+  req: Request,
+  res: Response,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> | undefined,
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  // A request whose body was not read to the end cannot be followed by another on this connection.
+  if (hasUnreadBody(req)) res.setHeader('Connection', 'close');
+  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
+  res.status(status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+/** The generic 500 for anything that is not a coded error: no detail from the error itself. */
+export function sendInternal(req: Request, res: Response): void {
+  finishProblem(
+    req,
+    res,
+    500,
+    {
+      type: 'about:blank',
+      title: 'Internal Server Error',
+      status: 500,
+      instance: `urn:uuid:${requestIdOf(res)}`,
+      code: 'INTERNAL',
+    },
+    undefined,
+  );
+}
+
+/**
+ * Express's own 4xx errors carry `status` (and usually `expose`); the router's undecodable path parameter is a
+ * URIError with status 400 and no `expose`. Both become REQUEST_MALFORMED, without their message.
+ */
+function isClientHttpError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const { status } = err as { status?: unknown };
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** The one error middleware: coded errors → their problem; everything else → logged, generic 500. */
+export function errorMiddleware(log: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (isCodedError(err)) {
+      sendProblem(req, res, err);
+      return;
+    }
+    if (isClientHttpError(err)) {
+      sendProblem(req, res, new RequestError('REQUEST_MALFORMED', 'the request could not be read'));
+      return;
+    }
+    const e = err instanceof Error ? err : new Error(typeof err);
+    log.error('unhandled error', {
+      reqId: requestIdOf(res),
+      error: e.name,
+      cause: e.message,
+      stack: e.stack,
+    });
+    sendInternal(req, res);
+  };
+}

@@ -1,0 +1,20 @@
+import type { Request } from 'express';
+import { RequestError } from './errors.js';
+
+export const OCTET_STREAM = 'application/octet-stream';
+export const TEXT_PLAIN = 'text/plain';
+export const JSON_TYPE = 'application/json';
+
+/**
+ * The best of `offered` for the request's `Accept` (a missing header accepts anything: the first offer).
+ * Checked before the body is read.
+ * @throws RequestError `REQUEST_NOT_ACCEPTABLE` listing what the endpoint can produce.
+ */
+export function negotiate(req: Request, offered: readonly string[]): string {
+  const chosen = req.accepts([...offered]);
+  if (typeof chosen === 'string') return chosen;
+  throw new RequestError(
+    'REQUEST_NOT_ACCEPTABLE',
+    `the Accept header excludes every type this endpoint produces: ${offered.join(', ')}`,
+  );
+}

@@ -1,0 +1,288 @@
+import {
+  BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
+  PACKAGE_ENVELOPE_REQUEST_SCHEMA,
+  PACKAGE_REQUEST_SCHEMA,
+  STRING_ENCRYPT_REQUEST_SCHEMA,
+} from './request-schemas.js';
+
+const PROBLEM = {
+  type: 'object',
+  description:
+    'RFC 9457 problem (ADR 0004). `code` is stable; `errors` names failing fields by JSON pointer.',
+  required: ['type', 'title', 'status', 'code'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    instance: { type: 'string' },
+    code: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['pointer', 'detail'],
+        properties: { pointer: { type: 'string' }, detail: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+
+const problems = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((s) => [
+      String(s),
+      {
+        description: 'problem',
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      },
+    ]),
+  );
+
+const HEX = { type: 'string', pattern: '^[0-9a-f]+$' } as const;
+
+const form = (bodySchema: string, stream: string) => ({
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['body', 'stream'],
+        properties: {
+          body: { type: 'string', description: `JSON text of ${bodySchema} (a text field, first).` },
+          stream: { type: 'string', format: 'binary', description: stream },
+        },
+      },
+      encoding: {
+        body: { contentType: 'application/json' },
+        stream: { contentType: 'application/octet-stream' },
+      },
+    },
+  },
+});
+
+const jsonDocument = (what: string) => ({
+  required: true,
+  content: {
+    'application/json': { schema: { type: 'object', description: what } },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['stream'],
+        properties: { stream: { type: 'string', format: 'binary', description: `${what} (the only part)` } },
+      },
+    },
+  },
+});
+
+const json = (schema: object, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const bytes = (description: string) => ({
+  description,
+  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+});
+const text = (description: string) => ({
+  description,
+  content: {
+    'text/plain': { schema: { type: 'string' } },
+    'application/octet-stream': { schema: { type: 'string' } },
+  },
+});
+
+const UPLOAD_ERRORS = problems(400, 406, 413, 415, 422, 500);
+
+export const KEY_GEN_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['ok', 'purpose', 'encoding', 'keyPair'],
+  additionalProperties: false,
+  properties: {
+    ok: { const: true },
+    purpose: { enum: ['sign', 'authenticated', 'anonymous', 'symmetric'] },
+    encoding: { const: 'hex' },
+    keyPair: {
+      type: 'object',
+      required: ['publicKeyHex', 'secretKeyHex'],
+      additionalProperties: false,
+      properties: { publicKeyHex: { oneOf: [HEX, { type: 'null' }] }, secretKeyHex: HEX },
+    },
+  },
+} as const;
+
+export const HASH_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['ok', 'hash', 'algorithm'],
+  additionalProperties: false,
+  properties: {
+    ok: { const: true },
+    hash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    algorithm: { const: 'sha-256' },
+  },
+} as const;
+
+export const WORKFLOW_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['ok', 'workflow'],
+  properties: {
+    ok: { const: true },
+    workflow: { type: 'object', required: ['workflows'] },
+    resources: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'bytes', 'references'],
+        additionalProperties: false,
+        properties: { path: { type: 'string' }, bytes: { type: 'integer' }, references: { type: 'integer' } },
+      },
+    },
+  },
+} as const;
+
+export const INSPECT_RESPONSE_SCHEMA = {
+  type: 'object',
+  description: 'oapp-format `PackageInspection` plus `ok`.',
+  required: [
+    'ok',
+    'format',
+    'kind',
+    'packageId',
+    'createdAt',
+    'content',
+    'packager',
+    'recipients',
+    'signatures',
+    'payload',
+  ],
+  properties: {
+    ok: { const: true },
+    format: { type: 'string' },
+    version: { type: 'integer' },
+    kind: { enum: ['app', 'bootstrap'] },
+    packageId: { type: 'string' },
+    createdAt: { type: 'string' },
+    content: { type: 'object' },
+    headerSha256: HEX,
+    packager: { type: 'object', required: ['publicKeyHex', 'fingerprint'] },
+    recipients: { type: 'array', items: { type: 'object', required: ['fingerprint'] } },
+    signatures: {
+      type: 'array',
+      items: { type: 'object', required: ['publicKeyHex', 'fingerprint', 'signText', 'valid'] },
+    },
+    license: { oneOf: [{ type: 'object' }, { type: 'null' }] },
+    envelope: { type: 'array' },
+    payload: { type: 'object' },
+  },
+} as const;
+
+export const HEALTH_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['ok'],
+  additionalProperties: false,
+  properties: { ok: { const: true } },
+} as const;
+
+/** The OpenAPI 3.1 document served at GET /openapi.json. test/openapi.test.ts checks it against the routes. */
+export const OPENAPI_DOCUMENT = {
+  openapi: '3.1.0',
+  info: {
+    title: 'oapp packager API',
+    version: '0.1.0',
+    description:
+      'Compiles, signs and encrypts workflow packages; encrypts bootstraps and -2/ strings. Errors are ' +
+      'application/problem+json with a stable `code`. No authentication: bind to localhost (see README).',
+  },
+  servers: [{ url: 'http://127.0.0.1:39575' }],
+  paths: {
+    '/workflow-package': {
+      post: {
+        summary: 'Compile a workflow and package it: sign by every signer, encrypt for every recipient.',
+        requestBody: form('PackageRequest', 'the workflow JSON'),
+        responses: { '200': bytes('the .oapp package'), ...UPLOAD_ERRORS },
+      },
+    },
+    '/bootstrap-encrypt': {
+      post: {
+        summary: 'Validate a bootstrap, then encrypt it for one or more recipients.',
+        requestBody: form('BootstrapEncryptRequest', 'the bootstrap JSON'),
+        responses: {
+          '200': text('Base64 text of the encrypted bootstrap, as the accepted type'),
+          ...UPLOAD_ERRORS,
+        },
+      },
+    },
+    '/string-encrypt': {
+      post: {
+        summary: 'Encrypt a string for exactly one recipient.',
+        requestBody: form('StringEncryptRequest', 'the plaintext bytes (at most 64 KiB)'),
+        responses: { '200': text('`-2/` + Base64'), ...UPLOAD_ERRORS },
+      },
+    },
+    '/workflow-compile': {
+      post: {
+        summary: 'Validate, strip comments, inline resources.',
+        requestBody: jsonDocument('the workflow'),
+        responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+      },
+    },
+    '/workflow-hash': {
+      post: {
+        summary: 'SHA-256 of the RFC 8785 form of the compiled workflow, lowercase hex.',
+        requestBody: jsonDocument('the workflow'),
+        responses: { '200': json(HASH_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+      },
+    },
+    '/workflow-inspect': {
+      post: {
+        summary: 'Parse a package and verify its signatures, without any secret key.',
+        requestBody: {
+          required: true,
+          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+        },
+        responses: { '200': json(INSPECT_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+      },
+    },
+    '/package-envelope': {
+      post: {
+        summary: 'Open an existing package under the caller’s policy, add endorsements, re-encrypt.',
+        requestBody: form('PackageEnvelopeRequest', 'the existing .oapp'),
+        responses: { '200': bytes('the new .oapp package'), ...UPLOAD_ERRORS, ...problems(403) },
+      },
+    },
+    '/build-workflows': {
+      post: {
+        summary:
+          'Build one workflow from a manifest (sourceWorkflow files are read from the resource directories).',
+        requestBody: jsonDocument('the manifest'),
+        responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+      },
+    },
+    '/key-gen': {
+      get: {
+        summary: 'Generate a key pair (hex). Responses are Cache-Control: no-store.',
+        parameters: [
+          {
+            name: 'purpose',
+            in: 'query',
+            required: true,
+            schema: { enum: ['sign', 'authenticated', 'anonymous', 'symmetric', 'box', 'secretbox'] },
+          },
+        ],
+        responses: { '200': json(KEY_GEN_RESPONSE_SCHEMA), ...problems(400, 406) },
+      },
+    },
+    '/health': { get: { summary: 'Liveness.', responses: { '200': json(HEALTH_RESPONSE_SCHEMA) } } },
+    '/openapi.json': {
+      get: { summary: 'This document.', responses: { '200': json({ type: 'object' }) } },
+    },
+  },
+  components: {
+    schemas: {
+      Problem: PROBLEM,
+      PackageRequest: PACKAGE_REQUEST_SCHEMA,
+      BootstrapEncryptRequest: BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
+      StringEncryptRequest: STRING_ENCRYPT_REQUEST_SCHEMA,
+      PackageEnvelopeRequest: PACKAGE_ENVELOPE_REQUEST_SCHEMA,
+    },
+  },
+} as const;

@@ -1,0 +1,77 @@
+import { encryptString } from '@org/envelope-crypto';
+import { encryptBootstrap } from '@org/oapp-format';
+import { validateBootstrap } from '@org/workflow-compiler';
+import type { RequestHandler } from 'express';
+import { bodyValidator, parseBody } from '../body-json.js';
+import type { AppDeps } from '../deps.js';
+import { RequestError } from '../errors.js';
+import { parseKeyring, resolvePackager, resolveRecipients } from '../keyring.js';
+import { negotiate, OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
+import {
+  BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
+  STRING_ENCRYPT_REQUEST_SCHEMA,
+  type EncryptRequest,
+} from '../request-schemas.js';
+import { readAll, readForm } from '../upload.js';
+
+const validateBootstrapRequest = bodyValidator<EncryptRequest>(BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA);
+const validateStringRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUEST_SCHEMA);
+
+/** Both answers are ASCII text (Base64, `-2/` + Base64), served as whichever of the two types the client accepts. */
+const TEXT_OFFERS = [TEXT_PLAIN, OCTET_STREAM] as const;
+
+function sendText(res: Parameters<RequestHandler>[1], type: string, text: string): void {
+  res.type(type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM).send(Buffer.from(text, 'ascii'));
+}
+
+/** POST /bootstrap-encrypt: validate the bootstrap, then encrypt it for every recipient → Base64 text. */
+export function bootstrapEncrypt(deps: AppDeps): RequestHandler {
+  const options = deps.uploads.get('/bootstrap-encrypt');
+  return async (req, res) => {
+    const type = negotiate(req, TEXT_OFFERS);
+    const form = await readForm(req, options ?? {});
+    const request = validateBootstrapRequest(parseBody(form.body, deps.limits.bodyFieldBytes));
+    const ring = parseKeyring(request.keys);
+    try {
+      const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
+      const recipients = resolveRecipients(ring, request.encryptionKeys);
+      const bootstrap = await readAll(form.stream);
+      // Nothing is encrypted unless the bootstrap validates (interfaces §1.3).
+      validateBootstrap(bootstrap, { maxBytes: deps.limits.bootstrapBytes });
+      sendText(res, type, encryptBootstrap(bootstrap, { packagerSecretKey, recipients }));
+    } finally {
+      ring.wipe();
+    }
+  };
+}
+
+function exactlyOne(ids: readonly string[]): void {
+  if (ids.length === 1) return;
+  throw new RequestError(
+    'REQUEST_ONE_RECIPIENT_REQUIRED',
+    `encryptionKeys must name exactly one key for /string-encrypt, got ${ids.length}`,
+    { errors: [{ pointer: '/encryptionKeys', detail: `has ${ids.length} ids, exactly 1 is required` }] },
+  );
+}
+
+/** POST /string-encrypt: one recipient, plaintext from `stream` → `-2/` text. */
+export function stringEncrypt(deps: AppDeps): RequestHandler {
+  const options = deps.uploads.get('/string-encrypt');
+  return async (req, res) => {
+    const type = negotiate(req, TEXT_OFFERS);
+    const form = await readForm(req, options ?? {});
+    const request = validateStringRequest(parseBody(form.body, deps.limits.bodyFieldBytes));
+    exactlyOne(request.encryptionKeys);
+    const ring = parseKeyring(request.keys);
+    try {
+      const sender = resolvePackager(ring, request.packagerIdentityPrivateKey);
+      const [recipient] = resolveRecipients(ring, request.encryptionKeys);
+      const plaintext = await readAll(form.stream);
+      const text = encryptString(plaintext, recipient!, sender);
+      plaintext.fill(0);
+      sendText(res, type, text);
+    } finally {
+      ring.wipe();
+    }
+  };
+}

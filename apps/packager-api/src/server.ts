@@ -1,0 +1,46 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
+import type express from 'express';
+import type { Limits, Timeouts } from './config.js';
+import { STATUS_BY_CODE } from './http-errors.js';
+import { problemTitle, problemType } from './problem-types.js';
+import { uploadOptionsByPath } from './upload.js';
+
+/**
+ * Refuses an upload from its headers alone (`Expect: 100-continue`, S8): no `100 Continue`, nothing read,
+ * `Connection: close` (already set by the listener). Runs outside Express, so it writes the problem itself.
+ */
+function refuse(error: UploadError, _req: IncomingMessage, res: ServerResponse): void {
+  const status = STATUS_BY_CODE[error.code];
+  res.writeHead(status, { 'Content-Type': 'application/problem+json', Connection: 'close' });
+  res.end(
+    JSON.stringify({
+      type: problemType(error.code),
+      title: problemTitle(error.code),
+      status,
+      detail: error.message,
+      code: error.code,
+    }),
+  );
+}
+
+/**
+ * The HTTP server around the app: the multipart-limits `checkContinue` listener and explicit timeouts
+ * (headers, whole request, keep-alive). Listening is the caller's job.
+ */
+export function createHttpServer(app: express.Express, limits: Limits, timeouts: Timeouts): Server {
+  const uploads = uploadOptionsByPath(limits);
+  const server = createServer(app);
+  server.on(
+    'checkContinue',
+    createCheckContinueListener({
+      optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
+      onRejected: refuse,
+      onRequest: app,
+    }),
+  );
+  server.headersTimeout = timeouts.headersMs;
+  server.requestTimeout = timeouts.requestMs;
+  server.keepAliveTimeout = timeouts.keepAliveMs;
+  return server;
+}

@@ -1,0 +1,109 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import {
+  checkUploadHeaders,
+  readUpload,
+  type ReadUploadOptions,
+  type UploadKind,
+} from '@org/multipart-limits';
+import type { Limits } from './config.js';
+import { RequestError } from './errors.js';
+
+/** The upload options of every route that takes a body, by path (also used by the checkContinue listener). */
+export function uploadOptionsByPath(limits: Limits): ReadonlyMap<string, ReadUploadOptions> {
+  const form = (streamBytes: number): ReadUploadOptions => ({
+    multipartByteLimit: streamBytes,
+    bodyFieldByteLimit: limits.bodyFieldBytes,
+    rawBodyByteLimit: limits.bodyFieldBytes,
+    requireParts: ['body', 'stream'],
+  });
+  const json: ReadUploadOptions = {
+    multipartByteLimit: limits.workflowBytes,
+    bodyFieldByteLimit: limits.bodyFieldBytes,
+    rawBodyByteLimit: limits.workflowBytes,
+    requireParts: ['stream'],
+  };
+  return new Map<string, ReadUploadOptions>([
+    ['/workflow-package', form(limits.workflowBytes)],
+    ['/bootstrap-encrypt', form(limits.bootstrapBytes)],
+    ['/string-encrypt', form(limits.stringBytes)],
+    ['/package-envelope', form(limits.packageBytes)],
+    ['/workflow-compile', json],
+    ['/workflow-hash', json],
+    ['/build-workflows', json],
+    ['/workflow-inspect', { rawBodyByteLimit: limits.packageBytes }],
+  ]);
+}
+
+function refuseKind(_kind: UploadKind, accepted: string): never {
+  throw new RequestError('REQUEST_UNSUPPORTED_MEDIA_TYPE', `this endpoint takes ${accepted} only`, {
+    headers: { 'Accept-Post': accepted },
+  });
+}
+
+/** The media type essence of a request (`multipart/form-data` of `multipart/form-data; boundary=x`). */
+function essenceOf(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** Reads a whole stream (already capped by readUpload) into one byte array. */
+export async function readAll(stream: Readable): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A multipart `body` + `stream` request: `body` as text, `stream` not yet read. */
+export interface FormUpload {
+  body: string;
+  stream: Readable;
+}
+
+/**
+ * Reads a `body` + `stream` form (interfaces §1.2). Refuses any other media type before reading.
+ * @throws RequestError `REQUEST_UNSUPPORTED_MEDIA_TYPE`; UploadError for every framing or limit failure.
+ */
+export async function readForm(req: IncomingMessage, options: ReadUploadOptions): Promise<FormUpload> {
+  // Judge the media type first: a JSON body here is 415, whatever its size.
+  if (essenceOf(req) !== 'multipart/form-data') refuseKind('text', 'multipart/form-data');
+  const kind = checkUploadHeaders(req.headers, options);
+  const upload = await readUpload(req, options);
+  // requireParts guarantees both; the checks keep the types honest.
+  if (upload.body === undefined || upload.stream === undefined) refuseKind(kind, 'multipart/form-data');
+  return { body: upload.body, stream: upload.stream };
+}
+
+/**
+ * Reads a JSON document sent as `application/json` or as the `stream` part of a form.
+ * @throws RequestError `REQUEST_UNSUPPORTED_MEDIA_TYPE`, `REQUEST_FIELD_INVALID` (a `body` part); UploadError.
+ */
+export async function readJsonDocument(
+  req: IncomingMessage,
+  options: ReadUploadOptions,
+): Promise<Uint8Array> {
+  const kind = checkUploadHeaders(req.headers, options);
+  if (kind !== 'json' && kind !== 'multipart') refuseKind(kind, 'application/json, multipart/form-data');
+  const upload = await readUpload(req, options);
+  if (kind === 'json') return Buffer.from(upload.body ?? '', 'utf8');
+  if (upload.body !== undefined) {
+    throw new RequestError(
+      'REQUEST_FIELD_INVALID',
+      'this endpoint takes only a stream part, not a body part',
+      {
+        errors: [{ pointer: '', detail: 'unexpected part "body"' }],
+      },
+    );
+  }
+  return readAll(upload.stream as Readable);
+}
+
+/**
+ * Reads a raw `application/octet-stream` body.
+ * @throws RequestError `REQUEST_UNSUPPORTED_MEDIA_TYPE`; UploadError.
+ */
+export async function readOctets(req: IncomingMessage, options: ReadUploadOptions): Promise<Readable> {
+  if (essenceOf(req) !== 'application/octet-stream') refuseKind('text', 'application/octet-stream');
+  checkUploadHeaders(req.headers, options);
+  const upload = await readUpload(req, options);
+  return upload.stream as Readable;
+}

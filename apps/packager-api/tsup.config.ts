@@ -1,0 +1,9 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: ['src/main.ts', 'src/app.ts'],
+  format: ['esm'],
+  dts: false,
+  clean: true,
+  sourcemap: true,
+});
