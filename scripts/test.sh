@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up and runs every test on a fresh machine that has only Node 20 and npm.
-# install (frozen lockfile) -> build -> typecheck -> lint -> vitest (all projects).
+# install (frozen lockfile) -> build -> regenerate test vectors (must be unchanged) -> typecheck -> lint -> vitest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=10.34.9
@@ -9,6 +9,17 @@ if [ "$(pnpm --version 2>/dev/null || true)" != "$want" ]; then
 fi
 pnpm install --frozen-lockfile
 pnpm -s build
+# Test vectors are generated from fixed seeds and never edited by hand: regenerate every set and
+# fail if anything changed (the generators are deterministic).
+vectors_digest() { find packages/*/testdata packages/*/SPEC.md -type f -print0 | sort -z | xargs -0 sha256sum; }
+before=$(vectors_digest)
+pnpm -s -r --if-present generate >/dev/null
+after=$(vectors_digest)
+if [ "$before" != "$after" ]; then
+  echo "generated test vectors differ from the files in the tree:"
+  diff <(echo "$before") <(echo "$after") || true
+  exit 1
+fi
 pnpm -s typecheck
 pnpm -s lint
 # Called directly (not `pnpm test`) so the closing summary line is the last line printed.
