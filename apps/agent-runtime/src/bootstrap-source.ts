@@ -1,0 +1,100 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { decodeBase64, type KeyTuple } from '@org/envelope-crypto';
+import { MAGIC, MAX_BOOTSTRAP_BYTES, decryptBootstrap, isEncryptedBootstrapText } from '@org/oapp-format';
+import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
+import { AgentError, isCodedError, withContext } from './errors.js';
+
+/** How the bootstrap was given (logged at start; never the content). */
+export type BootstrapForm = 'file' | 'base64' | 'json' | 'encrypted' | 'encrypted-file';
+
+/** A validated, normalised bootstrap and the form it came in. */
+export interface LoadedBootstrap {
+  readonly bootstrap: Bootstrap;
+  readonly form: BootstrapForm;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function startsWithMagic(bytes: Uint8Array): boolean {
+  return bytes.length >= MAGIC.length && MAGIC.every((b, i) => bytes[i] === b);
+}
+
+function unreadable(why: string): never {
+  throw new AgentError('AGENT_BOOTSTRAP_UNREADABLE', why);
+}
+
+function readFile(path: string): Uint8Array {
+  try {
+    if (statSync(path).size > MAX_BOOTSTRAP_BYTES * 2)
+      unreadable(`the bootstrap file is larger than ${MAX_BOOTSTRAP_BYTES * 2} bytes`);
+    return readFileSync(path);
+  } catch (err) {
+    if (isCodedError(err)) throw err;
+    return unreadable('the bootstrap file cannot be read');
+  }
+}
+
+function looksLikePath(text: string): boolean {
+  return text.length <= 4096 && !text.includes('\n') && existsSync(text);
+}
+
+async function decrypt(input: string | Uint8Array, key: KeyTuple | undefined): Promise<Uint8Array> {
+  if (key === undefined) {
+    throw new AgentError(
+      'AGENT_BOOTSTRAP_SECRETKEY_MISSING',
+      'the bootstrap is encrypted: set AGENT_BOOTSTRAP_SECRETKEY to <sender public key hex>/<secret key hex>',
+    );
+  }
+  try {
+    return await decryptBootstrap(input, key);
+  } catch (err) {
+    if (!isCodedError(err)) throw err;
+    // S46: the library message carries no key or ciphertext; add which variable was used.
+    throw withContext(err, 'the encrypted bootstrap cannot be opened with AGENT_BOOTSTRAP_SECRETKEY');
+  }
+}
+
+function fromText(text: string): { bytes: Uint8Array; form: BootstrapForm } | undefined {
+  const t = text.trim();
+  if (t.startsWith('[') || t.startsWith('{')) return { bytes: new TextEncoder().encode(t), form: 'json' };
+  try {
+    return { bytes: decodeBase64(t, 'AGENT_BOOTSTRAP'), form: 'base64' };
+  } catch {
+    return undefined;
+  }
+}
+
+async function resolveBytes(
+  source: string,
+  key: KeyTuple | undefined,
+): Promise<{ bytes: Uint8Array; form: BootstrapForm }> {
+  if (isEncryptedBootstrapText(source)) return { bytes: await decrypt(source, key), form: 'encrypted' };
+  if (looksLikePath(source)) {
+    const file = readFile(source);
+    if (startsWithMagic(file)) return { bytes: await decrypt(file, key), form: 'encrypted-file' };
+    let text: string;
+    try {
+      text = utf8.decode(file);
+    } catch {
+      return unreadable('the bootstrap file is neither UTF-8 text nor an encrypted bootstrap');
+    }
+    if (isEncryptedBootstrapText(text)) return { bytes: await decrypt(text, key), form: 'encrypted-file' };
+    return { bytes: fromText(text)?.bytes ?? file, form: 'file' };
+  }
+  return (
+    fromText(source) ??
+    unreadable('the bootstrap is not an existing file path, Base64 JSON text or an encrypted bootstrap')
+  );
+}
+
+/**
+ * Reads the bootstrap from a file path, Base64 text, JSON text or encrypted text (interfaces.md §3), opens an
+ * encrypted one with `AGENT_BOOTSTRAP_SECRETKEY`, and validates it with the compiler's schema and rules.
+ * Nothing inside it is decrypted (S49).
+ * @throws {@link AgentError} `AGENT_BOOTSTRAP_UNREADABLE`, `AGENT_BOOTSTRAP_SECRETKEY_MISSING`; coded errors
+ *   from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`) and workflow-compiler (`WORKFLOW_*`).
+ */
+export async function loadBootstrap(source: string, key: KeyTuple | undefined): Promise<LoadedBootstrap> {
+  const { bytes, form } = await resolveBytes(source, key);
+  return { bootstrap: validateBootstrap(bytes), form };
+}

@@ -1,0 +1,142 @@
+import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
+import { AgentError } from './errors.js';
+
+/** Everything the agent reads from its environment, validated once at start (house style §1). */
+export interface Config {
+  /** `AGENT_BOOTSTRAP` or the first argument (argument wins): a file path, Base64 JSON or encrypted text. */
+  readonly bootstrap: string;
+  /** `AGENT_BOOTSTRAP_SECRETKEY`, parsed; needed only for an encrypted bootstrap. Never log it. */
+  readonly bootstrapSecretKey: KeyTuple | undefined;
+  /** `AGENT_STRING_SECRETKEYS`, parsed at start (S45); used only inside getRestrictedDataFromHost. */
+  readonly stringSecretKeys: readonly KeyTuple[];
+  readonly allowUnpackaged: boolean;
+  readonly allowPrivateNetworkHosts: readonly string[];
+  readonly limits: Limits;
+  readonly timeouts: Timeouts;
+}
+
+/** Byte caps. */
+export interface Limits {
+  /** Largest package plaintext (`maxPlaintextBytes` for openPackage). */
+  readonly maxPackageBytes: number;
+  /** Largest JSON, text or octet-stream request body of an HTTP trigger. */
+  readonly rawBodyBytes: number;
+  /** Largest `body` part of a multipart upload. */
+  readonly bodyFieldBytes: number;
+  /** Largest outbound response body. */
+  readonly outboundResponseBytes: number;
+}
+
+/** Time limits, in milliseconds. */
+export interface Timeouts {
+  readonly outboundMs: number;
+  readonly headersMs: number;
+  readonly requestMs: number;
+  readonly shutdownMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+export const DEFAULT_LIMITS: Limits = {
+  maxPackageBytes: 64 * MiB,
+  rawBodyBytes: 1 * MiB,
+  bodyFieldBytes: 1 * MiB,
+  outboundResponseBytes: 10 * MiB,
+};
+
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  outboundMs: 30_000,
+  headersMs: 20_000,
+  requestMs: 600_000,
+  shutdownMs: 10_000,
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function invalid(name: string, what: string): never {
+  throw new AgentError('AGENT_CONFIG_INVALID', `${name} ${what}`);
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]{1,15}$/.test(raw) || Number(raw) <= 0) invalid(name, 'must be a positive integer');
+  return Number(raw);
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  return invalid(name, 'must be true or false');
+}
+
+function idList(env: Env, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** Re-labels a key-tuple error with the variable's name; the library message has no key material. */
+function keyError(name: string, err: unknown): never {
+  if (isCryptoError(err))
+    throw new AgentError('AGENT_CONFIG_INVALID', `${name}: ${err.message}`, { cause: err });
+  throw err;
+}
+
+function bootstrapKey(env: Env): KeyTuple | undefined {
+  const raw = env['AGENT_BOOTSTRAP_SECRETKEY'];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    return parseKeyTuple(raw.trim(), 1);
+  } catch (err) {
+    return keyError('AGENT_BOOTSTRAP_SECRETKEY', err);
+  }
+}
+
+function stringKeys(env: Env): KeyTuple[] {
+  try {
+    return parseKeyTupleList(env['AGENT_STRING_SECRETKEYS'] ?? '');
+  } catch (err) {
+    return keyError('AGENT_STRING_SECRETKEYS', err);
+  }
+}
+
+/**
+ * Reads the environment and arguments once. Key variables are parsed here so a malformed value stops
+ * start-up (S45, S114); nothing is decrypted here (S49).
+ * @throws {@link AgentError} `AGENT_BOOTSTRAP_MISSING`, `AGENT_CONFIG_INVALID`.
+ */
+export function loadConfig(env: Env, argv: readonly string[] = []): Config {
+  const bootstrap = argv[0] ?? env['AGENT_BOOTSTRAP'];
+  if (bootstrap === undefined || bootstrap.trim() === '') {
+    throw new AgentError(
+      'AGENT_BOOTSTRAP_MISSING',
+      'no bootstrap: set AGENT_BOOTSTRAP or pass a file path, Base64 text or encrypted text as the first argument',
+    );
+  }
+  return {
+    bootstrap,
+    bootstrapSecretKey: bootstrapKey(env),
+    stringSecretKeys: stringKeys(env),
+    allowUnpackaged: flag(env, 'AGENT_ALLOW_UNPACKAGED'),
+    allowPrivateNetworkHosts: idList(env, 'AGENT_ALLOW_PRIVATE_NETWORK_HOSTS'),
+    limits: {
+      maxPackageBytes: positiveInt(env, 'AGENT_MAX_PACKAGE_BYTES', DEFAULT_LIMITS.maxPackageBytes),
+      rawBodyBytes: positiveInt(env, 'AGENT_MAX_BODY_BYTES', DEFAULT_LIMITS.rawBodyBytes),
+      bodyFieldBytes: positiveInt(env, 'AGENT_MAX_BODY_FIELD_BYTES', DEFAULT_LIMITS.bodyFieldBytes),
+      outboundResponseBytes: positiveInt(
+        env,
+        'AGENT_OUTBOUND_MAX_RESPONSE_BYTES',
+        DEFAULT_LIMITS.outboundResponseBytes,
+      ),
+    },
+    timeouts: {
+      outboundMs: positiveInt(env, 'AGENT_OUTBOUND_TIMEOUT_MS', DEFAULT_TIMEOUTS.outboundMs),
+      headersMs: positiveInt(env, 'AGENT_HEADERS_TIMEOUT_MS', DEFAULT_TIMEOUTS.headersMs),
+      requestMs: positiveInt(env, 'AGENT_REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs),
+      shutdownMs: positiveInt(env, 'AGENT_SHUTDOWN_TIMEOUT_MS', DEFAULT_TIMEOUTS.shutdownMs),
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { createReadStream, statSync } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseKey, type Key } from '@org/envelope-crypto';
+import { MAGIC, openPackage, policyFromBootstrap } from '@org/oapp-format';
+import { compileWorkflow, validateWorkflow, type DeploymentRecord } from '@org/workflow-compiler';
+import { AgentError, isCodedError, withContext } from './errors.js';
+
+/** Options of {@link loadWorkflow}. */
+export interface LoadWorkflowOptions {
+  /** `AGENT_ALLOW_UNPACKAGED`: accept a plain workflow JSON file (development only). */
+  readonly allowUnpackaged: boolean;
+  /** Largest package plaintext. */
+  readonly maxPackageBytes: number;
+  /** Directory relative `remoteConfiguration` paths resolve against (the working directory). */
+  readonly baseDir: string;
+}
+
+/** A verified (or, in development, compiled) workflow ready for the engine. */
+export interface LoadedWorkflow {
+  readonly workflow: unknown;
+  readonly source: 'package' | 'unpackaged';
+  /** The package id for packages. */
+  readonly packageId?: string | undefined;
+}
+
+const MAGIC_PREFIX = MAGIC.length;
+
+function pathOf(record: DeploymentRecord, baseDir: string): string {
+  const ref = record.remoteConfiguration;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {
+    throw new AgentError(
+      'AGENT_REMOTE_CONFIGURATION_UNSUPPORTED',
+      `deployment "${record.deploymentId}": remoteConfiguration must be a local file path; URLs are not supported`,
+    );
+  }
+  return resolve(baseDir, ref);
+}
+
+async function readPrefix(path: string, deploymentId: string): Promise<Uint8Array> {
+  try {
+    const size = statSync(path).size;
+    if (size === 0) return new Uint8Array();
+    const handle = await open(path, 'r');
+    try {
+      const buf = new Uint8Array(Math.min(size, MAGIC_PREFIX));
+      await handle.read(buf, 0, buf.length, 0);
+      return buf;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    throw new AgentError(
+      'AGENT_REMOTE_CONFIGURATION_UNREADABLE',
+      `deployment "${deploymentId}": remoteConfiguration cannot be read`,
+    );
+  }
+}
+
+/** The deployment's own key: exactly one `authenticated` secret key in `keys`. */
+export function deploymentKey(record: DeploymentRecord): Key {
+  const own = (record.keys ?? []).filter((k) => k.purpose === 'authenticated' && k.type === 'secret');
+  if (own.length !== 1) {
+    throw new AgentError(
+      'AGENT_DEPLOYMENT_KEY_INVALID',
+      `deployment "${record.deploymentId}": keys must hold exactly one authenticated secret key (the deployment key), found ${own.length}`,
+    );
+  }
+  return parseKey(own[0]!);
+}
+
+async function openVerified(
+  record: DeploymentRecord,
+  path: string,
+  maxPackageBytes: number,
+): Promise<LoadedWorkflow> {
+  if (record.packaging === undefined) {
+    throw new AgentError(
+      'AGENT_PACKAGING_MISSING',
+      `deployment "${record.deploymentId}": a package needs a packaging block to be verified`,
+    );
+  }
+  const policy = policyFromBootstrap(record.packaging, record.keys ?? []);
+  const recipientSecretKey = deploymentKey(record);
+  // Read into memory; openPackage returns content only after every check, payload and content hash
+  // included, has passed (S85). Nothing is compiled, installed or run before that.
+  const { content } = await openPackage(createReadStream(path), {
+    policy,
+    recipientSecretKey,
+    kind: 'app',
+    maxPlaintextBytes: maxPackageBytes,
+  });
+  return { workflow: validateWorkflow(content), source: 'package', packageId: policy.packageId };
+}
+
+async function compileUnpackaged(path: string): Promise<LoadedWorkflow> {
+  const bytes = await readFile(path);
+  const { workflow } = await compileWorkflow(bytes, { resourceDirs: [dirname(path)] });
+  return { workflow, source: 'unpackaged' };
+}
+
+/**
+ * Loads a record's `remoteConfiguration`: an `.oapp` package (a `.oapp` name or the oapp magic) is
+ * verified against the record's `packaging` block and `keys` before anything is decrypted into use; a
+ * plain workflow JSON file is compiled only when `allowUnpackaged` is set.
+ * @throws {@link AgentError} `AGENT_REMOTE_CONFIGURATION_*`, `AGENT_PACKAGING_MISSING`,
+ *   `AGENT_DEPLOYMENT_KEY_INVALID`, `AGENT_UNPACKAGED_REFUSED`; `FORMAT_*`, `CRYPTO_*`, `POLICY_*` from
+ *   oapp-format and `WORKFLOW_*` from workflow-compiler, each with the deployment id in front.
+ */
+export async function loadWorkflow(
+  record: DeploymentRecord,
+  options: LoadWorkflowOptions,
+): Promise<LoadedWorkflow> {
+  const path = pathOf(record, options.baseDir);
+  const prefix = await readPrefix(path, record.deploymentId);
+  const isPackage =
+    path.endsWith('.oapp') || (prefix.length === MAGIC.length && MAGIC.every((b, i) => prefix[i] === b));
+  if (!isPackage && !options.allowUnpackaged) {
+    throw new AgentError(
+      'AGENT_UNPACKAGED_REFUSED',
+      `deployment "${record.deploymentId}": remoteConfiguration is not an .oapp package; plain workflow JSON runs only with AGENT_ALLOW_UNPACKAGED=true`,
+    );
+  }
+  try {
+    return isPackage
+      ? await openVerified(record, path, options.maxPackageBytes)
+      : await compileUnpackaged(path);
+  } catch (err) {
+    if (isCodedError(err) && err.name !== 'AgentError')
+      throw withContext(err, `deployment "${record.deploymentId}"`);
+    throw err;
+  }
+}

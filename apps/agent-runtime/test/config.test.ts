@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { makeKeys, tuple } from './fixtures.js';
+
+const keys = makeKeys();
+const good = tuple(keys.packager, keys.agent);
+
+function codeOf(fn: () => unknown): { code: string; message: string } {
+  try {
+    fn();
+  } catch (err) {
+    return err as { code: string; message: string };
+  }
+  throw new Error('did not throw');
+}
+
+describe('loadConfig', () => {
+  it('takes the first argument over AGENT_BOOTSTRAP', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'env.json' }, ['arg.json']).bootstrap).toBe('arg.json');
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'env.json' }).bootstrap).toBe('env.json');
+  });
+
+  it('refuses to start without a bootstrap with AGENT_BOOTSTRAP_MISSING', () => {
+    expect(codeOf(() => loadConfig({})).code).toBe('AGENT_BOOTSTRAP_MISSING');
+  });
+
+  it('ignores empty AGENT_STRING_SECRETKEYS entries after trimming (S45)', () => {
+    const c = loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_STRING_SECRETKEYS: ` , ${good} ,, ` });
+    expect(c.stringSecretKeys).toHaveLength(1);
+  });
+
+  it.each([
+    ['a 62-character key', `${good.slice(0, 62)}/${good.slice(65)}`],
+    ['no slash', good.replace('/', '')],
+    ['a non-hex character', good.slice(0, -1) + 'g'],
+  ])('names the entry position for %s, without key material (S45)', (_name, bad) => {
+    const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_STRING_SECRETKEYS: `${good},${bad}` }));
+    expect(e.code).toBe('AGENT_CONFIG_INVALID');
+    expect(e.message).toContain('AGENT_STRING_SECRETKEYS');
+    expect(e.message).toContain('entry 2');
+    expect(e.message).not.toMatch(/[0-9a-f]{16}/i);
+  });
+
+  it.each([
+    ['a non-hex character in the secret half', good.slice(0, -1) + 'z'],
+    ['no slash', good.replace('/', '')],
+  ])('refuses AGENT_BOOTSTRAP_SECRETKEY with %s (S114)', (_name, bad) => {
+    const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_SECRETKEY: bad }));
+    expect(e.code).toBe('AGENT_CONFIG_INVALID');
+    expect(e.message).toContain('AGENT_BOOTSTRAP_SECRETKEY');
+    expect(e.message).not.toMatch(/[0-9a-f]{16}/i);
+  });
+
+  it('reads flags, host ids and limits, and refuses malformed numbers', () => {
+    const c = loadConfig({
+      AGENT_BOOTSTRAP: 'x',
+      AGENT_ALLOW_UNPACKAGED: 'true',
+      AGENT_ALLOW_PRIVATE_NETWORK_HOSTS: ' a, b ,',
+      AGENT_MAX_BODY_BYTES: '2048',
+    });
+    expect(c.allowUnpackaged).toBe(true);
+    expect(c.allowPrivateNetworkHosts).toEqual(['a', 'b']);
+    expect(c.limits.rawBodyBytes).toBe(2048);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).allowUnpackaged).toBe(false);
+    expect(codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_MAX_BODY_BYTES: '1e3' })).code).toBe(
+      'AGENT_CONFIG_INVALID',
+    );
+    expect(codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_ALLOW_UNPACKAGED: 'yes' })).code).toBe(
+      'AGENT_CONFIG_INVALID',
+    );
+  });
+});
