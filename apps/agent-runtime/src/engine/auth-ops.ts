@@ -1,0 +1,81 @@
+import { EngineError } from './errors.js';
+import { MIN_SCRUB_LENGTH } from './redact.js';
+import type { RunContext } from './run-context.js';
+
+type Args = unknown[];
+
+function requireAuth(ctx: RunContext, call: string): void {
+  if (!ctx.isAuth) {
+    throw new EngineError('ENGINE_NOT_PERMITTED', `${call} is only available in an authenticationProcessor`);
+  }
+}
+
+function hostIdArg(args: Args): string {
+  const id = args[0];
+  if (typeof id !== 'string' || id === '') throw new TypeError('hostId: expected a non-empty string');
+  return id;
+}
+
+function collect(value: unknown, into: Set<string>, depth = 0): void {
+  if (depth > 64) return;
+  if (typeof value === 'string' && value.length >= MIN_SCRUB_LENGTH) into.add(value);
+  else if (typeof value === 'object' && value !== null)
+    for (const v of Object.values(value)) collect(v, into, depth + 1);
+}
+
+/**
+ * `getRestrictedDataFromHost(hostId)`: the app decrypts `-2/` values at this call (lazy decryption). Every value
+ * is registered as a secret before the script sees it, and remembered per host so that the main call can be
+ * refused when it would carry one to another host.
+ */
+export async function restrictedData(ctx: RunContext, args: Args): Promise<string> {
+  requireAuth(ctx, 'getRestrictedDataFromHost');
+  const hostId = hostIdArg(args);
+  const json = await ctx.shared.host.getRestrictedData(hostId);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    parsed = json;
+  }
+  ctx.shared.secrets.add(json);
+  ctx.shared.secrets.addLeaves(parsed);
+  let values = ctx.shared.restricted.get(hostId);
+  if (!values) ctx.shared.restricted.set(hostId, (values = new Set()));
+  collect(parsed, values);
+  return json;
+}
+
+function headersArg(v: unknown): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  if (typeof v !== 'object' || v === null) return out;
+  for (const [k, x] of Object.entries(v)) out[k] = Array.isArray(x) ? x.map(String).join(', ') : String(x);
+  return out;
+}
+
+/**
+ * `callAuthenticationHost(hostId, path, { method, headers, body })`: the authentication processor's own call
+ * (e.g. a token request), made with `isAuthenticationProcessor: true`. Header values sent are credentials and
+ * are registered as secrets. Returns `{ status, headers, body }` (body decoded as UTF-8).
+ */
+export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
+  requireAuth(ctx, 'callAuthenticationHost');
+  const hostId = hostIdArg(args);
+  if (typeof args[1] !== 'string') throw new TypeError('path: expected a string');
+  const body = typeof args[4] === 'string' ? args[4] : undefined;
+  const method = typeof args[2] === 'string' ? args[2].toUpperCase() : body === undefined ? 'GET' : 'POST';
+  const headers = headersArg(args[3]);
+  for (const v of Object.values(headers)) ctx.shared.secrets.add(v);
+  const res = await ctx.shared.host.callOutbound({
+    hostId,
+    path: args[1],
+    method,
+    headers,
+    body,
+    isAuthenticationProcessor: true,
+    timeoutMs: ctx.step.httpTimeout,
+  });
+  const lower = Object.create(null) as Record<string, string[]>;
+  for (const [k, v] of Object.entries(res.headers)) lower[k.toLowerCase()] = v;
+  return { status: res.status, headers: lower, body: new TextDecoder().decode(res.body) };
+}

@@ -1,0 +1,44 @@
+/** Every code an {@link EngineError} can carry (stable public API; README.md lists what each means). */
+export const ENGINE_ERROR_CODES = [
+  'ENGINE_STEP_NOT_FOUND',
+  'ENGINE_INVALID_WORKFLOW',
+  'ENGINE_TIMEOUT',
+  'ENGINE_MEMORY',
+  'ENGINE_SCRIPT_ERROR',
+  'ENGINE_UNSUPPORTED',
+  'ENGINE_NOT_PERMITTED',
+  'ENGINE_SEND_DEPTH',
+  'ENGINE_LIMIT',
+  'ENGINE_SANDBOX_FAILED',
+  'ENGINE_DISPOSED',
+] as const;
+
+/** One of {@link ENGINE_ERROR_CODES}. */
+export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
+
+/** The engine's coded error. Messages never carry registered secrets or host internals. */
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Duck-typed check for a coded error (`{ code: string, message: string }`), as the app throws them. */
+export function codeOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The message of a thrown value, without a stack. */
+export function messageOf(err: unknown): string {
+  if (typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string') {
+    return (err as { message: string }).message;
+  }
+  return String(err);
+}

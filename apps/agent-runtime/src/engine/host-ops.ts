@@ -1,0 +1,165 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { EngineError } from './errors.js';
+import type { RunContext } from './run-context.js';
+import { authCall, restrictedData } from './auth-ops.js';
+import { sendToStep, sendToStepAndForget } from './send-ops.js';
+
+/** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
+export const MAX_SLEEP_MS = 10_000;
+export const MAX_SLEEP_TOTAL_MS = 30_000;
+/** Largest `crypto().randomBytes(n)`. */
+export const MAX_RANDOM_BYTES = 65_536;
+/** Longest log message and metric key passed on (longer ones are cut). */
+export const MAX_LOG_CHARS = 65_536;
+export const MAX_METRIC_KEY_CHARS = 256;
+
+type Args = unknown[];
+type Op = (ctx: RunContext, args: Args, bytes: Uint8Array | undefined) => unknown;
+
+function str(args: Args, i: number, name: string): string {
+  const v = args[i];
+  if (typeof v !== 'string') throw new TypeError(`${name}: expected a string`);
+  return v;
+}
+
+function num(args: Args, i: number, name: string): number {
+  const v = args[i];
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name}: expected a finite number`);
+  return v;
+}
+
+function log(ctx: RunContext, args: Args): void {
+  const level = args[0] === 'warn' || args[0] === 'error' ? args[0] : 'info';
+  const source = args[1] === 'diagnostic' ? 'diagnostic' : 'console';
+  const text = typeof args[2] === 'string' ? args[2] : String(args[2]);
+  const message = ctx.shared.secrets.scrub(text.slice(0, MAX_LOG_CHARS));
+  ctx.shared.host.log({ level, message, stepId: ctx.step.stepId, source });
+}
+
+/** interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. */
+function metric(ctx: RunContext, args: Args): void {
+  const strip = (s: string): string => ctx.shared.secrets.scrub(s).split('[REDACTED]').join('');
+  const key = strip(str(args, 1, 'sendMetric key').slice(0, MAX_METRIC_KEY_CHARS));
+  const value = num(args, 2, 'sendMetric value');
+  const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();
+  const dimensions = Object.create(null) as Record<string, string>;
+  const dims = args[3];
+  if (typeof dims === 'object' && dims !== null) {
+    for (const [k, v] of Object.entries(dims)) dimensions[strip(k)] = strip(String(v));
+  }
+  ctx.shared.host.metric({ key, value, timestamp, dimensions });
+}
+
+function stepPropsFor(ctx: RunContext): Map<string, string> {
+  let m = ctx.shared.stepProps.get(ctx.step.stepId);
+  if (!m) ctx.shared.stepProps.set(ctx.step.stepId, (m = new Map<string, string>()));
+  return m;
+}
+
+function authPropsGet(ctx: RunContext, args: Args): string | null {
+  const entry = ctx.shared.authProps.get(`${str(args, 0, 'stepId')}\u0000${str(args, 1, 'name')}`);
+  if (!entry || entry.expiresAt <= ctx.shared.host.now()) return null;
+  return entry.value;
+}
+
+function authPropsSet(ctx: RunContext, args: Args): void {
+  const key = `${str(args, 0, 'stepId')}\u0000${str(args, 2, 'name')}`;
+  const ttl = Math.max(0, num(args, 1, 'ttlMs'));
+  const value = args[3] === null ? null : str(args, 3, 'json');
+  if (value === null) ctx.shared.authProps.delete(key);
+  else ctx.shared.authProps.set(key, { value, expiresAt: ctx.shared.host.now() + ttl });
+  // Cached credentials are as secret as the headers made from them.
+  if (value !== null && ctx.isAuth) ctx.shared.secrets.add(value);
+}
+
+async function sleep(ctx: RunContext, args: Args): Promise<void> {
+  const ms = Math.min(MAX_SLEEP_MS, Math.max(0, num(args, 0, 'sleep ms')));
+  if (ctx.sleptMs + ms > MAX_SLEEP_TOTAL_MS) {
+    throw new EngineError('ENGINE_LIMIT', `sleep: more than ${MAX_SLEEP_TOTAL_MS} ms in one processor run`);
+  }
+  ctx.sleptMs += ms;
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+function counter(ctx: RunContext, args: Args): number {
+  const key = `${ctx.step.stepId}\u0000${str(args, 0, 'counter key')}`;
+  const next = (ctx.shared.counters.get(key) ?? 0) + num(args, 1, 'counter delta');
+  ctx.shared.counters.set(key, next);
+  return next;
+}
+
+function delta(ctx: RunContext, args: Args): number {
+  const key = `${ctx.step.stepId}\u0000${str(args, 0, 'delta key')}`;
+  const value = num(args, 1, 'delta value');
+  const prev = ctx.shared.deltas.get(key);
+  ctx.shared.deltas.set(key, value);
+  return prev === undefined ? 0 : value - prev;
+}
+
+const OPS: Record<string, Op> = {
+  log,
+  metric,
+  now: (ctx) => ctx.shared.host.now(),
+  sleep,
+  counter,
+  delta,
+  'stream.read': (ctx, a) => ctx.state.stream.read(num(a, 0, 'read n'), ctx.shared.limits.memoryBytes),
+  'stream.available': (ctx) => ctx.state.stream.available(),
+  'stepProps.get': (ctx, a) => stepPropsFor(ctx).get(str(a, 0, 'key')) ?? null,
+  'stepProps.set': (ctx, a) => {
+    const k = str(a, 0, 'key');
+    if (a[1] === null) stepPropsFor(ctx).delete(k);
+    else stepPropsFor(ctx).set(k, str(a, 1, 'value'));
+  },
+  'stepProps.keys': (ctx) => [...stepPropsFor(ctx).keys()],
+  'authProps.get': authPropsGet,
+  'authProps.set': authPropsSet,
+  sha256: (_ctx, _a, bytes) =>
+    new Uint8Array(
+      createHash('sha256')
+        .update(bytes ?? new Uint8Array(0))
+        .digest(),
+    ),
+  randomBytes: (_ctx, a) => {
+    const n = num(a, 0, 'randomBytes n');
+    if (!Number.isInteger(n) || n < 0 || n > MAX_RANDOM_BYTES) {
+      throw new RangeError(`randomBytes: n must be an integer from 0 to ${MAX_RANDOM_BYTES}`);
+    }
+    return new Uint8Array(randomBytes(n));
+  },
+  sendToStep,
+  sendToStepAndForget,
+  restrictedData,
+  authCall,
+};
+
+function parseArgs(json: string): Args {
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    v = undefined;
+  }
+  if (!Array.isArray(v)) throw new TypeError('malformed host call');
+  return v;
+}
+
+/**
+ * Answers one host call from a processor run. Every argument is checked here: the script can call the raw
+ * channel with anything. Errors go back into the script as `CODE: message` with secrets scrubbed.
+ */
+export async function handleHostCall(
+  ctx: RunContext,
+  op: string,
+  json: string,
+  bytes: Uint8Array | undefined,
+): Promise<unknown> {
+  const fn = Object.prototype.hasOwnProperty.call(OPS, op) ? OPS[op] : undefined;
+  try {
+    if (!fn)
+      throw new EngineError('ENGINE_UNSUPPORTED', `unknown host call ${JSON.stringify(op.slice(0, 40))}`);
+    return await fn(ctx, parseArgs(json), bytes);
+  } catch (err) {
+    throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
+  }
+}

@@ -1,0 +1,47 @@
+import { codeOf, messageOf } from './errors.js';
+import type { SecretSet } from './redact.js';
+import type { RunState } from './run-state.js';
+import type { EngineHost, StepInput, StepResult } from './types.js';
+import type { StepModel } from './workflow-model.js';
+
+/** Per-run limits with defaults applied. */
+export interface Limits {
+  memoryBytes: number;
+  timeMs: number;
+  maxStackBytes: number;
+}
+
+/** State shared by every run of one engine (one loaded workflow file). */
+export interface EngineShared {
+  host: EngineHost;
+  secrets: SecretSet;
+  limits: Limits;
+  stepProps: Map<string, Map<string, string>>;
+  authProps: Map<string, { value: string; expiresAt: number }>;
+  counters: Map<string, number>;
+  deltas: Map<string, number>;
+  /** Restricted-data values per authentication host id (may only be sent to that host). */
+  restricted: Map<string, Set<string>>;
+  /** Runs a step for `sendToStep`; never rejects (failures become an errored result). */
+  runNested(stepId: string, input: StepInput, depth: number): Promise<StepResult>;
+  /** Starts a step for `sendToStepAndForget`. */
+  forget(stepId: string, input: StepInput, depth: number): void;
+}
+
+/** One processor run's view: the engine, the step, the state and the context mode. */
+export interface RunContext {
+  shared: EngineShared;
+  step: StepModel;
+  state: RunState;
+  isAuth: boolean;
+  depth: number;
+  sleptMs: number;
+  errorText(err: unknown): string;
+}
+
+/** `CODE: message` for coded errors, the message otherwise. */
+export function errorText(err: unknown): string {
+  const code = codeOf(err);
+  const msg = messageOf(err);
+  return code && !msg.startsWith(`${code}:`) ? `${code}: ${msg}` : msg;
+}

@@ -1,0 +1,174 @@
+import type { MessagePort, Worker } from 'node:worker_threads';
+import { EngineError } from './errors.js';
+import { WORKER_SOURCE } from './worker-source.js';
+
+/** Extra wall time before a worker that ignores its interrupt deadline is terminated. */
+const WATCHDOG_GRACE_MS = 1000;
+
+/** One processor run as the worker receives it. */
+export interface SandboxJob {
+  prelude: string;
+  script: string;
+  file: string;
+  /** Run state as JSON (read by the prelude). */
+  input: string;
+  inBytes?: Uint8Array | undefined;
+  memoryBytes: number;
+  timeMs: number;
+  maxStackBytes: number;
+}
+
+/** What a finished run returns; `scriptError` is set when the script threw. */
+export interface SandboxOutcome {
+  output: string;
+  outBytes: Uint8Array | undefined;
+  scriptError: { name: string; message: string } | undefined;
+}
+
+/** Answers one host call from the sandbox: a JSON-able value, bytes, or a thrown error. */
+export type HostHandler = (op: string, json: string, bytes: Uint8Array | undefined) => Promise<unknown>;
+
+interface WorkerResult {
+  kind: 'done' | 'fail' | 'ready' | 'boot-failed';
+  output?: string;
+  outBytes?: Uint8Array;
+  scriptError?: { name: string; message: string };
+  error?: { name: string; message: string };
+  interrupted?: boolean;
+  message?: string;
+}
+
+interface Pending {
+  resolve: (o: SandboxOutcome) => void;
+  reject: (e: EngineError) => void;
+  handler: HostHandler;
+}
+
+function isOutOfMemory(e: { message: string } | undefined): boolean {
+  return e !== undefined && /out of memory/i.test(e.message);
+}
+
+/** A worker thread running QuickJS, with its host-call channel and watchdog. */
+export class SandboxWorker {
+  readonly ready: Promise<void>;
+  alive = true;
+  private readonly worker: Worker;
+  private readonly flag: Int32Array;
+  private pending: Pending | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private budgetMs = 0;
+  private armedAt = 0;
+
+  constructor(
+    make: (source: string) => Worker,
+    private readonly port: MessagePort,
+    signal: SharedArrayBuffer,
+  ) {
+    this.flag = new Int32Array(signal);
+    this.worker = make(WORKER_SOURCE);
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.once('message', (m: WorkerResult) =>
+        m.kind === 'ready' ? resolve() : reject(new Error(m.message ?? 'boot failed')),
+      );
+      this.worker.once('error', reject);
+    });
+    this.worker.on('message', (m: WorkerResult) => this.onResult(m));
+    this.worker.on('error', (e: Error & { code?: string }) => this.onDeath(e.code));
+    this.worker.on('exit', () => this.onDeath(undefined));
+    this.port.on('message', (m: { op: string; args: { json: string; bytes?: Uint8Array } }) =>
+      this.onHostCall(m),
+    );
+  }
+
+  /** Runs one job; only one at a time per worker. */
+  run(job: SandboxJob, handler: HostHandler): Promise<SandboxOutcome> {
+    this.worker.ref();
+    this.port.ref();
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject, handler };
+      this.budgetMs = job.timeMs + WATCHDOG_GRACE_MS;
+      this.arm();
+      this.worker.postMessage(job);
+    });
+  }
+
+  /** Lets the process exit while this worker sits idle in the pool. */
+  unref(): void {
+    this.worker.unref();
+    this.port.unref();
+  }
+
+  async terminate(): Promise<void> {
+    this.alive = false;
+    this.disarm();
+    this.port.close();
+    await this.worker.terminate();
+  }
+
+  private arm(): void {
+    this.armedAt = Date.now();
+    this.timer = setTimeout(() => this.onWatchdog(), Math.max(0, this.budgetMs));
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.budgetMs -= Date.now() - this.armedAt;
+  }
+
+  private settle(fn: (p: Pending) => void): void {
+    const p = this.pending;
+    this.pending = undefined;
+    this.disarm();
+    if (p) fn(p);
+  }
+
+  private onWatchdog(): void {
+    this.settle((p) => p.reject(new EngineError('ENGINE_TIMEOUT', 'the script exceeded its time limit')));
+    void this.terminate();
+  }
+
+  private onDeath(code: string | undefined): void {
+    this.alive = false;
+    this.settle((p) =>
+      p.reject(
+        code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new EngineError('ENGINE_MEMORY', 'the script exceeded its memory limit')
+          : new EngineError('ENGINE_SANDBOX_FAILED', 'the sandbox worker stopped'),
+      ),
+    );
+  }
+
+  private onResult(m: WorkerResult): void {
+    if (m.kind === 'ready' || m.kind === 'boot-failed') return;
+    this.settle((p) => {
+      if (m.interrupted)
+        return p.reject(new EngineError('ENGINE_TIMEOUT', 'the script exceeded its time limit'));
+      if (isOutOfMemory(m.error) || isOutOfMemory(m.scriptError)) {
+        return p.reject(new EngineError('ENGINE_MEMORY', 'the script exceeded its memory limit'));
+      }
+      if (m.kind === 'fail' || m.output === undefined) {
+        return p.reject(new EngineError('ENGINE_SANDBOX_FAILED', 'the sandbox could not finish the run'));
+      }
+      p.resolve({ output: m.output, outBytes: m.outBytes, scriptError: m.scriptError });
+    });
+  }
+
+  private onHostCall(m: { op: string; args: { json: string; bytes?: Uint8Array } }): void {
+    const p = this.pending;
+    if (!p) return;
+    this.disarm();
+    p.handler(m.op, m.args.json, m.args.bytes).then(
+      (value) => this.reply({ value }),
+      (err: unknown) => this.reply({ error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
+
+  private reply(msg: { value?: unknown; error?: string }): void {
+    if (!this.pending || !this.alive) return;
+    this.port.postMessage(msg);
+    Atomics.store(this.flag, 0, 1);
+    Atomics.notify(this.flag, 0);
+    this.arm();
+  }
+}

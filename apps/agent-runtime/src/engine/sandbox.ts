@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { EngineError } from './errors.js';
+import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
+
+export type { SandboxJob, SandboxOutcome, HostHandler } from './sandbox-worker.js';
+
+const require = createRequire(import.meta.url);
+
+/** Workers kept for top-level runs; nested `sendToStep` runs may add more (bounded by the send depth). */
+export const MAX_POOLED_WORKERS = Math.max(2, Math.min(8, availableParallelism() * 2));
+
+interface Boot {
+  corePath: string;
+  variantPath: string;
+  wasmModule: WebAssembly.Module;
+}
+
+let boot: Promise<Boot> | undefined;
+
+/** `WebAssembly` is a global in Node, but this package's `lib` only declares its types. */
+const wasmApi = (
+  globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<WebAssembly.Module> } }
+).WebAssembly;
+
+/** Compiles the QuickJS wasm once per process (ADR 0040); every worker instantiates this module. */
+function loadBoot(): Promise<Boot> {
+  boot ??= (async () => {
+    const variantPath = require.resolve('@jitl/quickjs-wasmfile-release-sync');
+    const wasmPath = require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+    const wasmModule = await wasmApi.compile(readFileSync(wasmPath));
+    return { corePath: require.resolve('quickjs-emscripten-core'), variantPath, wasmModule };
+  })();
+  return boot;
+}
+
+function spawn(b: Boot): SandboxWorker {
+  const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
+  const signal = new SharedArrayBuffer(4);
+  return new SandboxWorker(
+    (source) =>
+      new Worker(source, {
+        eval: true,
+        workerData: { ...b, rpcPort: port2, signal },
+        transferList: [port2],
+        resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
+      }),
+    port1,
+    signal,
+  );
+}
+
+/** A process-wide pool of sandbox workers. */
+class SandboxPool {
+  private readonly idle: SandboxWorker[] = [];
+  private readonly waiting: ((w: SandboxWorker) => void)[] = [];
+  private total = 0;
+
+  async run(job: SandboxJob, handler: HostHandler, nested: boolean): Promise<SandboxOutcome> {
+    const worker = await this.acquire(nested);
+    try {
+      return await worker.run(job, handler);
+    } finally {
+      this.release(worker);
+    }
+  }
+
+  private async acquire(nested: boolean): Promise<SandboxWorker> {
+    const ready = this.idle.pop();
+    if (ready) return ready;
+    if (this.total >= MAX_POOLED_WORKERS && !nested) {
+      return new Promise((resolve) => this.waiting.push(resolve));
+    }
+    this.total++;
+    try {
+      const w = spawn(await loadBoot());
+      await w.ready;
+      return w;
+    } catch (cause) {
+      this.total--;
+      throw new EngineError('ENGINE_SANDBOX_FAILED', 'the sandbox could not start', { cause });
+    }
+  }
+
+  private release(w: SandboxWorker): void {
+    if (!w.alive) {
+      this.total--;
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next) return next(w);
+    if (this.idle.length >= MAX_POOLED_WORKERS) {
+      this.total--;
+      void w.terminate();
+      return;
+    }
+    w.unref();
+    this.idle.push(w);
+  }
+}
+
+const pool = new SandboxPool();
+
+/**
+ * Runs one processor script in a fresh QuickJS runtime on a pooled worker thread.
+ *
+ * @throws EngineError `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`.
+ */
+export function runInSandbox(
+  job: SandboxJob,
+  handler: HostHandler,
+  nested: boolean,
+): Promise<SandboxOutcome> {
+  return pool.run(job, handler, nested);
+}

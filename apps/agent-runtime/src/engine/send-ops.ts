@@ -1,0 +1,46 @@
+import { EngineError } from './errors.js';
+import type { RunContext } from './run-context.js';
+import type { StepInput, StepResult } from './types.js';
+
+/** Deepest chain of `sendToStep` / `sendToStepAndForget` calls from one trigger. */
+export const MAX_SEND_DEPTH = 8;
+
+type Args = unknown[];
+
+function nestedInput(ctx: RunContext, args: Args, call: string): { stepId: string; input: StepInput } {
+  if (ctx.isAuth)
+    throw new EngineError('ENGINE_NOT_PERMITTED', `${call} is not available in an authenticationProcessor`);
+  if (ctx.depth + 1 > MAX_SEND_DEPTH) {
+    throw new EngineError('ENGINE_SEND_DEPTH', `${call}: more than ${MAX_SEND_DEPTH} nested step calls`);
+  }
+  const stepId = args[0];
+  if (typeof stepId !== 'string') throw new TypeError(`${call}: stepId must be a string`);
+  const headers = Object.create(null) as Record<string, string[]>;
+  const h = args[2];
+  if (typeof h === 'object' && h !== null) {
+    for (const [k, v] of Object.entries(h)) headers[k] = Array.isArray(v) ? v.map(String) : [String(v)];
+  }
+  const body = typeof args[1] === 'string' ? args[1] : undefined;
+  return { stepId, input: { body, stream: undefined, headers, properties: {} } };
+}
+
+function resultView(r: StepResult): unknown {
+  const headers = Object.create(null) as Record<string, string[]>;
+  for (const [k, v] of Object.entries(r.headers)) headers[k.toLowerCase()] = [v];
+  const body = r.body instanceof Uint8Array ? new TextDecoder().decode(r.body) : (r.body ?? null);
+  const properties = { ...r.properties };
+  if (r.status !== undefined) properties['status_code'] ??= String(r.status);
+  return { body, properties, headers, errored: r.errored, errors: r.errors };
+}
+
+/** `sendToStep(stepId, body[, headers])`: runs the step now and returns its result to the script. */
+export async function sendToStep(ctx: RunContext, args: Args): Promise<unknown> {
+  const { stepId, input } = nestedInput(ctx, args, 'sendToStep');
+  return resultView(await ctx.shared.runNested(stepId, input, ctx.depth + 1));
+}
+
+/** `sendToStepAndForget(stepId, body[, headers])`: starts the step and returns at once. */
+export function sendToStepAndForget(ctx: RunContext, args: Args): void {
+  const { stepId, input } = nestedInput(ctx, args, 'sendToStepAndForget');
+  ctx.shared.forget(stepId, input, ctx.depth + 1);
+}

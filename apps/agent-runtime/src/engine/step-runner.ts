@@ -1,0 +1,217 @@
+import { EngineError, codeOf } from './errors.js';
+import { handleHostCall } from './host-ops.js';
+import { PRELUDE_CONTEXT } from './prelude-context.js';
+import { PRELUDE_UTIL } from './prelude-util.js';
+import { errorText, type EngineShared, type RunContext } from './run-context.js';
+import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
+import { runInSandbox } from './sandbox.js';
+import { ByteStream } from './byte-stream.js';
+import type { OutboundRequest, StepInput, StepResult } from './types.js';
+import type { ProcessorSlot, ScriptUnit, StepModel } from './workflow-model.js';
+
+const PRELUDE = PRELUDE_UTIL + PRELUDE_CONTEXT;
+const CONNECT_FAILED = new Set(['POLICY_CONNECT_FAILED', 'POLICY_TIMEOUT']);
+const utf8 = new TextDecoder('utf-8');
+
+interface Flow {
+  shared: EngineShared;
+  step: StepModel;
+  state: RunState;
+  depth: number;
+  /** Headers the authenticationProcessor set: sent on the main call only, never shown to other processors. */
+  authHeaders: Record<string, [string, string]>;
+}
+
+/** Runs one processor script; false when the step must stop (script error or `end()`). */
+async function runUnit(
+  flow: Flow,
+  unit: ScriptUnit,
+  mode: ProcessorSlot | 'httpStatusHandling',
+): Promise<boolean> {
+  const { shared, step, state } = flow;
+  const ctx: RunContext = {
+    shared,
+    step,
+    state,
+    isAuth: mode === 'authenticationProcessor',
+    depth: flow.depth,
+    sleptMs: 0,
+    errorText,
+  };
+  const view = { mode, data: unit.data, timestampOverride: step.timestampOverride ?? null };
+  const outcome = await runInSandbox(
+    {
+      prelude: PRELUDE,
+      script: unit.script,
+      file: unit.file,
+      input: sandboxInput(state, view),
+      inBytes: state.bytes,
+      ...shared.limits,
+    },
+    (op, json, bytes) => handleHostCall(ctx, op, json, bytes),
+    flow.depth > 0,
+  );
+  applyOutput(state, outcome.output, outcome.outBytes);
+  if (outcome.scriptError) {
+    const { name, message } = outcome.scriptError;
+    const text = `${mode}: ${name === 'Error' ? '' : `${name}: `}${message}`;
+    state.errors.push(shared.secrets.scrub(text));
+    return false;
+  }
+  return !state.ended && state.errors.length === 0;
+}
+
+async function runChain(
+  flow: Flow,
+  units: ScriptUnit[],
+  mode: ProcessorSlot | 'httpStatusHandling',
+): Promise<boolean> {
+  for (const unit of units) if (!(await runUnit(flow, unit, mode))) return false;
+  return true;
+}
+
+/** Moves headers the authenticationProcessor added or changed out of sight, registering their values. */
+async function runAuth(flow: Flow, units: ScriptUnit[]): Promise<boolean> {
+  const before = { ...flow.state.outHeaders };
+  const ok = await runChain(flow, units, 'authenticationProcessor');
+  for (const [k, pair] of Object.entries(flow.state.outHeaders)) {
+    if (before[k]?.[1] === pair[1]) continue;
+    flow.shared.secrets.add(pair[1]);
+    const token = /^\S+\s+(\S.*)$/.exec(pair[1])?.[1];
+    if (token) flow.shared.secrets.add(token);
+    flow.authHeaders[k] = pair;
+    delete flow.state.outHeaders[k];
+  }
+  return ok;
+}
+
+function outboundRequest(flow: Flow, url: { hostId: string; path: string }): OutboundRequest {
+  const { state } = flow;
+  const body = state.bytes ?? state.body ?? undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.values({ ...state.outHeaders, ...flow.authHeaders }))
+    headers[name] = value;
+  const hasBody = body !== undefined && (typeof body === 'string' ? body.length > 0 : body.byteLength > 0);
+  return {
+    hostId: url.hostId,
+    path: url.path,
+    method: state.method ?? (hasBody ? 'POST' : 'GET'),
+    headers,
+    body,
+    isAuthenticationProcessor: false,
+    timeoutMs: flow.step.httpTimeout,
+  };
+}
+
+/** Restricted values of host H may go to H only (security-requirements A.2, lazy decryption). */
+function leaksRestricted(flow: Flow, req: OutboundRequest): boolean {
+  const text = [req.path, ...Object.values(req.headers), typeof req.body === 'string' ? req.body : ''].join(
+    '\n',
+  );
+  for (const [hostId, values] of flow.shared.restricted) {
+    if (hostId === req.hostId) continue;
+    for (const v of values) if (text.includes(v)) return true;
+  }
+  return false;
+}
+
+async function outbound(flow: Flow, url: { hostId: string; path: string }): Promise<void> {
+  const { state, step, shared } = flow;
+  const req = outboundRequest(flow, url);
+  if (leaksRestricted(flow, req)) {
+    state.errors.push('ENGINE_NOT_PERMITTED: the call would carry restricted host data to another host');
+    return;
+  }
+  let res;
+  try {
+    res = await shared.host.callOutbound(req);
+  } catch (err) {
+    const code = codeOf(err);
+    state.properties['http.error'] = code ?? 'ENGINE_OUTBOUND_FAILED';
+    const handler = step.processors.httpConnectFailedProcessor;
+    if (code !== undefined && CONNECT_FAILED.has(code) && handler) {
+      Object.assign(state, {
+        url: null,
+        method: null,
+        outHeaders: Object.create(null) as RunState['outHeaders'],
+      });
+      await runChain(flow, handler, 'httpConnectFailedProcessor');
+      return;
+    }
+    state.errors.push(
+      shared.secrets.scrub(code ? errorText(err) : 'ENGINE_OUTBOUND_FAILED: the outbound call failed'),
+    );
+    return;
+  }
+  Object.assign(state, {
+    body: utf8.decode(res.body),
+    bytes: undefined,
+    stream: new ByteStream(res.body),
+    inHeaders: normalizeHeaders(res.headers),
+    outHeaders: Object.create(null) as RunState['outHeaders'],
+    url: null,
+    method: null,
+  });
+  state.properties['status_code'] = String(res.status);
+  const handler = step.statusHandlers[String(res.status)] ?? step.processors.resultsProcessor;
+  if (handler)
+    await runChain(
+      flow,
+      handler,
+      step.statusHandlers[String(res.status)] ? 'httpStatusHandling' : 'resultsProcessor',
+    );
+}
+
+async function runFlow(flow: Flow): Promise<void> {
+  const p = flow.step.processors;
+  if (p.urlGenerator && !(await runChain(flow, p.urlGenerator, 'urlGenerator'))) return;
+  if (p.payloadGenerator && !(await runChain(flow, p.payloadGenerator, 'payloadGenerator'))) return;
+  if (p.authenticationProcessor && !(await runAuth(flow, p.authenticationProcessor))) return;
+  const url = flow.state.url;
+  if (url) return outbound(flow, url);
+  if (p.resultsProcessor) await runChain(flow, p.resultsProcessor, 'resultsProcessor');
+}
+
+function toResult(flow: Flow): StepResult {
+  const { state, shared } = flow;
+  const raw = state.properties['status_code'];
+  const n = raw === undefined ? NaN : Number(raw.trim());
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.values(state.outHeaders)) headers[name] = value;
+  return {
+    status: Number.isInteger(n) && n >= 100 && n <= 999 ? n : undefined,
+    body: state.bytes ?? state.body ?? undefined,
+    headers,
+    properties: { ...state.properties },
+    errored: state.errors.length > 0,
+    errors: state.errors.map((e) => shared.secrets.scrub(e)),
+  };
+}
+
+/**
+ * Runs one step (README.md "Step flow").
+ *
+ * @throws EngineError `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED` from a processor run.
+ */
+export async function runStepFlow(
+  shared: EngineShared,
+  step: StepModel,
+  input: StepInput,
+  depth: number,
+): Promise<StepResult> {
+  const flow: Flow = {
+    shared,
+    step,
+    state: initialState(input),
+    depth,
+    authHeaders: Object.create(null) as Flow['authHeaders'],
+  };
+  try {
+    await runFlow(flow);
+  } catch (err) {
+    if (err instanceof EngineError)
+      throw new EngineError(err.code, shared.secrets.scrub(err.message), { cause: err });
+    throw err;
+  }
+  return toResult(flow);
+}

@@ -1,0 +1,91 @@
+/** One outbound request the engine asks the app to make (interfaces.md §6.3). */
+export interface OutboundRequest {
+  hostId: string;
+  path: string;
+  /** `setHttpMethod` value upper-cased; else `POST` when a body is set, `GET` when not. */
+  method: string;
+  /** Headers set by the payloadGenerator / authenticationProcessor (original case of the last set). */
+  headers: Record<string, string>;
+  body: string | Uint8Array | undefined;
+  /** True for a call made by `context.callAuthenticationHost` inside an authenticationProcessor. */
+  isAuthenticationProcessor: boolean;
+  /** The step's `httpTimeout`, when set. */
+  timeoutMs: number | undefined;
+}
+
+/** The answer to an {@link OutboundRequest}. */
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string[]>;
+  body: Uint8Array;
+}
+
+/**
+ * Implemented by the app. Errors thrown are coded (`{ code, message }`); `POLICY_CONNECT_FAILED` or
+ * `POLICY_TIMEOUT` means the connection failed (→ httpConnectFailedProcessor); any other code is a refused call
+ * (→ run error).
+ */
+export interface EngineHost {
+  callOutbound(req: OutboundRequest): Promise<OutboundResponse>;
+  /** Host `data` of an authentication host as JSON with every `-2/` value decrypted; only from an authenticationProcessor. */
+  getRestrictedData(hostId: string): Promise<string>;
+  /** Every value that must never be logged or exported. */
+  registerSecret(value: string): void;
+  log(entry: {
+    level: 'info' | 'warn' | 'error';
+    message: string;
+    stepId?: string;
+    source: 'console' | 'diagnostic' | 'engine';
+  }): void;
+  metric(m: { key: string; value: number; timestamp: number; dimensions: Record<string, string> }): void;
+  now(): number;
+}
+
+/** What a step run gets (interfaces.md §6.1). */
+export interface StepInput {
+  /** `getBody()`. */
+  body: string | undefined;
+  /** `getStream()`; undefined → an empty reader. */
+  stream: AsyncIterable<Uint8Array> | undefined;
+  /** `getHeader(name)`; names are matched case-insensitively. */
+  headers: Record<string, string[]>;
+  /** Run properties, e.g. `http.method`, `http.path`, `http.query`, `http.uri` (README.md). */
+  properties: Record<string, string>;
+}
+
+/** What a step run produced. */
+export interface StepResult {
+  /** From `setProperty('status_code', …)`, or the outbound response status. */
+  status: number | undefined;
+  body: string | Uint8Array | undefined;
+  /** Headers set with `setHeader` after the last outbound call (response headers of a trigger step). */
+  headers: Record<string, string>;
+  properties: Record<string, string>;
+  /** A processor threw, a call was refused, or `addSystemError` was called. */
+  errored: boolean;
+  /** Safe messages: registered secrets are replaced by `[REDACTED]`. */
+  errors: string[];
+}
+
+/** Options of `createWorkflowEngine`. */
+export interface EngineOptions {
+  host: EngineHost;
+  /** Bootstrap record `data` (top of the merge chain). */
+  data: Record<string, unknown>;
+  /** Per processor run. Defaults: 32 MiB, 5000 ms, 512 KiB. */
+  limits?: { memoryBytes?: number; timeMs?: number; maxStackBytes?: number };
+}
+
+/** One enabled step of the workflow. */
+export interface StepInfo {
+  stepId: string;
+  /** The step's trigger object as compiled (undefined when the step has none). */
+  trigger: unknown;
+}
+
+/** A loaded workflow file. */
+export interface WorkflowEngine {
+  readonly steps: readonly StepInfo[];
+  runStep(stepId: string, input: StepInput): Promise<StepResult>;
+  dispose(): void;
+}

@@ -1,0 +1,156 @@
+import { EngineError } from './errors.js';
+
+/** A processor flattened to one script, with the data merged down to it (interfaces.md §4.3, §4.6). */
+export interface ScriptUnit {
+  script: string;
+  /** `resourceName` of an inlined resource, or a generated name; used as the script's file name. */
+  file: string;
+  data: Record<string, unknown>;
+}
+
+/** The processor slots of a step, in call-cycle order (README.md "Step flow"). */
+export const PROCESSOR_SLOTS = [
+  'urlGenerator',
+  'payloadGenerator',
+  'authenticationProcessor',
+  'resultsProcessor',
+  'httpConnectFailedProcessor',
+] as const;
+export type ProcessorSlot = (typeof PROCESSOR_SLOTS)[number];
+
+/** One enabled step, with defaults applied and processors flattened. */
+export interface StepModel {
+  stepId: string;
+  trigger: unknown;
+  processors: Partial<Record<ProcessorSlot, ScriptUnit[]>>;
+  statusHandlers: Record<string, ScriptUnit[]>;
+  httpTimeout: number | undefined;
+  timestampOverride: number | undefined;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function invalid(message: string): EngineError {
+  return new EngineError('ENGINE_INVALID_WORKFLOW', message);
+}
+
+/** Own-property copy into a null-prototype object, so `__proto__` keys stay data (S4). */
+function define(target: Obj, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * Deep merge for `data` (interfaces.md §4.6, DESIGN: objects merge recursively, arrays and scalars of the
+ * child replace the parent's). Inputs are never modified.
+ */
+export function mergeData(parent: unknown, child: unknown): Obj {
+  const out = Object.create(null) as Obj;
+  if (isObject(parent)) for (const k of Object.keys(parent)) define(out, k, parent[k]);
+  if (!isObject(child)) return out;
+  for (const k of Object.keys(child)) {
+    const prev = Object.prototype.hasOwnProperty.call(out, k) ? out[k] : undefined;
+    define(out, k, isObject(prev) && isObject(child[k]) ? mergeData(prev, child[k]) : child[k]);
+  }
+  return out;
+}
+
+/** `true`, `"true"` (any case) → true; `false`, `"false"` → false; anything else → the fallback. */
+export function isTrue(v: unknown, fallback: boolean): boolean {
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string' && /^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+  return fallback;
+}
+
+/** Flattens a processor (script or chain, recursively) into scripts, merging `data` down. */
+export function flattenProcessor(p: unknown, data: Obj, where: string, depth = 0): ScriptUnit[] {
+  if (depth > 32) throw invalid(`${where}: processor chain nested too deeply`);
+  if (!isObject(p)) throw invalid(`${where}: a processor must be an object`);
+  if ('resource' in p) throw invalid(`${where}: the workflow is not compiled (a resource reference remains)`);
+  const merged = mergeData(data, p['data']);
+  if (typeof p['script'] === 'string') {
+    const name = typeof p['resourceName'] === 'string' ? p['resourceName'] : where;
+    return [{ script: p['script'], file: name, data: merged }];
+  }
+  if (Array.isArray(p['processors']) && p['processors'].length > 0) {
+    return p['processors'].flatMap((c, i) =>
+      flattenProcessor(c, merged, `${where}.processors[${i}]`, depth + 1),
+    );
+  }
+  throw invalid(`${where}: a processor needs a script or a non-empty processors chain`);
+}
+
+function stepModel(step: Obj, data: Obj, where: string): StepModel {
+  const stepId = step['stepId'];
+  if (typeof stepId !== 'string' || stepId === '')
+    throw invalid(`${where}: stepId must be a non-empty string`);
+  const stepData = mergeData(data, step['data']);
+  const processors: StepModel['processors'] = {};
+  for (const slot of PROCESSOR_SLOTS) {
+    if (step[slot] !== undefined)
+      processors[slot] = flattenProcessor(step[slot], stepData, `${stepId}.${slot}`);
+  }
+  const statusHandlers: Record<string, ScriptUnit[]> = Object.create(null) as Record<string, ScriptUnit[]>;
+  const handling = step['httpStatusHandling'];
+  if (isObject(handling)) {
+    for (const code of Object.keys(handling)) {
+      statusHandlers[code] = flattenProcessor(
+        handling[code],
+        stepData,
+        `${stepId}.httpStatusHandling.${code}`,
+      );
+    }
+  }
+  const num = (v: unknown): number | undefined =>
+    typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+  return {
+    stepId,
+    trigger: step['trigger'],
+    processors,
+    statusHandlers,
+    httpTimeout: num(step['httpTimeout']),
+    timestampOverride: num(step['timestampOverride']),
+  };
+}
+
+/** Applies `defaultStepProperties` (file, then workflow) under the step's own fields; `data` merges deeply. */
+function withDefaults(step: Obj, fileDefaults: unknown, wfDefaults: unknown): Obj {
+  const out: Obj = { ...(isObject(fileDefaults) ? fileDefaults : {}) };
+  for (const src of [wfDefaults, step]) {
+    if (!isObject(src)) continue;
+    for (const k of Object.keys(src)) define(out, k, k === 'data' ? mergeData(out['data'], src[k]) : src[k]);
+  }
+  return out;
+}
+
+/**
+ * Reads a compiled workflow file into enabled steps by id.
+ *
+ * @throws EngineError `ENGINE_INVALID_WORKFLOW` when the value is not a compiled workflow file.
+ */
+export function loadWorkflow(compiled: unknown, bootstrapData: Obj): Map<string, StepModel> {
+  if (!isObject(compiled) || !Array.isArray(compiled['workflows'])) {
+    throw invalid('a compiled workflow file must be an object with a workflows array');
+  }
+  const steps = new Map<string, StepModel>();
+  const fileData = mergeData(bootstrapData, compiled['data']);
+  compiled['workflows'].forEach((wf: unknown, wi) => {
+    if (!isObject(wf) || !Array.isArray(wf['steps'])) throw invalid(`workflows[${wi}] needs a steps array`);
+    if (!isTrue(wf['enabled'], true)) return;
+    const wfData = mergeData(fileData, wf['data']);
+    wf['steps'].forEach((raw: unknown, si) => {
+      const where = `workflows[${wi}].steps[${si}]`;
+      if (!isObject(raw)) throw invalid(`${where} must be an object`);
+      const step = withDefaults(raw, compiled['defaultStepProperties'], wf['defaultStepProperties']);
+      if (!isTrue(step['enabled'], true)) return;
+      const model = stepModel(step, wfData, where);
+      if (steps.has(model.stepId))
+        throw invalid(`${where}: stepId ${JSON.stringify(model.stepId)} is used twice`);
+      steps.set(model.stepId, model);
+    });
+  });
+  return steps;
+}

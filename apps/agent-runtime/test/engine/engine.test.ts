@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { ENGINE_ERROR_CODES, EngineError, createWorkflowEngine } from '../../src/engine/index.js';
+import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
+
+async function run(script: string, body?: string) {
+  const host = fakeHost();
+  const engine = await createWorkflowEngine(workflow([scriptStep('s', script)]), { host, data: {} });
+  return { host, result: await engine.runStep('s', input(body)) };
+}
+
+describe('createWorkflowEngine', () => {
+  it('lists enabled steps with their triggers', async () => {
+    const wf = workflow([
+      scriptStep('a', '', { trigger: { runOnce: true } }),
+      scriptStep('b', '', { enabled: 'false' }),
+      scriptStep('c', ''),
+    ]);
+    const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
+    expect(engine.steps).toEqual([
+      { stepId: 'a', trigger: { runOnce: true } },
+      { stepId: 'c', trigger: undefined },
+    ]);
+  });
+
+  it('rejects a value that is not a workflow file with ENGINE_INVALID_WORKFLOW', async () => {
+    await expect(createWorkflowEngine({ nope: 1 }, { host: fakeHost(), data: {} })).toThrowCode(
+      EngineError,
+      'ENGINE_INVALID_WORKFLOW',
+    );
+  });
+
+  it('rejects an uncompiled resource reference with ENGINE_INVALID_WORKFLOW', async () => {
+    const wf = workflow([{ stepId: 'a', resultsProcessor: { resource: '/x.js' } }]);
+    await expect(createWorkflowEngine(wf, { host: fakeHost(), data: {} })).toThrowCode(
+      EngineError,
+      'ENGINE_INVALID_WORKFLOW',
+    );
+  });
+
+  it('rejects a duplicate stepId with ENGINE_INVALID_WORKFLOW', async () => {
+    const wf = workflow([scriptStep('a', ''), scriptStep('a', '')]);
+    await expect(createWorkflowEngine(wf, { host: fakeHost(), data: {} })).toThrowCode(
+      EngineError,
+      'ENGINE_INVALID_WORKFLOW',
+    );
+  });
+
+  it('exports the code list', () => {
+    expect(ENGINE_ERROR_CODES).toContain('ENGINE_TIMEOUT');
+    expect(new EngineError('ENGINE_MEMORY', 'x').name).toBe('EngineError');
+  });
+});
+
+describe('runStep', () => {
+  it('runs a script processor and returns body, status, headers and properties', async () => {
+    const { result } = await run(
+      "context.setBody('got ' + context.getBody()); context.setProperty('status_code', '201'); context.setHeader('X-A', 'b');",
+      'in',
+    );
+    expect(result).toEqual({
+      status: 201,
+      body: 'got in',
+      headers: { 'X-A': 'b' },
+      properties: { status_code: '201' },
+      errored: false,
+      errors: [],
+    });
+  });
+
+  it('rejects an unknown step with ENGINE_STEP_NOT_FOUND', async () => {
+    const engine = await createWorkflowEngine(workflow([scriptStep('a', '')]), {
+      host: fakeHost(),
+      data: {},
+    });
+    await expect(engine.runStep('zzz', input())).toThrowCode(EngineError, 'ENGINE_STEP_NOT_FOUND');
+  });
+
+  it('turns a thrown error into an errored result', async () => {
+    const { result } = await run("throw new TypeError('bad input')");
+    expect(result.errored).toBe(true);
+    expect(result.errors).toEqual(['resultsProcessor: TypeError: bad input']);
+  });
+
+  it('marks the run errored on addSystemError and keeps running the script', async () => {
+    const { result } = await run("context.addSystemError('broken'); context.setBody('after')");
+    expect(result).toMatchObject({ errored: true, errors: ['broken'], body: 'after' });
+  });
+
+  it('rejects runs after dispose with ENGINE_DISPOSED', async () => {
+    const engine = await createWorkflowEngine(workflow([scriptStep('a', '')]), {
+      host: fakeHost(),
+      data: {},
+    });
+    engine.dispose();
+    await expect(engine.runStep('a', input())).toThrowCode(EngineError, 'ENGINE_DISPOSED');
+  });
+});
