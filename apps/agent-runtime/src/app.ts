@@ -1,0 +1,156 @@
+import type { Server } from 'node:http';
+import type { LookupFunction } from '@org/host-policy';
+import type { Bootstrap } from '@org/workflow-compiler';
+import type { Config } from './config.js';
+import { verifyDeployments, type VerifiedDeployment } from './deployments.js';
+import { createWorkflowEngine } from './engine/index.js';
+import type { WorkflowEngine } from './engine/types.js';
+import { createEngineHost } from './engine-host.js';
+import { httpRoutes, type TriggerRoute } from './http/routes.js';
+import { RunTracker } from './http/run-tracker.js';
+import { createTriggerServer } from './http/server.js';
+import { createOutput, type LineSink, type Output } from './output.js';
+import { Redactor } from './redactor.js';
+import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './secrets.js';
+import { startTimedTriggers } from './timers.js';
+
+/** Everything the agent needs; `main.ts` fills it from the environment, tests directly. */
+export interface AppDeps {
+  readonly bootstrap: Bootstrap;
+  readonly config: Omit<Config, 'bootstrap' | 'bootstrapSecretKey'>;
+  /** Where JSON log and metric lines go (stdout in production). */
+  readonly sink: LineSink;
+  /** Directory relative `remoteConfiguration` paths resolve against (default: the working directory). */
+  readonly baseDir?: string | undefined;
+  /** Port overrides by server id or `<deploymentId>/<serverId>` (tests use 0). */
+  readonly ports?: Readonly<Record<string, number>> | undefined;
+  /** DNS lookup for outbound calls (tests). */
+  readonly lookup?: LookupFunction | undefined;
+}
+
+/** One trigger server (created, not listening). */
+export interface ServerSpec {
+  readonly deploymentId: string;
+  readonly id: string;
+  readonly port: number;
+  readonly bindAddress: string;
+  readonly server: Server;
+}
+
+/** A started-up agent: verified deployments, engines and servers. `main.ts` listens; tests too. */
+export interface Agent {
+  readonly servers: readonly ServerSpec[];
+  readonly engines: ReadonlyMap<string, WorkflowEngine>;
+  readonly output: Output;
+  /** The only `-2/` decryption path; `calls` proves lazy decryption (S49). */
+  readonly decryptor: StringDecryptor;
+  readonly tracker: RunTracker;
+  /** Starts `runOnce` and `timer` triggers (after the servers listen). */
+  startTriggers(): void;
+  /** Stops timers, waits up to `drainMs` for in-flight runs, disposes the engines. Servers are the caller's. */
+  stop(drainMs: number): Promise<boolean>;
+}
+
+interface Shared {
+  readonly deps: AppDeps;
+  readonly redactor: Redactor;
+  readonly output: Output;
+  readonly decryptor: StringDecryptor;
+  readonly tracker: RunTracker;
+}
+
+async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEngine> {
+  const host = createEngineHost({
+    record: d.record,
+    policy: d.policy,
+    decryptor: s.decryptor,
+    redactor: s.redactor,
+    output: s.output,
+    outbound: {
+      timeoutMs: s.deps.config.timeouts.outboundMs,
+      maxResponseBytes: s.deps.config.limits.outboundResponseBytes,
+    },
+    lookup: s.deps.lookup,
+  });
+  return createWorkflowEngine(d.workflow, { host, data: d.record.data ?? {} });
+}
+
+function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
+  const entries = d.record.allowHttpServerAccess ?? [];
+  const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, new Set(entries.map((e) => e.id)));
+  return entries
+    .filter((e) => e.inProcOnly !== true && e.inProcOnly !== 'true')
+    .map((e) => {
+      const ports = s.deps.ports ?? {};
+      const port = ports[`${d.record.deploymentId}/${e.id}`] ?? ports[e.id] ?? e.port ?? 0;
+      const list: TriggerRoute[] = routes.get(e.id) ?? [];
+      const server = createTriggerServer({
+        routes: list,
+        limits: s.deps.config.limits,
+        timeouts: s.deps.config.timeouts,
+        output: s.output,
+        tracker: s.tracker,
+      });
+      return {
+        deploymentId: d.record.deploymentId,
+        id: e.id,
+        port,
+        bindAddress: e.bindAddress ?? '127.0.0.1',
+        server,
+      };
+    });
+}
+
+/**
+ * Builds the agent from a validated bootstrap: registers every secret with the redactor, verifies every
+ * record's package (nothing runs unless all pass), creates one engine per deployment and one server per
+ * `allowHttpServerAccess` entry. No listen(), no process.env (house style §1).
+ * @throws coded errors from verification (`POLICY_*`, `CRYPTO_*`, `FORMAT_*`, `WORKFLOW_*`, `AGENT_*`).
+ */
+export async function createApp(deps: AppDeps): Promise<Agent> {
+  const redactor = new Redactor();
+  for (const record of deps.bootstrap) registerRecordSecrets(record, redactor);
+  const s: Shared = {
+    deps,
+    redactor,
+    output: createOutput(deps.sink, redactor),
+    decryptor: createStringDecryptor(deps.config.stringSecretKeys),
+    tracker: new RunTracker(),
+  };
+  const verified = await verifyDeployments(deps.bootstrap, {
+    allowUnpackaged: deps.config.allowUnpackaged,
+    maxPackageBytes: deps.config.limits.maxPackageBytes,
+    baseDir: deps.baseDir ?? process.cwd(),
+    allowPrivateNetworkHosts: deps.config.allowPrivateNetworkHosts,
+  });
+  const engines = new Map<string, WorkflowEngine>();
+  const servers: ServerSpec[] = [];
+  for (const d of verified) {
+    const engine = await startEngine(s, d);
+    engines.set(d.record.deploymentId, engine);
+    servers.push(...serversOf(s, d, engine));
+    s.output.info('deployment loaded', {
+      deploymentId: d.record.deploymentId,
+      source: d.source,
+      steps: engine.steps.length,
+    });
+  }
+  let stopTimers: (() => void) | undefined;
+  return {
+    servers,
+    engines,
+    output: s.output,
+    decryptor: s.decryptor,
+    tracker: s.tracker,
+    startTriggers() {
+      const list = [...engines].map(([deploymentId, engine]) => ({ deploymentId, engine }));
+      stopTimers ??= startTimedTriggers(list, s.tracker, s.output);
+    },
+    async stop(drainMs) {
+      stopTimers?.();
+      const idle = await s.tracker.idle(drainMs);
+      for (const engine of engines.values()) engine.dispose();
+      return idle;
+    },
+  };
+}

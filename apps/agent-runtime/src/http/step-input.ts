@@ -1,0 +1,49 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { emptyStream, type Upload } from '@org/multipart-limits';
+import type { StepInput } from '../engine/types.js';
+
+/** Run property names of the request line (ADR 0045; interfaces.md §6.1). */
+export const REQUEST_PROPERTIES = {
+  method: 'http.method',
+  path: 'http.path',
+  query: 'http.query',
+  uri: 'http.uri',
+} as const;
+
+/** Path and query as sent (percent-encoding kept), split at the first `?`. */
+export function splitTarget(url: string | undefined): { path: string; query: string } {
+  const target = url ?? '/';
+  const q = target.indexOf('?');
+  return q < 0 ? { path: target, query: '' } : { path: target.slice(0, q), query: target.slice(q + 1) };
+}
+
+function headersOf(req: IncomingMessage): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values !== undefined) out[name] = values;
+  }
+  return out;
+}
+
+/**
+ * What an HTTP-triggered step receives (interfaces.md §6.1–6.2): `getBody()` is exactly the JSON or text
+ * body or the multipart `body` part; octet-stream and the `stream` part go to `getStream()` (a form without
+ * a `stream` part gives an empty reader, S18); the request line is in run properties.
+ */
+export function stepInputOf(req: IncomingMessage, upload: Upload): StepInput {
+  const { path, query } = splitTarget(req.url);
+  let stream: Readable | undefined = upload.stream;
+  if (upload.kind === 'multipart' && stream === undefined) stream = emptyStream();
+  return {
+    body: upload.body,
+    stream,
+    headers: headersOf(req),
+    properties: {
+      [REQUEST_PROPERTIES.method]: (req.method ?? 'GET').toUpperCase(),
+      [REQUEST_PROPERTIES.path]: path,
+      [REQUEST_PROPERTIES.query]: query,
+      [REQUEST_PROPERTIES.uri]: req.url ?? '/',
+    },
+  };
+}

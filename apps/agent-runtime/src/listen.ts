@@ -1,0 +1,42 @@
+import type { AddressInfo } from 'node:net';
+import type { Agent } from './app.js';
+
+/** A listening trigger server, as logged in the `listening` line. */
+export interface Listening {
+  readonly deploymentId: string;
+  readonly id: string;
+  readonly port: number;
+  readonly address: string;
+}
+
+/** Listens on every trigger server; rejects on the first listen error (for example EADDRINUSE). */
+export async function listenAll(agent: Agent): Promise<Listening[]> {
+  return Promise.all(
+    agent.servers.map(
+      (s) =>
+        new Promise<Listening>((resolve, reject) => {
+          s.server.once('error', reject);
+          s.server.listen(s.port, s.bindAddress, () => {
+            s.server.off('error', reject);
+            const a = s.server.address() as AddressInfo;
+            resolve({ deploymentId: s.deploymentId, id: s.id, port: a.port, address: a.address });
+          });
+        }),
+    ),
+  );
+}
+
+/** Stops accepting, closes idle connections, and after `ms` closes the rest. */
+export async function closeAll(agent: Agent, ms: number): Promise<void> {
+  await Promise.all(
+    agent.servers.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          if (!s.server.listening) return resolve();
+          s.server.close(() => resolve());
+          s.server.closeIdleConnections();
+          setTimeout(() => s.server.closeAllConnections(), ms).unref();
+        }),
+    ),
+  );
+}

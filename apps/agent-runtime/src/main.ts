@@ -1,0 +1,52 @@
+import { createApp, type Agent } from './app.js';
+import { loadBootstrap } from './bootstrap-source.js';
+import { loadConfig, type Config } from './config.js';
+import { isCodedError } from './errors.js';
+import { closeAll, listenAll } from './listen.js';
+
+/**
+ * One JSON line on stderr and exit 1 (S44): the code and a message that names the problem and never
+ * carries key material; schema problems are listed one by one; never a stack trace.
+ */
+function fatal(err: unknown): never {
+  const coded = isCodedError(err);
+  const details =
+    coded && Array.isArray(err.details) ? (err.details as { pointer?: string; detail?: string }[]) : [];
+  const problems = details
+    .filter((d) => typeof d.pointer === 'string' && typeof d.detail === 'string')
+    .map((d) => `${d.pointer}: ${d.detail}`);
+  const line = {
+    ts: new Date().toISOString(),
+    level: 'fatal',
+    code: coded ? err.code : 'AGENT_START_FAILED',
+    msg: coded ? err.message : 'the agent could not start',
+    ...(problems.length > 0 ? { problems } : {}),
+  };
+  process.stderr.write(JSON.stringify(line) + '\n');
+  process.exit(1);
+}
+
+function onSignals(agent: Agent, config: Config): void {
+  const drain = (signal: string) => {
+    agent.output.info('shutting down', { signal });
+    const ms = config.timeouts.shutdownMs;
+    void Promise.all([closeAll(agent, ms), agent.stop(ms)]).then(([, idle]) => {
+      agent.output.info('stopped', { drained: idle });
+      process.exit(0);
+    });
+  };
+  process.once('SIGTERM', () => drain('SIGTERM'));
+  process.once('SIGINT', () => drain('SIGINT'));
+}
+
+async function start(): Promise<void> {
+  const config = loadConfig(process.env, process.argv.slice(2));
+  const { bootstrap, form } = await loadBootstrap(config.bootstrap, config.bootstrapSecretKey);
+  const agent = await createApp({ bootstrap, config, sink: (line) => process.stdout.write(line) });
+  const servers = await listenAll(agent);
+  agent.output.info('listening', { bootstrap: form, servers });
+  onSignals(agent, config);
+  agent.startTriggers();
+}
+
+start().catch(fatal);

@@ -1,0 +1,69 @@
+import type { WorkflowEngine } from './engine/types.js';
+import { isCodedError } from './errors.js';
+import type { RunTracker } from './http/run-tracker.js';
+import type { Output } from './output.js';
+
+/** One deployment's engine, for timed triggers. */
+export interface TimedDeployment {
+  readonly deploymentId: string;
+  readonly engine: WorkflowEngine;
+}
+
+interface TimedTrigger {
+  runOnce?: unknown;
+  runOnceNoTrace?: unknown;
+  timer?: { period?: number; delay?: number };
+}
+
+const EMPTY_INPUT = () => ({ body: undefined, stream: undefined, headers: {}, properties: {} });
+
+function isTrue(v: unknown): boolean {
+  return v === true || v === 'true';
+}
+
+/**
+ * Starts `runOnce` (once, right after start) and `timer` triggers (`delay`, then every `period` ms) of every
+ * deployment. Timers are unref'd; the returned function clears them all (shutdown).
+ */
+export function startTimedTriggers(
+  deployments: readonly TimedDeployment[],
+  tracker: RunTracker,
+  output: Output,
+): () => void {
+  const handles: NodeJS.Timeout[] = [];
+  for (const d of deployments) {
+    for (const step of d.engine.steps) {
+      const t = (step.trigger ?? {}) as TimedTrigger;
+      const fire = () => void runTimed(d, step.stepId, tracker, output);
+      if (isTrue(t.runOnce) || isTrue(t.runOnceNoTrace)) handles.push(setTimeout(fire, 0));
+      const period = t.timer?.period;
+      if (typeof period === 'number' && period > 0) {
+        const first = setTimeout(() => {
+          fire();
+          handles.push(setInterval(fire, period).unref());
+        }, t.timer?.delay ?? period);
+        handles.push(first.unref());
+      }
+    }
+  }
+  return () => handles.splice(0).forEach((h) => clearTimeout(h));
+}
+
+async function runTimed(
+  d: TimedDeployment,
+  stepId: string,
+  tracker: RunTracker,
+  output: Output,
+): Promise<void> {
+  try {
+    const result = await tracker.track(() => d.engine.runStep(stepId, EMPTY_INPUT()));
+    if (result.errored)
+      output.warn('step errored', { deploymentId: d.deploymentId, stepId, errors: result.errors.join('; ') });
+  } catch (err) {
+    output.error('step run failed', {
+      deploymentId: d.deploymentId,
+      stepId,
+      code: isCodedError(err) ? err.code : 'INTERNAL',
+    });
+  }
+}
