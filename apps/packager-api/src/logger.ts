@@ -23,5 +23,29 @@ export function createLogger(sink: LogSink, now: () => Date = () => new Date()):
   };
 }
 
+/**
+ * A sink that collects lines and writes them in one call per event-loop turn (one syscall for many request
+ * lines under load). `flush()` writes what is pending at once; call it before exiting.
+ */
+export function createBatchingSink(write: (text: string) => void): LogSink & { flush(): void } {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    write(text);
+  };
+  const sink = (line: string) => {
+    pending.push(line);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  return Object.assign(sink, { flush });
+}
+
 /** A logger that drops everything. */
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };

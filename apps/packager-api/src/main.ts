@@ -1,10 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './config.js';
-import { createLogger, type Logger } from './logger.js';
+import { createBatchingSink, createLogger, type Logger } from './logger.js';
 import { createHttpServer } from './server.js';
 
-const log = createLogger((line) => process.stdout.write(line));
+const sink = createBatchingSink((text) => process.stdout.write(text));
+const log = createLogger(sink);
+// Pending log lines are written before any exit (stdout to a file or pipe is synchronous on Linux).
+process.on('exit', () => sink.flush());
 
 function start(config: Config, resourceDirs: string[]): void {
   const app = createApp({ limits: config.limits, resourceDirs, log });
