@@ -166,13 +166,10 @@ export const PRELUDE_CONTEXT = String.raw`
   doc.run = (fn) => fn();
   const fixed = { context: Object.freeze(context), console: Object.freeze(console), doc: Object.freeze(doc) };
   for (const k of Object.keys(fixed)) Object.defineProperty(globalThis, k, { value: fixed[k], writable: false, configurable: false, enumerable: false });
-  Object.defineProperty(globalThis, '__finish', {
-    writable: false, configurable: false, enumerable: false,
-    value: function () {
-      if (bytesBody) globalThis.__outBytes = bytesBody.slice().buffer;
-      S.bodyIsBytes = !!bytesBody;
-      return stringify(S);
-    },
-  });
+  // The completion value of the prelude: the worker keeps this function; the script never sees it.
+  return function finish() {
+    S.bodyIsBytes = !!bytesBody;
+    return [stringify(S), bytesBody ? bytesBody.slice().buffer : undefined];
+  };
 })();
 `;

@@ -69,12 +69,29 @@ function evalIn(ctx, code, file) {
   return { value };
 }
 
-function readBytes(ctx) {
-  const h = ctx.getProp(ctx.global, '__outBytes');
-  let out;
-  if (ctx.typeof(h) === 'object') { const life = ctx.getArrayBuffer(h); out = life.value.slice(); life.dispose(); }
-  h.dispose();
-  return out;
+// Promise reactions (then/await) queued by the script run before the state is read.
+function drainJobs(rt) {
+  for (let i = 0; i < 10000; i++) {
+    const r = rt.executePendingJobs(1000);
+    if (r.error) { const e = describeError(r.error.context, r.error); r.error.dispose(); return e; }
+    if (r.value === 0) return undefined;
+  }
+  return { name: 'InternalError', message: 'too many pending jobs' };
+}
+
+function finishRun(ctx, finish) {
+  const r = ctx.callFunction(finish, ctx.undefined);
+  if (r.error) { const error = describeError(ctx, r.error); r.error.dispose(); return { error }; }
+  try {
+    const json = ctx.getProp(r.value, 0), buf = ctx.getProp(r.value, 1);
+    const output = ctx.typeof(json) === 'string' ? ctx.getString(json) : undefined;
+    let bytes;
+    if (ctx.typeof(buf) === 'object') { const life = ctx.getArrayBuffer(buf); bytes = life.value.slice(); life.dispose(); }
+    json.dispose(); buf.dispose();
+    return { output, bytes };
+  } finally {
+    r.value.dispose();
+  }
 }
 
 function runJob(job) {
@@ -100,13 +117,18 @@ function runJob(job) {
       const input = ctx.newString(job.input);
       ctx.setProp(ctx.global, '__input', input);
       input.dispose();
-      const pre = evalIn(ctx, job.prelude, 'prelude.js');
-      if (pre.error) return { kind: 'fail', error: pre.error, interrupted };
-      const run = evalIn(ctx, job.script, job.file);
-      const scriptError = run.error;
-      const out = evalIn(ctx, '__finish()', 'finish.js');
-      if (out.error) return { kind: 'fail', error: out.error, interrupted };
-      return { kind: 'done', output: out.value, outBytes: readBytes(ctx), scriptError, interrupted };
+      const pre = ctx.evalCode(job.prelude, 'prelude.js');
+      if (pre.error) { const error = describeError(ctx, pre.error); pre.error.dispose(); return { kind: 'fail', error, interrupted }; }
+      const finish = pre.value;
+      try {
+        const run = evalIn(ctx, job.script, job.file);
+        const scriptError = run.error || drainJobs(rt);
+        const out = finishRun(ctx, finish);
+        if (out.error) return { kind: 'fail', error: out.error, interrupted };
+        return { kind: 'done', output: out.output, outBytes: out.bytes, scriptError, interrupted };
+      } finally {
+        finish.dispose();
+      }
     } finally {
       ctx.dispose();
     }
@@ -117,14 +139,30 @@ function runJob(job) {
   }
 }
 
+// setMemoryLimit alone does not bound the total of large strings and typed arrays (quickjs-emscripten
+// issue 271), so each instance gets its own fixed-size linear memory: 16 MiB base + the run's memory limit.
+const PAGE = 65536, BASE_PAGES = 256;
+let core, variant, qjsLimit = -1;
+async function instanceFor(memoryBytes) {
+  if (qjs && qjsLimit === memoryBytes) return;
+  qjs = undefined;
+  const maximum = BASE_PAGES + Math.ceil(memoryBytes / PAGE);
+  const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum });
+  qjs = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant, { wasmModule, wasmMemory }));
+  qjsLimit = memoryBytes;
+}
+
 (async () => {
-  const core = require(corePath);
-  const variant = require(variantPath);
-  qjs = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default || variant, { wasmModule }));
-  parentPort.on('message', (job) => {
+  core = require(corePath);
+  const v = require(variantPath);
+  variant = v.default || v;
+  await instanceFor(32 * 1024 * 1024);
+  parentPort.on('message', async (job) => {
     let result;
-    try { result = runJob(job); }
+    try { await instanceFor(job.memoryBytes); result = runJob(job); }
     catch (e) { result = { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) } }; }
+    // A run that failed outside the script may have left the instance in a bad state: start a new one.
+    if (result.kind === 'fail') qjsLimit = -1;
     parentPort.postMessage(result);
   });
   parentPort.postMessage({ kind: 'ready' });

@@ -45,13 +45,15 @@ export function fakeHost(options: FakeHostOptions = {}): FakeHost {
       host.calls.push(req);
       return options.respond ? options.respond(req) : textResponse(200, 'ok');
     },
-    async getRestrictedData(hostId) {
+    getRestrictedData(hostId) {
       host.restrictedCalls.push(hostId);
       const v = options.restricted?.[hostId];
-      if (v === undefined)
-        throw codedError('POLICY_HOST_NOT_ALLOWED', `host ${hostId} is not an authentication host`);
-      if (v instanceof Error) throw v;
-      return v;
+      if (v === undefined) {
+        return Promise.reject(
+          codedError('POLICY_HOST_NOT_ALLOWED', `host ${hostId} is not an authentication host`),
+        );
+      }
+      return v instanceof Error ? Promise.reject(v) : Promise.resolve(v);
     },
     registerSecret(value) {
       host.secrets.push(value);

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { EngineError, createWorkflowEngine } from '../../src/engine/index.js';
+import type { EngineOptions } from '../../src/engine/index.js';
+import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
+
+async function engineFor(scripts: Record<string, string>, limits?: EngineOptions['limits']) {
+  const steps = Object.entries(scripts).map(([id, s]) => scriptStep(id, s));
+  return createWorkflowEngine(workflow(steps), { host: fakeHost(), data: {}, limits });
+}
+
+async function bodyOf(script: string): Promise<unknown> {
+  const engine = await engineFor({ s: script });
+  const r = await engine.runStep('s', input());
+  expect(r.errors).toEqual([]);
+  return r.body;
+}
+
+describe('sandbox isolation (S51, S53)', () => {
+  it('S51: the Function constructor reaches no process or require', async () => {
+    const body = await bodyOf(`
+      const F = this.constructor.constructor;
+      const p = F('return typeof process')();
+      const r = F('return typeof require')();
+      context.setBody([p, r, typeof globalThis.process, typeof module, typeof Deno].join(','));`);
+    expect(body).toBe('undefined,undefined,undefined,undefined,undefined');
+  });
+
+  it('S53: fetch, XMLHttpRequest, WebSocket, require and timers are not defined', async () => {
+    const body = await bodyOf(
+      "context.setBody([typeof fetch, typeof XMLHttpRequest, typeof WebSocket, typeof require, typeof setTimeout].join(','))",
+    );
+    expect(body).toBe('undefined,undefined,undefined,undefined,undefined');
+  });
+
+  it('S53: dynamic import() is refused', async () => {
+    const body = await bodyOf(
+      "import('node:net').then(() => context.setBody('loaded'), (e) => context.setBody('refused'))",
+    );
+    expect(body).toBe('refused');
+  });
+
+  it('exposes only context, console and doc beyond standard JavaScript', async () => {
+    const body = await bodyOf(
+      "context.setBody(Object.getOwnPropertyNames(globalThis).filter((k) => /^(context|console|doc|__.*)$/.test(k)).sort().join(','))",
+    );
+    expect(body).toBe('console,context,doc');
+  });
+
+  it('keeps context, console and doc from being replaced', async () => {
+    const body = await bodyOf(
+      'try { context = 1 } catch (e) {} try { context.setBody = null } catch (e) {} context.setBody(typeof context.setBody)',
+    );
+    expect(body).toBe('function');
+  });
+
+  it('gives every run a fresh global object', async () => {
+    const engine = await engineFor({
+      a: 'globalThis.leak = 42',
+      b: 'context.setBody(String(globalThis.leak))',
+    });
+    await engine.runStep('a', input());
+    expect((await engine.runStep('b', input())).body).toBe('undefined');
+  });
+});
+
+describe('time limit (S52)', () => {
+  it('ends while(true){} with ENGINE_TIMEOUT while the event loop keeps serving', async () => {
+    const engine = await engineFor(
+      { spin: 'while (true) {}', ok: "context.setBody('fine')" },
+      { timeMs: 400 },
+    );
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 20);
+    const started = Date.now();
+    const spinning = engine.runStep('spin', input());
+    const timerDuringRun = new Promise<number>((r) => setTimeout(() => r(Date.now() - started), 50));
+    const promiseDuringRun = Promise.resolve().then(() => Date.now() - started);
+    const other = await engine.runStep('ok', input());
+    await expect(spinning).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
+    clearInterval(timer);
+    expect(other.body).toBe('fine');
+    expect(await timerDuringRun).toBeLessThan(350);
+    expect(await promiseDuringRun).toBeLessThan(100);
+    expect(ticks).toBeGreaterThan(5);
+  });
+
+  it('cannot catch the interrupt', async () => {
+    const engine = await engineFor({ s: 'for (;;) { try { for (;;) {} } catch (e) {} }' }, { timeMs: 200 });
+    await expect(engine.runStep('s', input())).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
+  });
+
+  it('runs the next step normally after a timeout', async () => {
+    const engine = await engineFor(
+      { spin: 'while (true) {}', ok: "context.setBody('fine')" },
+      { timeMs: 200 },
+    );
+    await expect(engine.runStep('spin', input())).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
+    expect((await engine.runStep('ok', input())).body).toBe('fine');
+  });
+});
+
+describe('memory and stack limits', () => {
+  it('ends a huge allocation with ENGINE_MEMORY and the process survives', async () => {
+    const engine = await engineFor(
+      { big: "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length)", ok: "context.setBody('fine')" },
+      { memoryBytes: 8 * 1024 * 1024 },
+    );
+    await expect(engine.runStep('big', input())).toThrowCode(EngineError, 'ENGINE_MEMORY');
+    expect((await engine.runStep('ok', input())).body).toBe('fine');
+  });
+
+  it('ends a single huge string with ENGINE_MEMORY', async () => {
+    const engine = await engineFor({ big: "context.setBody('x'.repeat(900000000))" });
+    await expect(engine.runStep('big', input())).toThrowCode(EngineError, 'ENGINE_MEMORY');
+  });
+
+  it('turns unbounded recursion into an errored result', async () => {
+    const engine = await engineFor({ deep: 'function f(n) { return f(n + 1) + 1 } f(0)' });
+    const r = await engine.runStep('deep', input());
+    expect(r.errored).toBe(true);
+    expect(r.errors[0]).toMatch(/stack overflow/i);
+  });
+});
