@@ -1,0 +1,236 @@
+import { describe, expect, it } from 'vitest';
+import { createWorkflowEngine } from '../../src/engine/index.js';
+import type { StepInput } from '../../src/engine/index.js';
+import { asAsync } from '@org/test-utils';
+import { fakeHost, input, workflow } from './fake-host.js';
+
+async function chain(scripts: string[], inp: StepInput = input('in'), step: Record<string, unknown> = {}) {
+  const host = fakeHost();
+  const wf = workflow([
+    { stepId: 's', resultsProcessor: { processors: scripts.map((script) => ({ script })) }, ...step },
+  ]);
+  const engine = await createWorkflowEngine(wf, { host, data: { top: 1 } });
+  const result = await engine.runStep('s', inp);
+  return { host, engine, result };
+}
+
+async function body(script: string, inp?: StepInput, step?: Record<string, unknown>): Promise<unknown> {
+  const { result } = await chain([script], inp, step);
+  expect(result.errors).toEqual([]);
+  return result.body;
+}
+
+describe('context body and data (interfaces.md §5.2)', () => {
+  it('getBody and getMessageBodyAsString return the body; setMessage replaces it', async () => {
+    expect(await body("context.setMessage(context.getBody() + '|' + context.getMessageBodyAsString())")).toBe(
+      'in|in',
+    );
+  });
+
+  it('serialises object bodies like the host serialiser', async () => {
+    expect(await body('context.setBody({ status: 200, list: [1, "a"], o: { k: null } })')).toBe(
+      '{"status" : 200, "list" : [1, "a"], "o" : {"k" : null}}',
+    );
+  });
+
+  it('setBody(null) clears the body', async () => {
+    expect(await body('context.setBody(null)')).toBeUndefined();
+  });
+
+  it('getPassedMessageAsString keeps the message the step was called with', async () => {
+    const { result } = await chain([
+      "context.setBody('changed')",
+      'context.setBody(context.getPassedMessageAsString())',
+    ]);
+    expect(result.body).toBe('in');
+  });
+
+  it('chains see the body, headers and properties left by the previous processor', async () => {
+    const { result } = await chain([
+      "context.setBody('a'); context.setHeader('X-One', '1'); context.setProperty('p', 'v')",
+      "context.setBody(context.getBody() + context.getHeader('x-one') + context.getProperty('p'))",
+    ]);
+    expect(result.body).toBe('a["1"]v');
+  });
+
+  it('end() skips the remaining processors of the step', async () => {
+    const { result } = await chain(["context.setBody('first'); context.end()", "context.setBody('second')"]);
+    expect(result).toMatchObject({ body: 'first', errored: false });
+  });
+
+  it('getData() is a JSON string and getData(key) always a string', async () => {
+    const step = { data: { n: 3, flag: true, obj: { a: [1] }, s: 'x' } };
+    const out = await body(
+      "context.setBody([context.getData(), context.getData('n'), context.getData('flag'), context.getData('obj'), context.getData('s'), String(context.getData('missing'))].join('|'))",
+      undefined,
+      step,
+    );
+    expect(out).toBe('{"top":1,"n":3,"flag":true,"obj":{"a":[1]},"s":"x"}|3|true|{"a":[1]}|x|null');
+  });
+});
+
+describe('context streams (interfaces.md §5.2, S5)', () => {
+  const enc = new TextEncoder();
+
+  it('reads the input stream with read(n), available() and readAll()', async () => {
+    const stream = asAsync([enc.encode('hello '), enc.encode('world')]);
+    const out = await body(
+      "const r = context.getStream(); const a = r.read(3); const n = r.available(); const rest = r.readAll(); context.setBody(context.bytes().toString(a) + '|' + n + '|' + context.bytes().toString(rest))",
+      input(undefined, { stream }),
+    );
+    expect(out).toBe('hel|3|lo world');
+  });
+
+  it('gives an empty reader, never null, when there is no stream (S5)', async () => {
+    const out = await body(
+      "const r = context.getStream(); context.setBody(r.available() + ':' + r.readAll().length)",
+    );
+    expect(out).toBe('0:0');
+  });
+
+  it('setStream sets a binary result body and setStream(null) clears it', async () => {
+    const { result } = await chain(['context.setStream(context.bytes().hexToBinary("00ff10"))']);
+    expect(result.body).toEqual(new Uint8Array([0, 255, 16]));
+    const cleared = await chain(['context.setStream(new Uint8Array([1])); context.setStream(null)']);
+    expect(cleared.result.body).toBeUndefined();
+    expect((await chain(['context.setStream(null)'])).result.body).toBe('in');
+  });
+});
+
+describe('context headers and properties (interfaces.md §5.3)', () => {
+  it('getHeader returns a JSON array string, case-insensitively, or null', async () => {
+    const out = await body(
+      "context.setBody(context.getHeader('ACCEPT') + '|' + context.getHeader('x-none'))",
+      input('in', { headers: { Accept: ['a/b', 'c/d'] } }),
+    );
+    expect(out).toBe('["a/b","c/d"]|null');
+  });
+
+  it('removeHeader and removeAllHeaders remove set and received headers', async () => {
+    const { result } = await chain(
+      [
+        "context.setHeader('X-A', '1'); context.setHeader('X-B', '2'); context.removeHeader('x-a'); context.removeHeader('accept')",
+        "context.setBody(String(context.getHeader('accept')) + String(context.getHeader('x-a')) + context.getHeader('x-b'))",
+      ],
+      input('in', { headers: { accept: ['x'] } }),
+    );
+    expect(result).toMatchObject({ body: 'nullnull["2"]', headers: { 'X-B': '2' } });
+    const all = await chain(["context.setHeader('X-A', '1'); context.removeAllHeaders()"]);
+    expect(all.result.headers).toEqual({});
+  });
+
+  it('status_code accepts a number or a string; run properties are readable', async () => {
+    const inp = input('in', { properties: { 'http.method': 'POST' } });
+    const { result } = await chain(
+      ["context.setProperty('status_code', 404); context.setBody(context.getProperty('http.method'))"],
+      inp,
+    );
+    expect(result).toMatchObject({
+      status: 404,
+      body: 'POST',
+      properties: { 'http.method': 'POST', status_code: '404' },
+    });
+    expect((await chain(["context.setProperty('status_code', ' 202 ')"])).result.status).toBe(202);
+    expect((await chain(["context.setProperty('status_code', 'abc')"])).result.status).toBeUndefined();
+  });
+
+  it('getStepProperties() is kept by the step across runs', async () => {
+    const host = fakeHost();
+    const script =
+      "const p = context.getStepProperties(); p.set('n', String(Number(p.get('n') || 0) + 1)); context.setBody(p.get('n') + ':' + p.keys().join())";
+    const engine = await createWorkflowEngine(workflow([{ stepId: 's', resultsProcessor: { script } }]), {
+      host,
+      data: {},
+    });
+    await engine.runStep('s', input());
+    expect((await engine.runStep('s', input())).body).toBe('2:n');
+  });
+});
+
+describe('context metrics, logging and time (interfaces.md §5.6)', () => {
+  it('sendMetric in both forms, counter and delta', async () => {
+    const { host, result } = await chain([
+      "context.sendMetric('m1', 5); context.sendMetric(1234, 'm2', 7, { region: 'eu' }); context.counter('c', 2); const c = context.counter('c', 3); context.delta('d', 10); const d = context.delta('d', 14); context.setBody(c + ',' + d + ',' + context.counter('c', 0))",
+    ]);
+    expect(result.body).toBe('5,4,5');
+    expect(host.metrics).toEqual([
+      { key: 'm1', value: 5, timestamp: 1_700_000_000_000, dimensions: {} },
+      { key: 'm2', value: 7, timestamp: 1234, dimensions: { region: 'eu' } },
+    ]);
+  });
+
+  it('diagnosticLog and console.* reach the host log with level and source', async () => {
+    const { host } = await chain([
+      "context.diagnosticLog('diag'); console.log('a', 1, {b: 2}); console.warn('w'); console.error('e')",
+    ]);
+    expect(host.logs).toEqual([
+      { level: 'info', message: 'diag', stepId: 's', source: 'diagnostic' },
+      { level: 'info', message: 'a 1 {"b":2}', stepId: 's', source: 'console' },
+      { level: 'warn', message: 'w', stepId: 's', source: 'console' },
+      { level: 'error', message: 'e', stepId: 's', source: 'console' },
+    ]);
+  });
+
+  it('getTimestamp uses the host clock or the step timestampOverride; sleep pauses', async () => {
+    expect(await body('context.sleep(5); context.setBody(String(context.getTimestamp()))')).toBe(
+      '1700000000000',
+    );
+    expect(
+      await body('context.setBody(String(context.getTimestamp()))', undefined, { timestampOverride: 42 }),
+    ).toBe('42');
+  });
+});
+
+describe('context utilities (interfaces.md §5.7)', () => {
+  it('hash is CRC-32 (unsigned)', async () => {
+    expect(await body("context.setBody(String(context.hash('filebeat-7.6.0-2020.06.12')))")).toBe(
+      '3215972377',
+    );
+  });
+
+  it('regexMatch returns the groups or null; mergeJsonStrings merges deeply', async () => {
+    const out = await body(
+      'context.setBody(JSON.stringify([context.regexMatch(\'a(\\\\d+)\', \'xa12\'), context.regexMatch(\'z\', \'a\'), context.mergeJsonStrings(\'{"a":{"b":1},"c":[1]}\', \'{"a":{"d":2},"c":[2]}\')]))',
+    );
+    expect(out).toBe('[["a12","12"],null,"{\\"a\\":{\\"b\\":1,\\"d\\":2},\\"c\\":[2]}"]');
+  });
+
+  it('bytes() converts hex, Base64 and UTF-8 and hashes with SHA-256', async () => {
+    const out = await body(`
+      const b = context.bytes();
+      const u = b.createFromString('héllo €');
+      context.setBody([b.binaryToHex(b.sha256(b.createFromString('abc'))), b.binaryToBase64(u), b.toString(b.base64ToBinary(b.binaryToBase64(u))),
+        b.getSize(b.concat(u, b.create(2))), b.binaryToHex(b.hexToBinary('0aFF'))].join('|'));`);
+    expect(out).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad|aMOpbGxvIOKCrA==|héllo €|12|0aff',
+    );
+  });
+
+  it('crypto().randomBytes returns n bytes', async () => {
+    expect(await body('context.setBody(String(context.crypto().randomBytes(16).length))')).toBe('16');
+  });
+
+  it('unsupported calls throw ENGINE_UNSUPPORTED naming the call', async () => {
+    const out = await body(`
+      const seen = [];
+      for (const f of [() => context.files('x'), () => context.queue(), () => context.crypto().generateKeyPair('sign'), () => context.bytes().gzip(new Uint8Array(1)), () => context.setPersistedItem('a', 'b')]) {
+        try { f(); seen.push('no error'); } catch (e) { seen.push(e.code + ' ' + e.message); }
+      }
+      context.setBody(seen.join('\\n'));`);
+    expect(String(out).split('\n')).toEqual([
+      'ENGINE_UNSUPPORTED ENGINE_UNSUPPORTED: context.files() is not supported by this agent',
+      'ENGINE_UNSUPPORTED ENGINE_UNSUPPORTED: context.queue() is not supported by this agent',
+      'ENGINE_UNSUPPORTED ENGINE_UNSUPPORTED: crypto().generateKeyPair is not supported by this agent',
+      'ENGINE_UNSUPPORTED ENGINE_UNSUPPORTED: bytes().gzip is not supported by this agent',
+      'ENGINE_UNSUPPORTED ENGINE_UNSUPPORTED: context.setPersistedItem() is not supported by this agent',
+    ]);
+  });
+
+  it('runs doc-wrapped resources and promise reactions', async () => {
+    expect(
+      await body(
+        "doc.description('d').inSchema({}).run(() => { Promise.resolve('p').then((v) => context.setBody(v)); })",
+      ),
+    ).toBe('p');
+  });
+});

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { createWorkflowEngine } from '../../src/engine/index.js';
+import type { OutboundRequest, OutboundResponse } from '../../src/engine/index.js';
+import { codedError, fakeHost, input, textResponse, workflow } from './fake-host.js';
+
+const s = (script: string) => ({ script });
+
+async function runFlow(
+  step: Record<string, unknown>,
+  respond?: (req: OutboundRequest) => OutboundResponse | Promise<OutboundResponse>,
+  body = 'in',
+) {
+  const host = fakeHost({ respond });
+  const engine = await createWorkflowEngine(workflow([{ stepId: 'f', ...step }]), { host, data: {} });
+  const result = await engine.runStep('f', input(body));
+  return { host, result };
+}
+
+describe('step flow (interfaces.md §4.5, §6.3)', () => {
+  it('runs urlGenerator, payloadGenerator, the call, then resultsProcessor with the response', async () => {
+    const { host, result } = await runFlow(
+      {
+        httpTimeout: 1500,
+        urlGenerator: s("context.setUrl('ledger', '/v1/items?x=1')"),
+        payloadGenerator: s(
+          "context.setBody(JSON.stringify({ p: context.getPassedMessageAsString() })); context.setHeader('Content-Type', 'application/json')",
+        ),
+        resultsProcessor: s(
+          "context.setBody(context.getProperty('status_code') + ' ' + context.getBody() + ' ' + context.getHeader('x-r') + ' ' + context.getStream().readAll().length)",
+        ),
+      },
+      () => textResponse(201, 'done', { 'X-R': ['1'] }),
+    );
+    expect(host.calls).toEqual([
+      {
+        hostId: 'ledger',
+        path: '/v1/items?x=1',
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"p":"in"}',
+        isAuthenticationProcessor: false,
+        timeoutMs: 1500,
+      },
+    ]);
+    expect(result).toMatchObject({ status: 201, body: '201 done ["1"] 4', headers: {}, errored: false });
+  });
+
+  it('defaults to GET without a body; setHttpMethod wins', async () => {
+    const get = await runFlow({ urlGenerator: s("context.setUrl('h', '/a'); context.setBody(null)") });
+    expect(get.host.calls[0]?.method).toBe('GET');
+    const put = await runFlow({ urlGenerator: s("context.setUrl('h', '/a'); context.setHttpMethod('put')") });
+    expect(put.host.calls[0]?.method).toBe('PUT');
+  });
+
+  it('uses httpStatusHandling for a matching status instead of resultsProcessor', async () => {
+    const { result } = await runFlow(
+      {
+        urlGenerator: s("context.setUrl('h', '/a')"),
+        httpStatusHandling: { '429': s("context.setProperty('status_code', 503); context.setBody('busy')") },
+        resultsProcessor: s("context.setBody('results')"),
+      },
+      () => textResponse(429, 'slow down'),
+    );
+    expect(result).toMatchObject({ status: 503, body: 'busy' });
+  });
+
+  it('runs resultsProcessor for a status without a handler', async () => {
+    const { result } = await runFlow(
+      {
+        urlGenerator: s("context.setUrl('h', '/a')"),
+        resultsProcessor: s("context.setBody('saw ' + context.getProperty('status_code'))"),
+      },
+      () => textResponse(500, 'x'),
+    );
+    expect(result).toMatchObject({ status: 500, body: 'saw 500', errored: false });
+  });
+
+  it('runs httpConnectFailedProcessor when the connection fails', async () => {
+    const { result } = await runFlow(
+      {
+        urlGenerator: s("context.setUrl('h', '/a')"),
+        httpConnectFailedProcessor: s(
+          "context.setProperty('status_code', 502); context.setBody('down: ' + context.getProperty('http.error'))",
+        ),
+        resultsProcessor: s("context.setBody('results')"),
+      },
+      () => Promise.reject(codedError('POLICY_CONNECT_FAILED', 'connect ECONNREFUSED')),
+    );
+    expect(result).toMatchObject({ status: 502, body: 'down: POLICY_CONNECT_FAILED', errored: false });
+  });
+
+  it('makes a connection failure without a handler a run error', async () => {
+    const { result } = await runFlow({ urlGenerator: s("context.setUrl('h', '/a')") }, () =>
+      Promise.reject(codedError('POLICY_TIMEOUT', 'timed out')),
+    );
+    expect(result).toMatchObject({ errored: true, errors: ['POLICY_TIMEOUT: timed out'] });
+  });
+
+  it('makes a refused call a run error with the policy code and skips resultsProcessor', async () => {
+    const { result } = await runFlow(
+      {
+        urlGenerator: s("context.setUrl('h', '../admin')"),
+        resultsProcessor: s("context.setBody('results')"),
+      },
+      () => Promise.reject(codedError('POLICY_PATH_ESCAPES_BASE', 'the path leaves the base path')),
+    );
+    expect(result).toMatchObject({
+      errored: true,
+      errors: ['POLICY_PATH_ESCAPES_BASE: the path leaves the base path'],
+      body: 'in',
+    });
+  });
+
+  it('never passes an uncoded host failure message on', async () => {
+    const { result } = await runFlow({ urlGenerator: s("context.setUrl('h', '/a')") }, () =>
+      Promise.reject(new Error('internal detail at 10.0.0.5')),
+    );
+    expect(result.errors).toEqual(['ENGINE_OUTBOUND_FAILED: the outbound call failed']);
+  });
+
+  it('runs resultsProcessor on the input when no URL is set', async () => {
+    const { host, result } = await runFlow({
+      resultsProcessor: s("context.setBody('got ' + context.getBody())"),
+    });
+    expect(host.calls).toEqual([]);
+    expect(result.body).toBe('got in');
+  });
+
+  it('stops the step when a generator throws', async () => {
+    const { host, result } = await runFlow({
+      urlGenerator: s("context.setUrl('h', '/a'); throw new Error('no')"),
+      resultsProcessor: s("context.setBody('results')"),
+    });
+    expect(host.calls).toEqual([]);
+    expect(result).toMatchObject({ errored: true, errors: ['urlGenerator: no'] });
+  });
+
+  it('does not turn request headers into response headers', async () => {
+    const { result } = await runFlow({
+      urlGenerator: s("context.setUrl('h', '/a'); context.setHeader('X-Req', '1')"),
+      resultsProcessor: s("context.setHeader('X-Res', '2')"),
+    });
+    expect(result.headers).toEqual({ 'X-Res': '2' });
+  });
+
+  it('sends a binary body set with setStream', async () => {
+    const { host } = await runFlow({
+      urlGenerator: s("context.setUrl('h', '/a'); context.setStream(new Uint8Array([7, 8]))"),
+    });
+    expect(host.calls[0]).toMatchObject({ method: 'POST', body: new Uint8Array([7, 8]) });
+  });
+});
