@@ -1,0 +1,56 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A spawned dist/main.js with its captured output. */
+export interface Child {
+  proc: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Spawns `node <main>` with only the given environment (plus PATH). */
+export function spawnMain(main: string, env: Record<string, string>, cwd?: string): Child {
+  const proc = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', ...env }, cwd });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Resolves with the first stdout JSON line whose `msg` is `listening`; rejects if the child exits first. */
+export function listeningLine(child: Child, ms = 20_000): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no listening line: ${child.stdout()} ${child.stderr()}`)),
+      ms,
+    );
+    const check = () => {
+      for (const line of child.stdout().split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as Record<string, unknown>);
+        return;
+      }
+    };
+    child.proc.stdout.on('data', check);
+    check();
+    void child.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}: ${child.stderr()}`));
+    });
+  });
+}
+
+/** A port that was free a moment ago (the agent's bootstrap needs a fixed port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
