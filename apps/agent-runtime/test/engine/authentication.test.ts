@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { createWorkflowEngine } from '../../src/engine/index.js';
+import { codedError, fakeHost, input, textResponse, workflow } from './fake-host.js';
+
+const SECRET = 'notExfiltratedAbc123';
+const RESTRICTED = JSON.stringify({ clientId: 'client-1', clientSecret: SECRET });
+const s = (script: string) => ({ script });
+
+async function setup(
+  step: Record<string, unknown>,
+  restricted: Record<string, string | Error> = { idp: RESTRICTED },
+) {
+  const host = fakeHost({
+    restricted,
+    respond: (req) => textResponse(200, req.isAuthenticationProcessor ? 'tok-ABCDEFGH' : 'main'),
+  });
+  const engine = await createWorkflowEngine(
+    workflow([
+      { stepId: 'a', ...step },
+      { stepId: 'other', resultsProcessor: s('') },
+    ]),
+    {
+      host,
+      data: {},
+    },
+  );
+  return { host, engine };
+}
+
+function everything(host: ReturnType<typeof fakeHost>, result: unknown): string {
+  return JSON.stringify([host.logs, host.metrics, result]);
+}
+
+describe('getRestrictedDataFromHost (interfaces.md §5.5, S46)', () => {
+  it('returns host data in an authentication processor and registers every value as a secret', async () => {
+    const { host, engine } = await setup({
+      authenticationProcessor: s(
+        "const d = JSON.parse(context.getRestrictedDataFromHost('idp')); context.setBody(d.clientId)",
+      ),
+    });
+    const result = await engine.runStep('a', input());
+    expect(result).toMatchObject({ body: 'client-1', errored: false });
+    expect(host.restrictedCalls).toEqual(['idp']);
+    expect(host.secrets).toEqual(
+      expect.arrayContaining([SECRET, 'client-1', RESTRICTED, Buffer.from(SECRET).toString('base64')]),
+    );
+  });
+
+  it('refuses the call outside an authentication processor with ENGINE_NOT_PERMITTED, without asking the host', async () => {
+    const { host, engine } = await setup({ resultsProcessor: s("context.getRestrictedDataFromHost('idp')") });
+    const result = await engine.runStep('a', input());
+    expect(result.errored).toBe(true);
+    expect(result.errors[0]).toContain('ENGINE_NOT_PERMITTED');
+    expect(host.restrictedCalls).toEqual([]);
+  });
+
+  it('reports a decryption failure at the call, naming host and field, and keeps running', async () => {
+    const failure = codedError('CRYPTO_AUTH_FAILED', 'cannot decrypt data.clientSecret of host idp');
+    const { engine } = await setup(
+      {
+        authenticationProcessor: s(
+          "try { context.getRestrictedDataFromHost('idp') } catch (e) { context.setBody(e.code + ' | ' + e.message) }",
+        ),
+      },
+      { idp: failure },
+    );
+    const result = await engine.runStep('a', input());
+    expect(result.body).toBe(
+      'CRYPTO_AUTH_FAILED | CRYPTO_AUTH_FAILED: cannot decrypt data.clientSecret of host idp',
+    );
+    expect((await engine.runStep('other', input())).errored).toBe(false);
+  });
+
+  it('scrubs restricted values (and their Base64) from errors, logs and metrics (S50)', async () => {
+    const { host, engine } = await setup({
+      authenticationProcessor: s(`
+        const d = JSON.parse(context.getRestrictedDataFromHost('idp'));
+        console.log('this is ' + d.clientSecret);
+        context.diagnosticLog(context.bytes().binaryToBase64(context.bytes().createFromString(d.clientSecret)));
+        context.sendMetric('m' + d.clientSecret, 1, { ['k' + d.clientSecret]: d.clientSecret });
+        throw new Error('failed with ' + d.clientSecret);`),
+    });
+    const result = await engine.runStep('a', input());
+    expect(everything(host, result)).not.toContain(SECRET);
+    expect(everything(host, result)).not.toContain(Buffer.from(SECRET).toString('base64').replace(/=+$/, ''));
+    expect(host.logs[0]?.message).toBe('this is [REDACTED]');
+    expect(host.metrics[0]).toMatchObject({ key: 'm', dimensions: { k: '' } });
+    expect(result.errors).toEqual(['authenticationProcessor: failed with [REDACTED]']);
+  });
+});
+
+describe('authentication processor', () => {
+  it('sends its headers on the main call only, registered as secrets and hidden from later processors', async () => {
+    const { host, engine } = await setup({
+      urlGenerator: s("context.setUrl('api', '/x')"),
+      authenticationProcessor: s("context.setHeader('Authorization', 'Bearer sEcReTtOkEn')"),
+      resultsProcessor: s(
+        "context.setBody(String(context.getHeader('authorization'))); context.setHeader('X-Out', '1')",
+      ),
+    });
+    const result = await engine.runStep('a', input());
+    expect(host.calls[0]?.headers).toEqual({ Authorization: 'Bearer sEcReTtOkEn' });
+    expect(host.secrets).toEqual(expect.arrayContaining(['Bearer sEcReTtOkEn', 'sEcReTtOkEn']));
+    expect(result).toMatchObject({ body: 'null', headers: { 'X-Out': '1' } });
+  });
+
+  it('makes its own call to an authentication host with isAuthenticationProcessor true', async () => {
+    const { host, engine } = await setup({
+      urlGenerator: s("context.setUrl('api', '/x')"),
+      authenticationProcessor: s(`
+        const d = JSON.parse(context.getRestrictedDataFromHost('idp'));
+        const r = context.callAuthenticationHost('idp', '/oauth2/token', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(d) });
+        context.setAuthenticationPropertiesOnStep('a', 60000, 'token', JSON.stringify({ t: r.getBody(), s: r.getStatus() }));
+        context.setHeader('Authorization', 'Bearer ' + r.getBody());`),
+      resultsProcessor: s('context.setBody(context.getBody())'),
+    });
+    const result = await engine.runStep('a', input());
+    expect(host.calls.map((c) => [c.hostId, c.method, c.isAuthenticationProcessor])).toEqual([
+      ['idp', 'POST', true],
+      ['api', 'GET', false],
+    ]);
+    expect(host.calls[0]?.body).toBe(RESTRICTED);
+    expect(host.calls[1]?.headers).toEqual({ Authorization: 'Bearer tok-ABCDEFGH' });
+    expect(result.body).toBe('main');
+  });
+
+  it('refuses callAuthenticationHost outside an authentication processor', async () => {
+    const { host, engine } = await setup({
+      resultsProcessor: s("context.callAuthenticationHost('idp', '/t')"),
+    });
+    const result = await engine.runStep('a', input());
+    expect(result.errors[0]).toContain('ENGINE_NOT_PERMITTED');
+    expect(host.calls).toEqual([]);
+  });
+
+  it('refuses a main call that would carry restricted data to another host', async () => {
+    const { host, engine } = await setup({
+      urlGenerator: s("context.setUrl('api', '/x')"),
+      authenticationProcessor: s("context.setBody(context.getRestrictedDataFromHost('idp'))"),
+    });
+    const result = await engine.runStep('a', input());
+    expect(host.calls).toEqual([]);
+    expect(result.errors).toEqual([
+      'ENGINE_NOT_PERMITTED: the call would carry restricted host data to another host',
+    ]);
+  });
+
+  it('caches authentication properties with a TTL', async () => {
+    const { engine } = await setup({
+      authenticationProcessor: s(
+        "context.setAuthenticationPropertiesOnStep('a', 1000, 'n', '{\"k\":1}'); context.setAuthenticationPropertiesOnStep('a', 0, 'gone', 'x')",
+      ),
+      resultsProcessor: s(
+        "context.setBody(context.getAuthenticationPropertiesFromStep('a', 'n') + ' ' + context.getAuthenticationPropertiesFromStep('a', 'gone'))",
+      ),
+    });
+    expect((await engine.runStep('a', input())).body).toBe('{"k":1} null');
+  });
+
+  it('may not call sendToStep', async () => {
+    const { engine } = await setup({ authenticationProcessor: s("context.sendToStep('other', 'x')") });
+    const result = await engine.runStep('a', input());
+    expect(result.errors[0]).toContain('ENGINE_NOT_PERMITTED');
+  });
+});
