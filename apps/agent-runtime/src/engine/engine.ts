@@ -19,6 +19,9 @@ const MAX_LIMITS: Readonly<Limits> = Object.freeze({
   maxStackBytes: 8 * 1024 * 1024,
 });
 
+/** Step types this engine runs; `scripted-split-aggregate` and `httpFile` are refused with ENGINE_UNSUPPORTED. */
+const RUNNABLE_TYPES = new Set(['scripted', 'scripted-auth']);
+
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;
 
@@ -81,6 +84,12 @@ class Engine implements WorkflowEngine {
         'ENGINE_STEP_NOT_FOUND',
         `no enabled step ${JSON.stringify(stepId.slice(0, 200))}`,
       );
+    if (!RUNNABLE_TYPES.has(model.type)) {
+      throw new EngineError(
+        'ENGINE_UNSUPPORTED',
+        `step type ${JSON.stringify(model.type)} is not supported by this agent`,
+      );
+    }
     return runStepFlow(this.shared, model, input, depth);
   }
 

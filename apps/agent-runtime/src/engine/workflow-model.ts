@@ -21,6 +21,8 @@ export type ProcessorSlot = (typeof PROCESSOR_SLOTS)[number];
 /** One enabled step, with defaults applied and processors flattened. */
 export interface StepModel {
   stepId: string;
+  /** `scripted` (default) or `scripted-auth` run; other types are refused at run time (README.md). */
+  type: string;
   trigger: unknown;
   processors: Partial<Record<ProcessorSlot, ScriptUnit[]>>;
   statusHandlers: Record<string, ScriptUnit[]>;
@@ -108,6 +110,7 @@ function stepModel(step: Obj, data: Obj, where: string): StepModel {
     typeof v === 'number' && Number.isFinite(v) ? v : undefined;
   return {
     stepId,
+    type: typeof step['type'] === 'string' ? step['type'] : 'scripted',
     trigger: step['trigger'],
     processors,
     statusHandlers,

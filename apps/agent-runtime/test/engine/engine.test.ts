@@ -94,4 +94,24 @@ describe('runStep', () => {
     engine.dispose();
     await expect(engine.runStep('a', input())).toThrowCode(EngineError, 'ENGINE_DISPOSED');
   });
+
+  it('refuses split-aggregate and httpFile steps with ENGINE_UNSUPPORTED', async () => {
+    const wf = workflow([
+      scriptStep('split', '', { type: 'scripted-split-aggregate' }),
+      scriptStep('file', '', { type: 'httpFile' }),
+    ]);
+    const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
+    await expect(engine.runStep('split', input())).toThrowCode(EngineError, 'ENGINE_UNSUPPORTED');
+    await expect(engine.runStep('file', input())).toThrowCode(EngineError, 'ENGINE_UNSUPPORTED');
+  });
+
+  it('rejects out-of-range limits with a RangeError', async () => {
+    await expect(
+      createWorkflowEngine(workflow([scriptStep('a', '')]), {
+        host: fakeHost(),
+        data: {},
+        limits: { timeMs: -1 },
+      }),
+    ).rejects.toBeInstanceOf(RangeError);
+  });
 });

@@ -89,6 +89,19 @@ describe('time limit (S52)', () => {
     await expect(engine.runStep('s', input())).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
   });
 
+  it('ends a loop of cheap host calls at the deadline', async () => {
+    const engine = await engineFor({ s: 'for (;;) context.counter("n", 1)' }, { timeMs: 300 });
+    await expect(engine.runStep('s', input())).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
+  });
+
+  it('ends catastrophic regex backtracking with ENGINE_TIMEOUT', async () => {
+    const engine = await engineFor(
+      { s: "context.regexMatch('^(a+)+$', 'a'.repeat(40) + 'b')" },
+      { timeMs: 300 },
+    );
+    await expect(engine.runStep('s', input())).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
+  });
+
   it('runs the next step normally after a timeout', async () => {
     const engine = await engineFor(
       { spin: 'while (true) {}', ok: "context.setBody('fine')" },
