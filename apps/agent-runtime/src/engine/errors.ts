@@ -11,6 +11,7 @@ export const ENGINE_ERROR_CODES = [
   'ENGINE_LIMIT',
   'ENGINE_SANDBOX_FAILED',
   'ENGINE_DISPOSED',
+  'ENGINE_OUTBOUND_FAILED',
 ] as const;
 
 /** One of {@link ENGINE_ERROR_CODES}. */

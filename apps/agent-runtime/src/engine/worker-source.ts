@@ -98,49 +98,67 @@ function finishRun(ctx, finish) {
   }
 }
 
-function runJob(job) {
-  const rt = qjs.newRuntime();
-  let interrupted = false;
-  hostWaitMs = 0;
-  const start = Date.now();
-  try {
-    rt.setMemoryLimit(job.memoryBytes);
-    rt.setMaxStackSize(job.maxStackBytes);
-    rt.setInterruptHandler(() => {
-      if (Date.now() - start - hostWaitMs > job.timeMs) interrupted = true;
-      return interrupted;
-    });
-    const ctx = rt.newContext();
-    try {
-      installHost(ctx);
-      if (job.inBytes) {
-        const b = ctx.newArrayBuffer(job.inBytes.slice().buffer);
-        ctx.setProp(ctx.global, '__inBytes', b);
-        b.dispose();
-      }
-      const input = ctx.newString(job.input);
-      ctx.setProp(ctx.global, '__input', input);
-      input.dispose();
-      const pre = ctx.evalCode(job.prelude, 'prelude.js');
-      if (pre.error) { const error = describeError(ctx, pre.error); pre.error.dispose(); return { kind: 'fail', error, interrupted }; }
-      const finish = pre.value;
-      try {
-        const run = evalIn(ctx, job.script, job.file);
-        const scriptError = run.error || drainJobs(rt);
-        const out = finishRun(ctx, finish);
-        if (out.error) return { kind: 'fail', error: out.error, interrupted };
-        return { kind: 'done', output: out.output, outBytes: out.bytes, scriptError, interrupted };
-      } finally {
-        finish.dispose();
-      }
-    } finally {
-      ctx.dispose();
-    }
-  } catch (e) {
-    return { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) }, interrupted };
-  } finally {
-    try { rt.dispose(); } catch (e) { /* a runtime that hit its limits may not free cleanly */ }
+// One runtime per wasm instance is reused while runs end cleanly (a fresh context per run is what isolates
+// runs); after a script error, an interrupt or a failure it is thrown away and the next run gets a new one.
+let cachedRt;
+
+function runtimeFor(job, clock) {
+  if (!cachedRt) cachedRt = qjs.newRuntime();
+  cachedRt.setMemoryLimit(job.memoryBytes);
+  cachedRt.setMaxStackSize(job.maxStackBytes);
+  cachedRt.setInterruptHandler(() => {
+    if (Date.now() - clock.start - hostWaitMs > job.timeMs) clock.interrupted = true;
+    return clock.interrupted;
+  });
+  return cachedRt;
+}
+
+function dropRuntime() {
+  const rt = cachedRt;
+  cachedRt = undefined;
+  try { if (rt) rt.dispose(); } catch (e) { /* a runtime that hit its limits may not free cleanly */ }
+}
+
+function setGlobal(ctx, name, handle) {
+  ctx.setProp(ctx.global, name, handle);
+  handle.dispose();
+}
+
+function runInContext(ctx, rt, job, clock) {
+  installHost(ctx);
+  if (job.inBytes) setGlobal(ctx, '__inBytes', ctx.newArrayBuffer(job.inBytes.slice().buffer));
+  setGlobal(ctx, '__input', ctx.newString(job.input));
+  const pre = ctx.evalCode(job.prelude, 'prelude.js');
+  if (pre.error) {
+    const error = describeError(ctx, pre.error);
+    pre.error.dispose();
+    return { kind: 'fail', error, interrupted: clock.interrupted };
   }
+  const finish = pre.value;
+  try {
+    const run = evalIn(ctx, job.script, job.file);
+    const scriptError = run.error || drainJobs(rt);
+    const out = finishRun(ctx, finish);
+    if (out.error) return { kind: 'fail', error: out.error, interrupted: clock.interrupted };
+    return { kind: 'done', output: out.output, outBytes: out.bytes, scriptError, interrupted: clock.interrupted };
+  } finally {
+    finish.dispose();
+  }
+}
+
+function runJob(job) {
+  hostWaitMs = 0;
+  const clock = { start: Date.now(), interrupted: false };
+  let result;
+  try {
+    const rt = runtimeFor(job, clock);
+    const ctx = rt.newContext();
+    try { result = runInContext(ctx, rt, job, clock); } finally { ctx.dispose(); }
+  } catch (e) {
+    result = { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) }, interrupted: clock.interrupted };
+  }
+  if (result.kind !== 'done' || result.scriptError || result.interrupted) dropRuntime();
+  return result;
 }
 
 // setMemoryLimit alone does not bound the total of large strings and typed arrays (quickjs-emscripten
@@ -149,6 +167,7 @@ const PAGE = 65536, BASE_PAGES = 256;
 let core, variant, qjsLimit = -1;
 async function instanceFor(memoryBytes) {
   if (qjs && qjsLimit === memoryBytes) return;
+  dropRuntime();
   qjs = undefined;
   const maximum = BASE_PAGES + Math.ceil(memoryBytes / PAGE);
   const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum });
