@@ -105,3 +105,6 @@ log "stopped in ${took}s with exit code $code"
 podman logs "$NAME" | tail -n 3
 [ "$code" = 0 ] && [ "$took" -lt 10 ] || { log "unclean stop"; exit 1; }
 log "OK"
+
+# --- the agent image: Dockerfile.agent (scripts/container-smoke-agent.sh) ----------------------------------------
+bash scripts/container-smoke-agent.sh
