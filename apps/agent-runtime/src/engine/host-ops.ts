@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
-import { authCall, restrictedData } from './auth-ops.js';
+import { authCall, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
@@ -57,19 +57,21 @@ function stepPropsFor(ctx: RunContext): Map<string, string> {
 }
 
 function authPropsGet(ctx: RunContext, args: Args): string | null {
+  requireAuth(ctx, 'getAuthenticationPropertiesFromStep');
   const entry = ctx.shared.authProps.get(`${str(args, 0, 'stepId')}\u0000${str(args, 1, 'name')}`);
   if (!entry || entry.expiresAt <= ctx.shared.host.now()) return null;
   return entry.value;
 }
 
 function authPropsSet(ctx: RunContext, args: Args): void {
+  requireAuth(ctx, 'setAuthenticationPropertiesOnStep');
   const key = `${str(args, 0, 'stepId')}\u0000${str(args, 2, 'name')}`;
   const ttl = Math.max(0, num(args, 1, 'ttlMs'));
   const value = args[3] === null ? null : str(args, 3, 'json');
   if (value === null) ctx.shared.authProps.delete(key);
   else ctx.shared.authProps.set(key, { value, expiresAt: ctx.shared.host.now() + ttl });
   // Cached credentials are as secret as the headers made from them.
-  if (value !== null && ctx.isAuth) ctx.shared.secrets.add(value);
+  if (value !== null) ctx.shared.secrets.add(value);
 }
 
 async function sleep(ctx: RunContext, args: Args): Promise<void> {
@@ -107,6 +109,12 @@ const OPS: Record<string, Op> = {
   'stream.available': (ctx) => ctx.state.stream.available(),
   'stepProps.get': (ctx, a) => stepPropsFor(ctx).get(str(a, 0, 'key')) ?? null,
   'stepProps.set': (ctx, a) => {
+    // Step properties outlive the run and are readable by ordinary processors: no writes from auth context.
+    if (ctx.isAuth)
+      throw new EngineError(
+        'ENGINE_NOT_PERMITTED',
+        'step properties are read-only in an authentication context',
+      );
     const k = str(a, 0, 'key');
     if (a[1] === null) stepPropsFor(ctx).delete(k);
     else stepPropsFor(ctx).set(k, str(a, 1, 'value'));

@@ -10,7 +10,7 @@ export const PRELUDE_CONTEXT = String.raw`
   const host = globalThis.__host, U = globalThis.__util, S = JSON.parse(globalThis.__input);
   let bytesBody = globalThis.__inBytes instanceof ArrayBuffer ? new Uint8Array(globalThis.__inBytes) : null;
   delete globalThis.__host; delete globalThis.__util; delete globalThis.__input; delete globalThis.__inBytes;
-  const isAuth = S.mode === 'authenticationProcessor';
+  const isAuth = S.auth === true;
   const stringify = JSON.stringify, parse = JSON.parse;
   function call(op, args, bytes) {
     let r;
@@ -125,11 +125,11 @@ export const PRELUDE_CONTEXT = String.raw`
     sendToStepAndForget(a, b, c) { call('sendToStepAndForget', [String(a), str(b), headersArg(c)]); },
     addSystemError(msg) { S.errors.push(String(msg)); },
     getRestrictedDataFromHost(hostId) {
-      if (!isAuth) throw notPermitted('getRestrictedDataFromHost is only available in an authenticationProcessor');
+      if (!isAuth) throw notPermitted('getRestrictedDataFromHost is only available in an authentication context');
       return call('restrictedData', [String(hostId)]);
     },
     callAuthenticationHost(hostId, path, options) {
-      if (!isAuth) throw notPermitted('callAuthenticationHost is only available in an authenticationProcessor');
+      if (!isAuth) throw notPermitted('callAuthenticationHost is only available in an authentication context');
       const o = options || {};
       const r = call('authCall', [String(hostId), String(path), o.method === undefined ? null : String(o.method), headersArg(o.headers), str(o.body)]);
       return { getStatus() { return r.status; }, getBody() { return r.body; }, getHeader(n) { const v = r.headers[lower(n)]; return v === undefined ? null : JSON.stringify(v); } };

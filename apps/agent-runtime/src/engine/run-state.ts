@@ -22,6 +22,8 @@ export interface RunState {
 /** What the sandbox sees of the run (the prelude's `S`), as JSON. */
 export interface SandboxView {
   mode: string;
+  /** Authentication context: an authenticationProcessor, or any processor of a `scripted-auth` step. */
+  auth: boolean;
   data: Record<string, unknown>;
   timestampOverride: number | null;
 }
@@ -82,6 +84,7 @@ export function sandboxInput(state: RunState, view: SandboxView): string {
     ended: false,
     data: view.data,
     mode: view.mode,
+    auth: view.auth,
     timestampOverride: view.timestampOverride,
   });
 }

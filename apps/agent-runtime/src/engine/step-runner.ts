@@ -29,16 +29,17 @@ async function runUnit(
   mode: ProcessorSlot | 'httpStatusHandling',
 ): Promise<boolean> {
   const { shared, step, state } = flow;
+  const isAuth = mode === 'authenticationProcessor' || step.type === 'scripted-auth';
   const ctx: RunContext = {
     shared,
     step,
     state,
-    isAuth: mode === 'authenticationProcessor',
+    isAuth,
     depth: flow.depth,
     sleptMs: 0,
     errorText,
   };
-  const view = { mode, data: unit.data, timestampOverride: step.timestampOverride ?? null };
+  const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
   const outcome = await runInSandbox(
     {
       prelude: PRELUDE,
@@ -70,19 +71,37 @@ async function runChain(
   return true;
 }
 
-/** Moves headers the authenticationProcessor added or changed out of sight, registering their values. */
+/**
+ * Runs the authenticationProcessor on the prepared request. Only its headers survive: they are registered as
+ * secrets and moved out of sight (sent on the main call only); its changes to body, properties, URL and method
+ * are discarded, so restricted data has no way into a response or an ordinary processor.
+ */
 async function runAuth(flow: Flow, units: ScriptUnit[]): Promise<boolean> {
-  const before = { ...flow.state.outHeaders };
+  const { state } = flow;
+  const kept = {
+    body: state.body,
+    bytes: state.bytes,
+    properties: { ...state.properties },
+    url: state.url,
+    method: state.method,
+    inHeaders: state.inHeaders,
+  };
+  const before = { ...state.outHeaders };
   const ok = await runChain(flow, units, 'authenticationProcessor');
-  for (const [k, pair] of Object.entries(flow.state.outHeaders)) {
+  for (const [k, pair] of Object.entries(state.outHeaders)) {
     if (before[k]?.[1] === pair[1]) continue;
-    flow.shared.secrets.add(pair[1]);
-    const token = /^\S+\s+(\S.*)$/.exec(pair[1])?.[1];
-    if (token) flow.shared.secrets.add(token);
+    registerHeaderSecret(flow, pair[1]);
     flow.authHeaders[k] = pair;
-    delete flow.state.outHeaders[k];
+    delete state.outHeaders[k];
   }
+  Object.assign(state, kept);
   return ok;
+}
+
+function registerHeaderSecret(flow: Flow, value: string): void {
+  flow.shared.secrets.add(value);
+  const token = /^\S+\s+(\S.*)$/.exec(value)?.[1];
+  if (token) flow.shared.secrets.add(token);
 }
 
 function outboundRequest(flow: Flow, url: { hostId: string; path: string }): OutboundRequest {
@@ -98,7 +117,8 @@ function outboundRequest(flow: Flow, url: { hostId: string; path: string }): Out
     method: state.method ?? (hasBody ? 'POST' : 'GET'),
     headers,
     body,
-    isAuthenticationProcessor: false,
+    // A scripted-auth step exists to talk to authentication hosts (interfaces.md §4.5).
+    isAuthenticationProcessor: flow.step.type === 'scripted-auth',
     timeoutMs: flow.step.httpTimeout,
   };
 }
@@ -118,6 +138,8 @@ function leaksRestricted(flow: Flow, req: OutboundRequest): boolean {
 async function outbound(flow: Flow, url: { hostId: string; path: string }): Promise<void> {
   const { state, step, shared } = flow;
   const req = outboundRequest(flow, url);
+  if (req.isAuthenticationProcessor)
+    for (const v of Object.values(req.headers)) registerHeaderSecret(flow, v);
   if (leaksRestricted(flow, req)) {
     state.errors.push('ENGINE_NOT_PERMITTED: the call would carry restricted host data to another host');
     return;
@@ -173,14 +195,19 @@ async function runFlow(flow: Flow): Promise<void> {
 }
 
 function toResult(flow: Flow): StepResult {
-  const { state, shared } = flow;
+  const { state, shared, step } = flow;
   const raw = state.properties['status_code'];
   const n = raw === undefined ? NaN : Number(raw.trim());
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.values(state.outHeaders)) headers[name] = value;
   return {
     status: Number.isInteger(n) && n >= 100 && n <= 999 ? n : undefined,
-    body: state.bytes ?? state.body ?? undefined,
+    body:
+      state.bytes ??
+      (state.body !== null && step.type === 'scripted-auth'
+        ? shared.secrets.scrub(state.body)
+        : state.body) ??
+      undefined,
     headers,
     properties: { ...state.properties },
     errored: state.errors.length > 0,

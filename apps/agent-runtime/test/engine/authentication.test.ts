@@ -35,12 +35,13 @@ describe('getRestrictedDataFromHost (interfaces.md §5.5, S46)', () => {
   it('returns host data in an authentication processor and registers every value as a secret', async () => {
     const { host, engine } = await setup({
       authenticationProcessor: s(
-        "const d = JSON.parse(context.getRestrictedDataFromHost('idp')); context.setBody(d.clientId)",
+        "context.callAuthenticationHost('idp', '/token', { body: context.getRestrictedDataFromHost('idp') })",
       ),
     });
     const result = await engine.runStep('a', input());
-    expect(result).toMatchObject({ body: 'client-1', errored: false });
+    expect(result.errored).toBe(false);
     expect(host.restrictedCalls).toEqual(['idp']);
+    expect(host.calls[0]?.body).toBe(RESTRICTED);
     expect(host.secrets).toEqual(
       expect.arrayContaining([SECRET, 'client-1', RESTRICTED, Buffer.from(SECRET).toString('base64')]),
     );
@@ -56,18 +57,21 @@ describe('getRestrictedDataFromHost (interfaces.md §5.5, S46)', () => {
 
   it('reports a decryption failure at the call, naming host and field, and keeps running', async () => {
     const failure = codedError('CRYPTO_AUTH_FAILED', 'cannot decrypt data.clientSecret of host idp');
-    const { engine } = await setup(
+    const { host, engine } = await setup(
       {
         authenticationProcessor: s(
-          "try { context.getRestrictedDataFromHost('idp') } catch (e) { context.setBody(e.code + ' | ' + e.message) }",
+          "try { context.getRestrictedDataFromHost('idp') } catch (e) { console.log(e.code + ' | ' + e.message) } context.getRestrictedDataFromHost('idp')",
         ),
       },
       { idp: failure },
     );
     const result = await engine.runStep('a', input());
-    expect(result.body).toBe(
+    expect(host.logs[0]?.message).toBe(
       'CRYPTO_AUTH_FAILED | CRYPTO_AUTH_FAILED: cannot decrypt data.clientSecret of host idp',
     );
+    expect(result.errors).toEqual([
+      'authenticationProcessor: CRYPTO_AUTH_FAILED: cannot decrypt data.clientSecret of host idp',
+    ]);
     expect((await engine.runStep('other', input())).errored).toBe(false);
   });
 
@@ -136,7 +140,9 @@ describe('authentication processor', () => {
   it('refuses a main call that would carry restricted data to another host', async () => {
     const { host, engine } = await setup({
       urlGenerator: s("context.setUrl('api', '/x')"),
-      authenticationProcessor: s("context.setBody(context.getRestrictedDataFromHost('idp'))"),
+      authenticationProcessor: s(
+        "context.setHeader('X-Key', JSON.parse(context.getRestrictedDataFromHost('idp')).clientSecret)",
+      ),
     });
     const result = await engine.runStep('a', input());
     expect(host.calls).toEqual([]);
@@ -145,16 +151,49 @@ describe('authentication processor', () => {
     ]);
   });
 
-  it('caches authentication properties with a TTL', async () => {
-    const { engine } = await setup({
+  it('discards the body, properties and URL an authentication processor sets', async () => {
+    const { host, engine } = await setup({
       authenticationProcessor: s(
-        "context.setAuthenticationPropertiesOnStep('a', 1000, 'n', '{\"k\":1}'); context.setAuthenticationPropertiesOnStep('a', 0, 'gone', 'x')",
+        "context.setBody(context.getRestrictedDataFromHost('idp')); context.setProperty('status_code', 200); context.setUrl('idp', '/leak')",
+      ),
+      resultsProcessor: s("context.setBody('[' + context.getBody() + ']')"),
+    });
+    const result = await engine.runStep('a', input('in'));
+    expect(host.calls).toEqual([]);
+    expect(result).toMatchObject({ body: '[in]', status: undefined, errored: false });
+  });
+
+  it('caches authentication properties with a TTL, readable only in an authentication context', async () => {
+    const { engine } = await setup({
+      authenticationProcessor: s(`
+        context.setAuthenticationPropertiesOnStep('a', 1000, 'n', '{"k":1}');
+        context.setAuthenticationPropertiesOnStep('a', 0, 'gone', 'x');
+        context.addSystemError(String(context.getAuthenticationPropertiesFromStep('a', 'n') === '{"k":1}') + ' ' + context.getAuthenticationPropertiesFromStep('a', 'gone'));`),
+    });
+    expect((await engine.runStep('a', input())).errors).toEqual(['true null']);
+    const { engine: plain } = await setup({
+      resultsProcessor: s("context.getAuthenticationPropertiesFromStep('a', 'n')"),
+    });
+    expect((await plain.runStep('a', input())).errors[0]).toContain('ENGINE_NOT_PERMITTED');
+  });
+
+  it('runs every processor of a scripted-auth step in authentication context', async () => {
+    const { host, engine } = await setup({
+      type: 'scripted-auth',
+      urlGenerator: s(
+        "context.setUrl('idp', '/token'); context.setHeader('Authorization', 'Basic ' + JSON.parse(context.getRestrictedDataFromHost('idp')).clientSecret)",
       ),
       resultsProcessor: s(
-        "context.setBody(context.getAuthenticationPropertiesFromStep('a', 'n') + ' ' + context.getAuthenticationPropertiesFromStep('a', 'gone'))",
+        "context.setAuthenticationPropertiesOnStep('a', 60000, 'token', context.getBody()); context.setBody('token is ' + context.getBody() + ' for ' + JSON.parse(context.getRestrictedDataFromHost('idp')).clientSecret)",
       ),
     });
-    expect((await engine.runStep('a', input())).body).toBe('{"k":1} null');
+    const result = await engine.runStep('a', input());
+    expect(host.calls[0]).toMatchObject({
+      hostId: 'idp',
+      isAuthenticationProcessor: true,
+      headers: { Authorization: `Basic ${SECRET}` },
+    });
+    expect(result.body).toBe('token is [REDACTED] for [REDACTED]');
   });
 
   it('may not call sendToStep', async () => {
