@@ -11,7 +11,7 @@ process.on('exit', () => sink.flush());
 
 function start(config: Config, resourceDirs: string[]): void {
   const app = createApp({ limits: config.limits, resourceDirs, log });
-  const server = createHttpServer(app, config.limits, config.timeouts);
+  const server = createHttpServer(app, config.limits, config.timeouts, log);
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
     log.info('listening', { port, address, resourceDirs: resourceDirs.join(',') });

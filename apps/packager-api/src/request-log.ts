@@ -13,6 +13,8 @@ export function requestLog(log: Logger): RequestHandler {
     const start = process.hrtime.bigint();
     res.locals['requestId'] = reqId;
     res.setHeader('X-Request-Id', reqId);
+    // API answers are never to be sniffed into something a browser would render.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     let logged = false;
     const done = () => {
       if (logged) return;

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
 import type express from 'express';
 import type { Limits, Timeouts } from './config.js';
+import type { Logger } from './logger.js';
 import { STATUS_BY_CODE } from './http-errors.js';
 import { problemTitle, problemType } from './problem-types.js';
 import { uploadOptionsByPath } from './upload.js';
@@ -10,32 +12,53 @@ import { uploadOptionsByPath } from './upload.js';
  * Refuses an upload from its headers alone (`Expect: 100-continue`, S8): no `100 Continue`, nothing read,
  * `Connection: close` (already set by the listener). Runs outside Express, so it writes the problem itself.
  */
-function refuse(error: UploadError, _req: IncomingMessage, res: ServerResponse): void {
-  const status = STATUS_BY_CODE[error.code];
-  res.writeHead(status, { 'Content-Type': 'application/problem+json', Connection: 'close' });
-  res.end(
-    JSON.stringify({
+function refuser(log: Logger) {
+  return (error: UploadError, req: IncomingMessage, res: ServerResponse): void => {
+    const status = STATUS_BY_CODE[error.code];
+    const reqId = randomUUID();
+    const body = {
       type: problemType(error.code),
       title: problemTitle(error.code),
       status,
       detail: error.message,
+      instance: `urn:uuid:${reqId}`,
       code: error.code,
-    }),
-  );
+    };
+    res.writeHead(status, {
+      'Content-Type': 'application/problem+json',
+      'X-Request-Id': reqId,
+      'X-Content-Type-Options': 'nosniff',
+      Connection: 'close',
+    });
+    res.end(JSON.stringify(body));
+    log.info('request', {
+      reqId,
+      method: req.method,
+      path: (req.url ?? '').split('?')[0],
+      status,
+      ms: 0,
+      refusedBeforeBody: true,
+    });
+  };
 }
 
 /**
  * The HTTP server around the app: the multipart-limits `checkContinue` listener and explicit timeouts
  * (headers, whole request, keep-alive). Listening is the caller's job.
  */
-export function createHttpServer(app: express.Express, limits: Limits, timeouts: Timeouts): Server {
+export function createHttpServer(
+  app: express.Express,
+  limits: Limits,
+  timeouts: Timeouts,
+  log: Logger,
+): Server {
   const uploads = uploadOptionsByPath(limits);
   const server = createServer(app);
   server.on(
     'checkContinue',
     createCheckContinueListener({
       optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
-      onRejected: refuse,
+      onRejected: refuser(log),
       onRequest: app,
     }),
   );

@@ -41,6 +41,19 @@ function refuseKind(_kind: UploadKind, accepted: string): never {
   });
 }
 
+/**
+ * The upload options of a route. A route without an entry is a programming error, not a request error: failing
+ * here (at app creation) beats silently refusing every multipart request to it.
+ */
+export function uploadOptionsFor(
+  map: ReadonlyMap<string, ReadUploadOptions>,
+  path: string,
+): ReadUploadOptions {
+  const options = map.get(path);
+  if (options === undefined) throw new Error(`no upload options for ${path}`);
+  return options;
+}
+
 /** The media type essence of a request (`multipart/form-data` of `multipart/form-data; boundary=x`). */
 function essenceOf(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';

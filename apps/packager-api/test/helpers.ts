@@ -34,7 +34,7 @@ export function useServer(limits: Partial<Limits> = {}): TestServer {
     ctx.resourceDir = makeResourceDir();
     const log = createLogger((line) => ctx.logs.push(line));
     const app = createApp({ limits: { ...DEFAULT_LIMITS, ...limits }, resourceDirs: [ctx.resourceDir], log });
-    ctx.server = createHttpServer(app, { ...DEFAULT_LIMITS, ...limits }, DEFAULT_TIMEOUTS);
+    ctx.server = createHttpServer(app, { ...DEFAULT_LIMITS, ...limits }, DEFAULT_TIMEOUTS, log);
     await new Promise<void>((resolve) => ctx.server.listen(0, '127.0.0.1', resolve));
     ctx.url = `http://127.0.0.1:${(ctx.server.address() as AddressInfo).port}`;
   });

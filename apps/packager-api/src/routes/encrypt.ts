@@ -12,7 +12,7 @@ import {
   STRING_ENCRYPT_REQUEST_SCHEMA,
   type EncryptRequest,
 } from '../request-schemas.js';
-import { readAll, readForm } from '../upload.js';
+import { readAll, readForm, uploadOptionsFor } from '../upload.js';
 
 const validateBootstrapRequest = bodyValidator<EncryptRequest>(BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA);
 const validateStringRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUEST_SCHEMA);
@@ -26,10 +26,10 @@ function sendText(res: Parameters<RequestHandler>[1], type: string, text: string
 
 /** POST /bootstrap-encrypt: validate the bootstrap, then encrypt it for every recipient → Base64 text. */
 export function bootstrapEncrypt(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/bootstrap-encrypt');
+  const options = uploadOptionsFor(deps.uploads, '/bootstrap-encrypt');
   return async (req, res) => {
     const type = negotiate(req, TEXT_OFFERS);
-    const form = await readForm(req, options ?? {});
+    const form = await readForm(req, options);
     const request = validateBootstrapRequest(parseBody(form.body, deps.limits.bodyFieldBytes));
     const ring = parseKeyring(request.keys);
     try {
@@ -56,10 +56,10 @@ function exactlyOne(ids: readonly string[]): void {
 
 /** POST /string-encrypt: one recipient, plaintext from `stream` → `-2/` text. */
 export function stringEncrypt(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/string-encrypt');
+  const options = uploadOptionsFor(deps.uploads, '/string-encrypt');
   return async (req, res) => {
     const type = negotiate(req, TEXT_OFFERS);
-    const form = await readForm(req, options ?? {});
+    const form = await readForm(req, options);
     const request = validateStringRequest(parseBody(form.body, deps.limits.bodyFieldBytes));
     exactlyOne(request.encryptionKeys);
     const ring = parseKeyring(request.keys);

@@ -16,16 +16,16 @@ import {
   type PackageEnvelopeRequest,
   type SignerRef,
 } from '../request-schemas.js';
-import { readAll, readForm, readOctets } from '../upload.js';
+import { readAll, readForm, readOctets, uploadOptionsFor } from '../upload.js';
 
 const validate = bodyValidator<PackageEnvelopeRequest>(PACKAGE_ENVELOPE_REQUEST_SCHEMA);
 
 /** POST /workflow-inspect: raw `.oapp` bytes → inspection JSON (no secret key needed). */
 export function workflowInspect(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/workflow-inspect');
+  const options = uploadOptionsFor(deps.uploads, '/workflow-inspect');
   return async (req, res) => {
     negotiate(req, [JSON_TYPE]);
-    const stream = await readOctets(req, options ?? {});
+    const stream = await readOctets(req, options);
     const inspection = await inspectPackage(await readAll(stream));
     res.json({ ok: true, ...inspection });
   };
@@ -55,10 +55,10 @@ function policyOf(ring: Keyring, p: PackageEnvelopeRequest['packaging']): Deploy
 
 /** POST /package-envelope: open an existing `.oapp` under the caller's policy, endorse, re-encrypt. */
 export function packageEnvelope(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/package-envelope');
+  const options = uploadOptionsFor(deps.uploads, '/package-envelope');
   return async (req, res) => {
     negotiate(req, [OCTET_STREAM]);
-    const form = await readForm(req, options ?? {});
+    const form = await readForm(req, options);
     const request = validate(parseBody(form.body, deps.limits.bodyFieldBytes));
     const ring = parseKeyring(request.keys);
     try {

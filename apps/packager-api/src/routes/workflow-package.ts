@@ -6,16 +6,16 @@ import type { AppDeps } from '../deps.js';
 import { parseKeyring, resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
 import { negotiate, OCTET_STREAM } from '../negotiate.js';
 import { PACKAGE_REQUEST_SCHEMA, type PackageRequest } from '../request-schemas.js';
-import { readAll, readForm } from '../upload.js';
+import { readAll, readForm, uploadOptionsFor } from '../upload.js';
 
 const validate = bodyValidator<PackageRequest>(PACKAGE_REQUEST_SCHEMA);
 
 /** POST /workflow-package: `body` = PackageRequest, `stream` = workflow JSON → compile → `.oapp` bytes. */
 export function workflowPackage(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/workflow-package');
+  const options = uploadOptionsFor(deps.uploads, '/workflow-package');
   return async (req, res) => {
     negotiate(req, [OCTET_STREAM]);
-    const form = await readForm(req, options ?? {});
+    const form = await readForm(req, options);
     const request = validate(parseBody(form.body, deps.limits.bodyFieldBytes));
     const ring = parseKeyring(request.keys);
     try {

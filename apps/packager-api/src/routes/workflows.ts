@@ -7,7 +7,7 @@ import {
 import type { RequestHandler } from 'express';
 import type { AppDeps } from '../deps.js';
 import { JSON_TYPE, negotiate } from '../negotiate.js';
-import { readJsonDocument } from '../upload.js';
+import { readJsonDocument, uploadOptionsFor } from '../upload.js';
 
 function compileOptions(deps: AppDeps) {
   return { resourceDirs: deps.resourceDirs, maxInputBytes: deps.limits.workflowBytes };
@@ -15,10 +15,10 @@ function compileOptions(deps: AppDeps) {
 
 /** POST /workflow-compile: workflow JSON → `{ok, workflow, resources}` (resource paths and sizes, no directories). */
 export function workflowCompile(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/workflow-compile');
+  const options = uploadOptionsFor(deps.uploads, '/workflow-compile');
   return async (req, res) => {
     negotiate(req, [JSON_TYPE]);
-    const source = await readJsonDocument(req, options ?? {});
+    const source = await readJsonDocument(req, options);
     const { workflow, resources } = await compileWorkflow(source, compileOptions(deps));
     res.json({
       ok: true,
@@ -30,10 +30,10 @@ export function workflowCompile(deps: AppDeps): RequestHandler {
 
 /** POST /workflow-hash: workflow JSON → `{ok, hash, algorithm}` of the compiled workflow. */
 export function workflowHash(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/workflow-hash');
+  const options = uploadOptionsFor(deps.uploads, '/workflow-hash');
   return async (req, res) => {
     negotiate(req, [JSON_TYPE]);
-    const source = await readJsonDocument(req, options ?? {});
+    const source = await readJsonDocument(req, options);
     const { workflow } = await compileWorkflow(source, compileOptions(deps));
     res.json({ ok: true, hash: hashWorkflow(workflow), algorithm: WORKFLOW_HASH_ALGORITHM });
   };
@@ -41,10 +41,10 @@ export function workflowHash(deps: AppDeps): RequestHandler {
 
 /** POST /build-workflows: manifest JSON → `{ok, workflow}` (source files looked up in the resource dirs). */
 export function buildWorkflowsRoute(deps: AppDeps): RequestHandler {
-  const options = deps.uploads.get('/build-workflows');
+  const options = uploadOptionsFor(deps.uploads, '/build-workflows');
   return async (req, res) => {
     negotiate(req, [JSON_TYPE]);
-    const manifest = await readJsonDocument(req, options ?? {});
+    const manifest = await readJsonDocument(req, options);
     const { workflow } = await buildWorkflows(manifest, {
       workflowDirs: deps.resourceDirs,
       maxInputBytes: deps.limits.workflowBytes,
