@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Agent } from './app.js';
+import { AgentError } from './errors.js';
 
 /** A listening trigger server, as logged in the `listening` line. */
 export interface Listening {
@@ -9,15 +10,32 @@ export interface Listening {
   readonly address: string;
 }
 
-/** Listens on every trigger server; rejects on the first listen error (for example EADDRINUSE). */
+/**
+ * Listens on every trigger server.
+ * @throws {@link AgentError} `AGENT_LISTEN_FAILED` on the first listen error (for example EADDRINUSE).
+ */
 export async function listenAll(agent: Agent): Promise<Listening[]> {
   return Promise.all(
     agent.servers.map(
       (s) =>
         new Promise<Listening>((resolve, reject) => {
-          s.server.once('error', reject);
+          s.server.once('error', (err: NodeJS.ErrnoException) =>
+            reject(
+              new AgentError(
+                'AGENT_LISTEN_FAILED',
+                `deployment "${s.deploymentId}", server "${s.id}" cannot listen on ${s.bindAddress}:${s.port} (${err.code ?? 'error'})`,
+              ),
+            ),
+          );
           s.server.listen(s.port, s.bindAddress, () => {
-            s.server.off('error', reject);
+            s.server.removeAllListeners('error');
+            s.server.on('error', (err: NodeJS.ErrnoException) =>
+              agent.output.error('server error', {
+                deploymentId: s.deploymentId,
+                server: s.id,
+                code: err.code,
+              }),
+            );
             const a = s.server.address() as AddressInfo;
             resolve({ deploymentId: s.deploymentId, id: s.id, port: a.port, address: a.address });
           });

@@ -55,6 +55,11 @@ const WORKFLOW = {
               "const r = context.sendToStep(context.getBody(), ''); context.setBody(JSON.stringify({ errored: r.isErrored(), errors: r.getAllErrors() }));",
           },
         },
+        {
+          stepId: 'slow',
+          trigger: { http: { server: 'api', method: 'GET', path: '/slow' } },
+          resultsProcessor: { script: "context.sleep(400); context.setBody('slow done')" },
+        },
         call('allowed', 'GET', 'up', 'v1/users/42'),
         call('refused-path', 'GET', 'up', 'v1/admin'),
         call('refused-method', 'DELETE', 'up', 'v1/users/42'),
