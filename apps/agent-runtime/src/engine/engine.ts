@@ -61,13 +61,13 @@ class Engine implements WorkflowEngine {
       counters: new Map(),
       deltas: new Map(),
       restricted: new Map(),
-      runNested: (id, input, depth) => this.runNested(id, input, depth),
+      runNested: (id, input, depth) => this.runNested(id, input, depth, true),
       forget: (id, input, depth) => this.forget(id, input, depth),
     };
   }
 
   runStep(stepId: string, input: StepInput): Promise<StepResult> {
-    return this.run(stepId, input, 0);
+    return this.run(stepId, input, 0, false);
   }
 
   dispose(): void {
@@ -76,7 +76,7 @@ class Engine implements WorkflowEngine {
     this.shared.authProps.clear();
   }
 
-  private async run(stepId: string, input: StepInput, depth: number): Promise<StepResult> {
+  private async run(stepId: string, input: StepInput, depth: number, nested: boolean): Promise<StepResult> {
     if (this.disposed) throw new EngineError('ENGINE_DISPOSED', 'the workflow engine was disposed');
     const model = this.models.get(stepId);
     if (!model)
@@ -90,13 +90,21 @@ class Engine implements WorkflowEngine {
         `step type ${JSON.stringify(model.type)} is not supported by this agent`,
       );
     }
-    return runStepFlow(this.shared, model, input, depth);
+    return runStepFlow(this.shared, model, input, depth, nested);
   }
 
-  /** A callee's failure, whatever it is, becomes an errored result for the caller. */
-  private async runNested(stepId: string, input: StepInput, depth: number): Promise<StepResult> {
+  /**
+   * A callee's failure, whatever it is, becomes an errored result for the caller. `nested` runs (sendToStep) may
+   * add sandbox workers because their caller holds one; forgotten runs queue like top-level runs.
+   */
+  private async runNested(
+    stepId: string,
+    input: StepInput,
+    depth: number,
+    nested: boolean,
+  ): Promise<StepResult> {
     try {
-      return await this.run(stepId, input, depth);
+      return await this.run(stepId, input, depth, nested);
     } catch (err) {
       const message = this.shared.secrets.scrub(errorText(err));
       return {
@@ -123,7 +131,7 @@ class Engine implements WorkflowEngine {
       );
     }
     this.forgotten++;
-    void this.runNested(stepId, input, depth)
+    void this.runNested(stepId, input, depth, false)
       .then((r) => {
         if (!r.errored) return;
         this.shared.host.log({ level: 'error', message: r.errors.join('; '), stepId, source: 'engine' });

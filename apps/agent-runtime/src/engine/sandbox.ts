@@ -87,6 +87,7 @@ class SandboxPool {
   private release(w: SandboxWorker): void {
     if (!w.alive) {
       this.total--;
+      this.replaceFor(this.waiting.shift());
       return;
     }
     const next = this.waiting.shift();
@@ -98,6 +99,12 @@ class SandboxPool {
     }
     w.unref();
     this.idle.push(w);
+  }
+
+  /** A dead worker's place goes to the next waiting run, on a new worker. */
+  private replaceFor(waiter: ((w: SandboxWorker) => void) | undefined): void {
+    if (!waiter) return;
+    this.acquire(true).then(waiter, () => this.waiting.unshift(waiter));
   }
 }
 

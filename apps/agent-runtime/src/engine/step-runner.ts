@@ -18,6 +18,8 @@ interface Flow {
   step: StepModel;
   state: RunState;
   depth: number;
+  /** True when a parent run holds a worker while waiting for this one (sendToStep). */
+  nested: boolean;
   /** Headers the authenticationProcessor set: sent on the main call only, never shown to other processors. */
   authHeaders: Record<string, [string, string]>;
 }
@@ -50,7 +52,7 @@ async function runUnit(
       ...shared.limits,
     },
     (op, json, bytes) => handleHostCall(ctx, op, json, bytes),
-    flow.depth > 0,
+    flow.nested,
   );
   applyOutput(state, outcome.output, outcome.outBytes);
   if (outcome.scriptError) {
@@ -225,12 +227,14 @@ export async function runStepFlow(
   step: StepModel,
   input: StepInput,
   depth: number,
+  nested: boolean,
 ): Promise<StepResult> {
   const flow: Flow = {
     shared,
     step,
     state: initialState(input),
     depth,
+    nested,
     authHeaders: Object.create(null) as Flow['authHeaders'],
   };
   try {

@@ -85,7 +85,16 @@ export interface StepInfo {
 
 /** A loaded workflow file. */
 export interface WorkflowEngine {
+  /** Every enabled step, in file order. */
   readonly steps: readonly StepInfo[];
+  /**
+   * Runs one step (README.md "Step flow"). Script errors, refused calls and `addSystemError` resolve with
+   * `errored: true`.
+   *
+   * @throws EngineError `ENGINE_STEP_NOT_FOUND`, `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`,
+   *   `ENGINE_UNSUPPORTED` (step type), `ENGINE_DISPOSED` — as a rejected promise.
+   */
   runStep(stepId: string, input: StepInput): Promise<StepResult>;
+  /** Refuses further runs and drops in-memory step and authentication properties. */
   dispose(): void;
 }

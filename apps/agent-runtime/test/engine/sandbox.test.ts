@@ -134,3 +134,14 @@ describe('memory and stack limits', () => {
     expect(r.errors[0]).toMatch(/stack overflow/i);
   });
 });
+
+describe('worker pool', () => {
+  it('completes more concurrent runs than it keeps workers, with nested and forgotten runs', async () => {
+    const engine = await engineFor({
+      top: "context.sleep(20); const r = context.sendToStep('leaf', 'x'); context.sendToStepAndForget('leaf', 'y'); context.setBody(r.getBody())",
+      leaf: "context.setBody('leaf ' + context.getBody())",
+    });
+    const results = await Promise.all(Array.from({ length: 12 }, () => engine.runStep('top', input())));
+    expect(results.map((r) => r.body)).toEqual(Array.from({ length: 12 }, () => 'leaf x'));
+  });
+});
