@@ -38,6 +38,24 @@ const workflow = {
           },
         },
         {
+          stepId: 'throws-after-status',
+          trigger: { http: { server: 'api', method: 'GET', path: '/throws-late' } },
+          resultsProcessor: {
+            processors: [
+              { script: "context.setProperty('status_code', 200); context.setBody('partial')" },
+              { script: "throw new Error('late')" },
+            ],
+          },
+        },
+        {
+          stepId: 'user-error',
+          trigger: { http: { server: 'api', method: 'GET', path: '/user-error' } },
+          resultsProcessor: {
+            script:
+              "context.setProperty('status_code', 422); context.setBody('bad input'); context.addSystemError('bad input');",
+          },
+        },
+        {
           stepId: 'throws',
           trigger: { http: { server: 'api', method: 'GET', path: '/throws' } },
           resultsProcessor: { script: "throw new Error('internal detail /etc/secret-path')" },
@@ -186,6 +204,13 @@ describe('http triggers', () => {
       u: '/props/a%20b?q=1&r',
       h: 'hello',
     });
+  });
+
+  it('never answers success for an errored run, but keeps an error status the step chose', async () => {
+    const late = await fetch(`${a.url()}/throws-late`);
+    await problem(late, 500, 'AGENT_STEP_FAILED');
+    const user = await fetch(`${a.url()}/user-error`);
+    expect([user.status, await user.text()]).toEqual([422, 'bad input']);
   });
 
   it('answers a throwing processor with 500 and no internals', async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import { describe, expect, it } from 'vitest';
 import { loadWorkflow } from '../src/package-loader.js';
-import { echoWorkflow, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
+import { echoWorkflow, encryptedBootstrap, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 
 const keys = makeKeys();
 const dir = tempDir();
@@ -80,6 +80,12 @@ describe('loadWorkflow', () => {
     const path = join(dir, 'text.oapp');
     writeFileSync(path, 'PK\u0003\u0004 not a package');
     expect((await codeOf(loadWorkflow(rec(path), options))).code).toBe('FORMAT_BAD_MAGIC');
+  });
+
+  it('refuses an encrypted bootstrap given as the app package with FORMAT_WRONG_KIND (S60)', async () => {
+    const path = join(dir, 'bootstrap-as-app.oapp');
+    writeFileSync(path, Buffer.from(encryptedBootstrap({ ...keys, agent: keys.deployment }, [{}]), 'base64'));
+    expect((await codeOf(loadWorkflow(rec(path), options))).code).toBe('FORMAT_WRONG_KIND');
   });
 
   it('refuses plain workflow JSON unless AGENT_ALLOW_UNPACKAGED is set', async () => {

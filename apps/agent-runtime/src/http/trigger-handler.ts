@@ -81,7 +81,9 @@ async function run(
 
 function failed(ctx: TriggerContext, route: TriggerRoute, result: StepResult | undefined): boolean {
   if (result === undefined) return true;
-  if (!result.errored || result.status !== undefined) return false;
+  // An errored run never answers success: a status from an earlier outbound call (say 200) does not stand
+  // when a later processor threw. An error status the step chose (4xx/5xx) is kept.
+  if (!result.errored || (result.status !== undefined && result.status >= 400)) return false;
   // The step's own messages are already redacted by the engine; the output redacts again.
   ctx.output.warn('step errored', {
     deploymentId: route.deploymentId,
