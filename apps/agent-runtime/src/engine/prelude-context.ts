@@ -155,15 +155,48 @@ export const PRELUDE_CONTEXT = String.raw`
     warn() { call('log', ['warn', 'console', fmt(arguments)]); }, error() { call('log', ['error', 'console', fmt(arguments)]); },
     debug() { call('log', ['info', 'console', fmt(arguments)]); },
   };
+  // interfaces.md §5.1: validates the input body, the processor data and the output body; asUserErrors() turns
+  // a failure into a 400 answer for the caller instead of a processor error.
+  function docCheck(spec, schema, json, what) {
+    if (!schema) return;
+    let value, err;
+    try { value = parse(json); } catch (e) { err = what + ' is not JSON'; }
+    err = err || U.validate(schema, value, what, 0);
+    if (!err) return;
+    if (spec.user) {
+      S.properties.status_code = '400';
+      setBodyValue({ error: err });
+      S.ended = true;
+      const stop = new Error('doc: ' + err); stop.docUserError = true; throw stop;
+    }
+    throw new Error('doc: ' + err);
+  }
+  function docRun(spec, fn) {
+    try {
+      docCheck(spec, spec.inSchema, getBodyString(), 'body');
+      docCheck(spec, spec.dataSchema, stringify(S.data), 'data');
+      const out = fn();
+      docCheck(spec, spec.outSchema, getBodyString(), 'output');
+      return out;
+    } catch (e) {
+      if (e && e.docUserError) return undefined;
+      throw e;
+    }
+  }
   function makeDoc() {
-    const d = {};
-    for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors']) d[n] = () => d;
-    d.run = (fn) => fn();
+    const spec = {};
+    const d = {
+      description(t) { spec.description = String(t); return d; },
+      inSchema(x) { spec.inSchema = x; return d; },
+      dataSchema(x) { spec.dataSchema = x; return d; },
+      outSchema(x) { spec.outSchema = x; return d; },
+      asUserErrors() { spec.user = true; return d; },
+      run(fn) { return docRun(spec, fn); },
+    };
     return d;
   }
   const doc = {};
-  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors']) doc[n] = (...a) => makeDoc()[n](...a);
-  doc.run = (fn) => fn();
+  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors', 'run']) doc[n] = (...a) => makeDoc()[n](...a);
   const fixed = { context: Object.freeze(context), console: Object.freeze(console), doc: Object.freeze(doc) };
   for (const k of Object.keys(fixed)) Object.defineProperty(globalThis, k, { value: fixed[k], writable: false, configurable: false, enumerable: false });
   // The completion value of the prelude: the worker keeps this function; the script never sees it.

@@ -123,6 +123,50 @@ globalThis.__util = (function () {
       available() { return data.length - pos; },
     };
   }
-  return { unsupported, utf8Encode, utf8Decode, toBytes, toHex, fromHex, toBase64, fromBase64, crc32, serialize, deepMerge, concat, memoryReader };
+  // A JSON Schema subset for doc(): type, enum, const, required, properties, additionalProperties (false or a
+  // schema), items, min/maxLength, minimum/maximum, min/maxItems, pattern. Returns the first failure or null.
+  function typeOf(v) {
+    if (v === null) return 'null';
+    if (Array.isArray(v)) return 'array';
+    if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+    return typeof v;
+  }
+  function typeMatches(want, got) { return want === got || (want === 'number' && got === 'integer'); }
+  function validate(schema, v, path, depth) {
+    if (schema === true || schema === undefined || schema === null || typeof schema !== 'object') return null;
+    if (depth > 64) return path + ': schema nested too deeply';
+    const t = typeOf(v);
+    if (schema.type !== undefined) {
+      const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+      if (!types.some((w) => typeMatches(w, t))) return path + ': expected ' + types.join(' or ') + ', found ' + t;
+    }
+    if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) return path + ': not one of the allowed values';
+    if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(v)) return path + ': not the expected constant';
+    if (t === 'string') {
+      if (schema.minLength !== undefined && v.length < schema.minLength) return path + ': shorter than ' + schema.minLength;
+      if (schema.maxLength !== undefined && v.length > schema.maxLength) return path + ': longer than ' + schema.maxLength;
+      if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(v)) return path + ': does not match the pattern';
+    }
+    if (t === 'number' || t === 'integer') {
+      if (schema.minimum !== undefined && v < schema.minimum) return path + ': below ' + schema.minimum;
+      if (schema.maximum !== undefined && v > schema.maximum) return path + ': above ' + schema.maximum;
+    }
+    if (t === 'array') {
+      if (schema.minItems !== undefined && v.length < schema.minItems) return path + ': fewer than ' + schema.minItems + ' items';
+      if (schema.maxItems !== undefined && v.length > schema.maxItems) return path + ': more than ' + schema.maxItems + ' items';
+      for (let i = 0; schema.items && i < v.length; i++) { const e = validate(schema.items, v[i], path + '/' + i, depth + 1); if (e) return e; }
+    }
+    if (t === 'object') {
+      for (const k of Array.isArray(schema.required) ? schema.required : []) if (!Object.prototype.hasOwnProperty.call(v, k)) return path + ': missing ' + k;
+      const props = schema.properties || {};
+      for (const k of Object.keys(v)) {
+        const sub = Object.prototype.hasOwnProperty.call(props, k) ? props[k] : schema.additionalProperties;
+        if (sub === false) return path + ': unexpected property ' + k;
+        const e = validate(sub, v[k], path + '/' + k, depth + 1); if (e) return e;
+      }
+    }
+    return null;
+  }
+  return { validate, unsupported, utf8Encode, utf8Decode, toBytes, toHex, fromHex, toBase64, fromBase64, crc32, serialize, deepMerge, concat, memoryReader };
 })();
 `;

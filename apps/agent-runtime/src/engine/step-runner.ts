@@ -54,7 +54,13 @@ async function runUnit(
     (op, json, bytes) => handleHostCall(ctx, op, json, bytes),
     flow.nested,
   );
-  applyOutput(state, outcome.output, outcome.outBytes);
+  try {
+    applyOutput(state, outcome.output, outcome.outBytes);
+  } catch {
+    // The script tampered with what the prelude serialises (e.g. Object.prototype.toJSON).
+    state.errors.push(`${mode}: ENGINE_SCRIPT_ERROR: the processor left an unreadable run state`);
+    return false;
+  }
   if (outcome.scriptError) {
     const { name, message } = outcome.scriptError;
     const text = `${mode}: ${name === 'Error' ? '' : `${name}: `}${message}`;

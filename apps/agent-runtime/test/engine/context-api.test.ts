@@ -228,9 +228,50 @@ describe('context utilities (interfaces.md §5.7)', () => {
 
   it('runs doc-wrapped resources and promise reactions', async () => {
     expect(
-      await body(
-        "doc.description('d').inSchema({}).run(() => { Promise.resolve('p').then((v) => context.setBody(v)); })",
-      ),
+      await body("doc.description('d').run(() => { Promise.resolve('p').then((v) => context.setBody(v)); })"),
     ).toBe('p');
+  });
+});
+
+describe('doc contract wrapper (interfaces.md §5.1)', () => {
+  const schema =
+    "{ type: 'object', required: ['amount'], properties: { amount: { type: 'number', minimum: 0 } }, additionalProperties: false }";
+
+  it('runs the body when input, data and output match', async () => {
+    const out = await body(
+      `doc.description('d').inSchema(${schema}).dataSchema({ type: 'object', properties: { top: { type: 'integer' } } }).outSchema({ type: 'string' }).run(() => context.setBody('"ok"'))`,
+      input('{"amount": 5}'),
+    );
+    expect(out).toBe('"ok"');
+  });
+
+  it('fails the processor when the input does not match inSchema', async () => {
+    const { result } = await chain(
+      [`doc.inSchema(${schema}).run(() => context.setBody('ran'))`],
+      input('{"amount": "5"}'),
+    );
+    expect(result).toMatchObject({
+      errored: true,
+      errors: ['resultsProcessor: doc: body/amount: expected number, found string'],
+    });
+  });
+
+  it('answers 400 with asUserErrors() and skips the rest of the step', async () => {
+    const { result } = await chain(
+      [`doc.inSchema(${schema}).asUserErrors().run(() => context.setBody('ran'))`, "context.setBody('next')"],
+      input('{"amount": 1, "x": 2}'),
+    );
+    expect(result).toMatchObject({
+      status: 400,
+      body: '{"error" : "body: unexpected property x"}',
+      errored: false,
+    });
+  });
+
+  it('checks the output against outSchema and the data against dataSchema', async () => {
+    const out = await chain(["doc.outSchema({ type: 'object' }).run(() => context.setBody('[]'))"]);
+    expect(out.result.errors).toEqual(['resultsProcessor: doc: output: expected object, found array']);
+    const data = await chain(["doc.dataSchema({ type: 'object', required: ['nope'] }).run(() => 1)"]);
+    expect(data.result.errors).toEqual(['resultsProcessor: doc: data: missing nope']);
   });
 });

@@ -53,6 +53,14 @@ describe('sandbox isolation (S51, S53)', () => {
     expect(body).toBe('function');
   });
 
+  it('reports a tampered run state as an errored result', async () => {
+    const engine = await engineFor({ s: 'Object.prototype.toJSON = () => 42' });
+    const r = await engine.runStep('s', input());
+    expect(r.errors).toEqual([
+      'resultsProcessor: ENGINE_SCRIPT_ERROR: the processor left an unreadable run state',
+    ]);
+  });
+
   it('gives every run a fresh global object', async () => {
     const engine = await engineFor({
       a: 'globalThis.leak = 42',
