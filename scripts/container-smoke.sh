@@ -5,7 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+port_free() { ! ss -ltn 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
+# The container shares the host network (netns = "host"): use 39575 when free, else any free port.
 PORT="${SMOKE_PORT:-39575}"
+if [ -z "${SMOKE_PORT:-}" ] && ! port_free "$PORT"; then
+  PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+fi
 NAME=packager-smoke
 log() { printf '[smoke] %s\n' "$*"; }
 
@@ -62,10 +67,13 @@ podman run -d --name "$NAME" --read-only --memory 256m -e PORT="$PORT" -p "$PORT
   -v "$WORK/local2:/local-resources2:ro" packager >/dev/null
 BASE="http://127.0.0.1:$PORT"
 
+running() { [ "$(podman inspect --format '{{.State.Running}}' "$NAME" 2>/dev/null)" = true ]; }
 for _ in $(seq 1 60); do
-  curl -fsS "$BASE/health" >/dev/null 2>&1 && break
+  running || { log "the container stopped:"; podman logs "$NAME" | tail -n 5; exit 1; }
+  podman logs "$NAME" 2>/dev/null | grep -q '"listening"' && curl -fsS "$BASE/health" >/dev/null 2>&1 && break
   sleep 0.5
 done
+log "container listening: $(podman logs "$NAME" | grep '"listening"')"
 log "health: $(curl -fsS "$BASE/health")"
 
 # --- package a workflow ----------------------------------------------------------------------------------------
