@@ -1,15 +1,18 @@
 /**
  * Sandbox-side `context`, `console` and `doc` (interfaces.md §5), evaluated inside QuickJS after
- * {@link PRELUDE_UTIL}. Run state lives here during one processor run and goes back to the engine through
+ * the helpers of `prelude-util.ts`. Run state lives here during one processor run and goes back to the engine through
  * `__finish()`; calls that need the host go through the captured `__host` function, which the engine checks
  * again (the script can reach nothing else, but it is never trusted).
  */
-export const PRELUDE_CONTEXT = String.raw`
+export const PRELUDE = String.raw`
 (function () {
   'use strict';
-  const host = globalThis.__host, U = globalThis.__util, S = JSON.parse(globalThis.__input);
+  const host = globalThis.__host, S = JSON.parse(globalThis.__input), indirectEval = globalThis.eval;
+  const utilSource = globalThis.__utilSource;
+  let util;
+  const U = () => util || (util = indirectEval(utilSource)({ call, S, setBodyValue, getBodyString, streamReader, stringify, parse }));
   let bytesBody = globalThis.__inBytes instanceof ArrayBuffer ? new Uint8Array(globalThis.__inBytes) : null;
-  delete globalThis.__host; delete globalThis.__util; delete globalThis.__input; delete globalThis.__inBytes;
+  delete globalThis.__host; delete globalThis.__input; delete globalThis.__utilSource; delete globalThis.__inBytes;
   const isAuth = S.auth === true;
   const stringify = JSON.stringify, parse = JSON.parse;
   function call(op, args, bytes) {
@@ -27,11 +30,11 @@ export const PRELUDE_CONTEXT = String.raw`
   function lower(n) { return String(n).toLowerCase(); }
   function notPermitted(what) { const e = new Error('ENGINE_NOT_PERMITTED: ' + what); e.code = 'ENGINE_NOT_PERMITTED'; return e; }
   function setBodyValue(x) {
-    if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) { bytesBody = U.toBytes(x).slice(); S.body = null; return; }
+    if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) { bytesBody = U().toBytes(x).slice(); S.body = null; return; }
     bytesBody = null;
-    S.body = x === null || x === undefined ? null : typeof x === 'object' ? U.serialize(x, 0) : String(x);
+    S.body = x === null || x === undefined ? null : typeof x === 'object' ? U().serialize(x, 0) : String(x);
   }
-  function getBodyString() { return bytesBody ? U.utf8Decode(bytesBody) : S.body; }
+  function getBodyString() { return bytesBody ? U().utf8Decode(bytesBody) : S.body; }
   function streamReader() {
     return {
       read(n) { return new Uint8Array(call('stream.read', [n === undefined ? -1 : Number(n)])); },
@@ -64,30 +67,6 @@ export const PRELUDE_CONTEXT = String.raw`
     remove(k) { call('stepProps.set', [String(k), null]); },
     keys() { return call('stepProps.keys'); },
   };
-  const bytes = {
-    create(n) { return new Uint8Array(Number(n) | 0); },
-    createFrom(x) { return U.toBytes(x).slice(); },
-    createFromString(s) { return U.utf8Encode(s); },
-    createFromByteArray(a) { return U.toBytes(a).slice(); },
-    copy(b) { return U.toBytes(b).slice(); },
-    concat(a, b) { return U.concat(a, b); },
-    writeBytes(dst, off, src) { dst.set(U.toBytes(src), Number(off) | 0); return dst; },
-    writeByte(b, i, v) { b[Number(i) | 0] = Number(v) & 255; return b; },
-    readByte(b, i) { return U.toBytes(b)[Number(i) | 0]; },
-    getSize(b) { return U.toBytes(b).length; },
-    hexToBinary: U.fromHex, binaryToHex: U.toHex, base64ToBinary: U.fromBase64, binaryToBase64: U.toBase64,
-    toString(b) { return U.utf8Decode(U.toBytes(b)); },
-    sha256(b) { return new Uint8Array(call('sha256', [], U.toBytes(b).slice().buffer)); },
-    reader(b) { return b === undefined ? streamReader() : U.memoryReader(b); },
-    release() {},
-    gzip() { throw U.unsupported('bytes().gzip'); }, gunzip() { throw U.unsupported('bytes().gunzip'); },
-    zip() { throw U.unsupported('bytes().zip'); }, unzip() { throw U.unsupported('bytes().unzip'); },
-  };
-  const crypto = {
-    randomBytes(n) { return new Uint8Array(call('randomBytes', [Number(n)])); },
-    hash(b) { return bytes.sha256(b); },
-  };
-  for (const n of ['generateKeyPair', 'registerKey', 'verifySignature', 'encrypt', 'decrypt', 'sign']) crypto[n] = () => { throw U.unsupported('crypto().' + n); };
   const context = {
     getBody: getBodyString, getMessageBodyAsString: getBodyString,
     setBody: setBodyValue, setMessage: setBodyValue,
@@ -101,7 +80,7 @@ export const PRELUDE_CONTEXT = String.raw`
     setStream(x) {
       if (x === null || x === undefined) { bytesBody = null; S.streamCleared = true; return; }
       if (x && typeof x.readAll === 'function') x = x.readAll();
-      bytesBody = U.toBytes(x).slice(); S.body = null;
+      bytesBody = U().toBytes(x).slice(); S.body = null;
     },
     end() { S.ended = true; },
     getHeader(n) {
@@ -119,7 +98,7 @@ export const PRELUDE_CONTEXT = String.raw`
     getProperty(k) { const v = S.properties[String(k)]; return v === undefined ? null : v; },
     getStepProperties() { return stepProperties; },
     sendToStep(a, b, c) {
-      if (arguments.length === 3 && typeof c === 'string') throw U.unsupported('sendToStep(accessId, stepId, body) across deployments');
+      if (arguments.length === 3 && typeof c === 'string') throw U().unsupported('sendToStep(accessId, stepId, body) across deployments');
       return resultObject(call('sendToStep', [String(a), str(b), headersArg(c)]));
     },
     sendToStepAndForget(a, b, c) { call('sendToStepAndForget', [String(a), str(b), headersArg(c)]); },
@@ -140,14 +119,14 @@ export const PRELUDE_CONTEXT = String.raw`
     diagnosticLog(msg) { call('log', ['info', 'diagnostic', str(msg)]); },
     getTimestamp() { return S.timestampOverride === null ? call('now') : S.timestampOverride; },
     sleep(ms) { call('sleep', [Number(ms)]); },
-    hash(s) { return U.crc32(s); },
+    hash(s) { return U().crc32(s); },
     regexMatch(re, s) { const m = new RegExp(String(re)).exec(String(s)); return m === null ? null : Array.from(m, (x) => (x === undefined ? null : x)); },
-    mergeJsonStrings(a, b) { return JSON.stringify(U.deepMerge(JSON.parse(a), JSON.parse(b))); },
-    bytes() { return bytes; },
-    crypto() { return crypto; },
+    mergeJsonStrings(a, b) { return JSON.stringify(U().deepMerge(JSON.parse(a), JSON.parse(b))); },
+    bytes() { return U().bytes; },
+    crypto() { return U().crypto; },
   };
   for (const n of ['files', 'queue', 'setPersistedItem', 'getPersistedItem', 'getTimestampManager', 'addSplitReturnItem']) {
-    context[n] = () => { throw U.unsupported('context.' + n + '()'); };
+    context[n] = () => { throw U().unsupported('context.' + n + '()'); };
   }
   function fmt(args) { return Array.prototype.map.call(args, (a) => (typeof a === 'string' ? a : (() => { try { return JSON.stringify(a); } catch (e) { return String(a); } })())).join(' '); }
   const console = {
@@ -155,48 +134,8 @@ export const PRELUDE_CONTEXT = String.raw`
     warn() { call('log', ['warn', 'console', fmt(arguments)]); }, error() { call('log', ['error', 'console', fmt(arguments)]); },
     debug() { call('log', ['info', 'console', fmt(arguments)]); },
   };
-  // interfaces.md §5.1: validates the input body, the processor data and the output body; asUserErrors() turns
-  // a failure into a 400 answer for the caller instead of a processor error.
-  function docCheck(spec, schema, json, what) {
-    if (!schema) return;
-    let value, err;
-    try { value = parse(json); } catch (e) { err = what + ' is not JSON'; }
-    err = err || U.validate(schema, value, what, 0);
-    if (!err) return;
-    if (spec.user) {
-      S.properties.status_code = '400';
-      setBodyValue({ error: err });
-      S.ended = true;
-      const stop = new Error('doc: ' + err); stop.docUserError = true; throw stop;
-    }
-    throw new Error('doc: ' + err);
-  }
-  function docRun(spec, fn) {
-    try {
-      docCheck(spec, spec.inSchema, getBodyString(), 'body');
-      docCheck(spec, spec.dataSchema, stringify(S.data), 'data');
-      const out = fn();
-      docCheck(spec, spec.outSchema, getBodyString(), 'output');
-      return out;
-    } catch (e) {
-      if (e && e.docUserError) return undefined;
-      throw e;
-    }
-  }
-  function makeDoc() {
-    const spec = {};
-    const d = {
-      description(t) { spec.description = String(t); return d; },
-      inSchema(x) { spec.inSchema = x; return d; },
-      dataSchema(x) { spec.dataSchema = x; return d; },
-      outSchema(x) { spec.outSchema = x; return d; },
-      asUserErrors() { spec.user = true; return d; },
-      run(fn) { return docRun(spec, fn); },
-    };
-    return d;
-  }
   const doc = {};
-  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors', 'run']) doc[n] = (...a) => makeDoc()[n](...a);
+  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors', 'run']) doc[n] = (...a) => U().makeDoc()[n](...a);
   const fixed = { context: Object.freeze(context), console: Object.freeze(console), doc: Object.freeze(doc) };
   for (const k of Object.keys(fixed)) Object.defineProperty(globalThis, k, { value: fixed[k], writable: false, configurable: false, enumerable: false });
   // The completion value of the prelude: the worker keeps this function; the script never sees it.

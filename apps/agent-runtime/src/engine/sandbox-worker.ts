@@ -8,6 +8,8 @@ const WATCHDOG_GRACE_MS = 1000;
 /** One processor run as the worker receives it. */
 export interface SandboxJob {
   prelude: string;
+  /** Helper source the prelude compiles on first use (passed as a string value, not parsed per run). */
+  utilSource: string;
   script: string;
   file: string;
   /** Run state as JSON (read by the prelude). */

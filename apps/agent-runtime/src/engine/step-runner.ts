@@ -1,6 +1,6 @@
 import { EngineError, codeOf } from './errors.js';
 import { handleHostCall } from './host-ops.js';
-import { PRELUDE_CONTEXT } from './prelude-context.js';
+import { PRELUDE } from './prelude-context.js';
 import { PRELUDE_UTIL } from './prelude-util.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
@@ -9,7 +9,6 @@ import { ByteStream } from './byte-stream.js';
 import type { OutboundRequest, StepInput, StepResult } from './types.js';
 import type { ProcessorSlot, ScriptUnit, StepModel } from './workflow-model.js';
 
-const PRELUDE = PRELUDE_UTIL + PRELUDE_CONTEXT;
 const CONNECT_FAILED = new Set(['POLICY_CONNECT_FAILED', 'POLICY_TIMEOUT']);
 const utf8 = new TextDecoder('utf-8');
 
@@ -45,6 +44,7 @@ async function runUnit(
   const outcome = await runInSandbox(
     {
       prelude: PRELUDE,
+      utilSource: PRELUDE_UTIL,
       script: unit.script,
       file: unit.file,
       input: sandboxInput(state, view),

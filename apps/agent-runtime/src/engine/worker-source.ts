@@ -128,6 +128,7 @@ function runInContext(ctx, rt, job, clock) {
   installHost(ctx);
   if (job.inBytes) setGlobal(ctx, '__inBytes', ctx.newArrayBuffer(job.inBytes.slice().buffer));
   setGlobal(ctx, '__input', ctx.newString(job.input));
+  setGlobal(ctx, '__utilSource', ctx.newString(job.utilSource));
   const pre = ctx.evalCode(job.prelude, 'prelude.js');
   if (pre.error) {
     const error = describeError(ctx, pre.error);
