@@ -108,6 +108,25 @@ describe('authentication processor', () => {
     expect(result).toMatchObject({ body: 'null', headers: { 'X-Out': '1' } });
   });
 
+  it('scrubs an authentication header from a refused call error (S50)', async () => {
+    const host = fakeHost({
+      respond: (req) =>
+        Promise.reject(
+          codedError('POLICY_HEADER_FORBIDDEN', `refused header ${req.headers['Authorization'] ?? ''}`),
+        ),
+    });
+    const wf = workflow([
+      {
+        stepId: 'a',
+        urlGenerator: s("context.setUrl('api', '/x')"),
+        authenticationProcessor: s("context.setHeader('Authorization', 'Bearer sEcReTtOkEn')"),
+      },
+    ]);
+    const engine = await createWorkflowEngine(wf, { host, data: {} });
+    const result = await engine.runStep('a', input());
+    expect(result.errors).toEqual(['POLICY_HEADER_FORBIDDEN: refused header [REDACTED]']);
+  });
+
   it('makes its own call to an authentication host with isAuthenticationProcessor true', async () => {
     const { host, engine } = await setup({
       urlGenerator: s("context.setUrl('api', '/x')"),

@@ -21,8 +21,11 @@ describe('sandbox isolation (S51, S53)', () => {
       const F = this.constructor.constructor;
       const p = F('return typeof process')();
       const r = F('return typeof require')();
-      context.setBody([p, r, typeof globalThis.process, typeof module, typeof Deno].join(','));`);
-    expect(body).toBe('undefined,undefined,undefined,undefined,undefined');
+      const g = Object.getPrototypeOf(async function () {}).constructor;
+      context.setBody([p, r, typeof globalThis.process, typeof module, typeof Deno, typeof std, typeof os, typeof scriptArgs, typeof g('return process')].join(','));`);
+    expect(body).toBe(
+      'undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,function',
+    );
   });
 
   it('S53: fetch, XMLHttpRequest, WebSocket, require and timers are not defined', async () => {
