@@ -32,14 +32,14 @@ function log(ctx: RunContext, args: Args): void {
   const level = args[0] === 'warn' || args[0] === 'error' ? args[0] : 'info';
   const source = args[1] === 'diagnostic' ? 'diagnostic' : 'console';
   const text = typeof args[2] === 'string' ? args[2] : String(args[2]);
-  const message = ctx.shared.secrets.scrub(text.slice(0, MAX_LOG_CHARS));
+  const message = ctx.shared.secrets.scrubPrefix(text, MAX_LOG_CHARS);
   ctx.shared.host.log({ level, message, stepId: ctx.step.stepId, source });
 }
 
 /** interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. */
 function metric(ctx: RunContext, args: Args): void {
   const strip = (s: string): string => ctx.shared.secrets.scrub(s).split('[REDACTED]').join('');
-  const key = strip(str(args, 1, 'sendMetric key').slice(0, MAX_METRIC_KEY_CHARS));
+  const key = strip(str(args, 1, 'sendMetric key')).slice(0, MAX_METRIC_KEY_CHARS);
   const value = num(args, 2, 'sendMetric value');
   const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();
   const dimensions = Object.create(null) as Record<string, string>;

@@ -33,6 +33,16 @@ export class SecretSet {
     }
   }
 
+  /**
+   * The first `max` characters of the scrubbed `text`, without scrubbing more of a huge text than needed: the
+   * first cut keeps every secret that starts before `max` whole, so no part of one survives the final cut.
+   */
+  scrubPrefix(text: string, max: number): string {
+    let longest = 0;
+    for (const v of this.values) longest = Math.max(longest, v.length);
+    return this.scrub(text.slice(0, max + longest)).slice(0, max);
+  }
+
   /** `text` with every registered value (longest first) replaced by {@link REDACTED}. */
   scrub(text: string): string {
     let out = text;

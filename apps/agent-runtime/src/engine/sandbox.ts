@@ -68,8 +68,10 @@ class SandboxPool {
   }
 
   private async acquire(nested: boolean): Promise<SandboxWorker> {
-    const ready = this.idle.pop();
-    if (ready) return ready;
+    for (let w = this.idle.pop(); w; w = this.idle.pop()) {
+      if (w.alive) return w;
+      this.total--; // died while idle
+    }
     if (this.total >= MAX_POOLED_WORKERS && !nested) {
       return new Promise((resolve) => this.waiting.push(resolve));
     }
