@@ -3,10 +3,12 @@ export class ByteStream {
   private readonly chunks: Uint8Array[] = [];
   private buffered = 0;
   private iterator: AsyncIterator<Uint8Array> | undefined;
+  private source: AsyncIterable<Uint8Array> | undefined;
 
+  /** Nothing is read from `source` until a script reads (a step that ignores the stream leaves it untouched). */
   constructor(source: AsyncIterable<Uint8Array> | Uint8Array | undefined) {
     if (source instanceof Uint8Array) this.push(source);
-    else if (source) this.iterator = source[Symbol.asyncIterator]();
+    else this.source = source;
   }
 
   /** Bytes available without waiting; pulls one chunk first when nothing is buffered. */
@@ -35,13 +37,17 @@ export class ByteStream {
   }
 
   private async pull(): Promise<boolean> {
+    if (this.source) {
+      this.iterator = this.source[Symbol.asyncIterator]();
+      this.source = undefined;
+    }
     if (!this.iterator) return false;
     const next = await this.iterator.next();
     if (next.done) {
       this.iterator = undefined;
       return false;
     }
-    this.push(next.value);
+    this.push(next.value instanceof Uint8Array ? next.value : new Uint8Array(0));
     return true;
   }
 

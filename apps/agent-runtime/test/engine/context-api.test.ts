@@ -81,6 +81,18 @@ describe('context streams (interfaces.md §5.2, S5)', () => {
     expect(out).toBe('hel|3|lo world');
   });
 
+  it('does not touch the input stream of a step that never reads it', async () => {
+    let opened = 0;
+    const stream: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]() {
+        opened++;
+        return asAsync([enc.encode('x')])[Symbol.asyncIterator]();
+      },
+    };
+    await body("context.setBody('no read')", input(undefined, { stream }));
+    expect(opened).toBe(0);
+  });
+
   it('gives an empty reader, never null, when there is no stream (S5)', async () => {
     const out = await body(
       "const r = context.getStream(); context.setBody(r.available() + ':' + r.readAll().length)",
