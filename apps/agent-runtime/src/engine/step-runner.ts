@@ -202,22 +202,21 @@ async function runFlow(flow: Flow): Promise<void> {
   if (p.resultsProcessor) await runChain(flow, p.resultsProcessor, 'resultsProcessor');
 }
 
+/** A `scripted-auth` step's whole result is authentication output: every text in it is scrubbed. */
 function toResult(flow: Flow): StepResult {
   const { state, shared, step } = flow;
+  const clean = step.type === 'scripted-auth' ? (t: string) => shared.secrets.scrub(t) : (t: string) => t;
   const raw = state.properties['status_code'];
   const n = raw === undefined ? NaN : Number(raw.trim());
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.values(state.outHeaders)) headers[name] = value;
+  for (const [name, value] of Object.values(state.outHeaders)) headers[name] = clean(value);
+  const properties: Record<string, string> = {};
+  for (const [k, v] of Object.entries(state.properties)) properties[k] = clean(v);
   return {
     status: Number.isInteger(n) && n >= 100 && n <= 999 ? n : undefined,
-    body:
-      state.bytes ??
-      (state.body !== null && step.type === 'scripted-auth'
-        ? shared.secrets.scrub(state.body)
-        : state.body) ??
-      undefined,
+    body: state.bytes ?? (state.body === null ? undefined : clean(state.body)),
     headers,
-    properties: { ...state.properties },
+    properties,
     errored: state.errors.length > 0,
     errors: state.errors.map((e) => shared.secrets.scrub(e)),
   };
