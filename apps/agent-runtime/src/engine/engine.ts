@@ -38,10 +38,24 @@ function limitsOf(options: EngineOptions): Limits {
   return out;
 }
 
+/** What a concurrent run of a `singleThreaded: "return"` step gets: nothing ran (property `engine.skipped`). */
+function skippedResult(): StepResult {
+  return {
+    status: undefined,
+    body: undefined,
+    headers: {},
+    properties: { 'engine.skipped': 'singleThreaded' },
+    errored: false,
+    errors: [],
+  };
+}
+
 class Engine implements WorkflowEngine {
   readonly steps: readonly StepInfo[];
   private disposed = false;
   private forgotten = 0;
+  /** `singleThreaded: "return"` steps with a run in progress. */
+  private readonly running = new Set<string>();
   private readonly shared: EngineShared;
 
   constructor(
@@ -90,7 +104,14 @@ class Engine implements WorkflowEngine {
         `step type ${JSON.stringify(model.type)} is not supported by this agent`,
       );
     }
-    return runStepFlow(this.shared, model, input, depth, nested);
+    if (!model.singleThreaded) return runStepFlow(this.shared, model, input, depth, nested);
+    if (this.running.has(stepId)) return skippedResult();
+    this.running.add(stepId);
+    try {
+      return await runStepFlow(this.shared, model, input, depth, nested);
+    } finally {
+      this.running.delete(stepId);
+    }
   }
 
   /**

@@ -28,6 +28,8 @@ export interface StepModel {
   statusHandlers: Record<string, ScriptUnit[]>;
   httpTimeout: number | undefined;
   timestampOverride: number | undefined;
+  /** `singleThreaded: "return"`: one run at a time; a concurrent run returns at once (README.md). */
+  singleThreaded: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -116,6 +118,7 @@ function stepModel(step: Obj, data: Obj, where: string): StepModel {
     statusHandlers,
     httpTimeout: num(step['httpTimeout']),
     timestampOverride: num(step['timestampOverride']),
+    singleThreaded: step['singleThreaded'] === 'return',
   };
 }
 

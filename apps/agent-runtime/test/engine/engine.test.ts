@@ -114,4 +114,25 @@ describe('runStep', () => {
       }),
     ).rejects.toBeInstanceOf(RangeError);
   });
+
+  it('returns at once for a concurrent run of a singleThreaded "return" step', async () => {
+    const wf = workflow([
+      scriptStep('one', "context.sleep(200); context.setBody('ran')", { singleThreaded: 'return' }),
+    ]);
+    const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
+    const [first, second] = await Promise.all([
+      engine.runStep('one', input()),
+      engine.runStep('one', input()),
+    ]);
+    expect(first.body).toBe('ran');
+    expect(second).toEqual({
+      status: undefined,
+      body: undefined,
+      headers: {},
+      properties: { 'engine.skipped': 'singleThreaded' },
+      errored: false,
+      errors: [],
+    });
+    expect((await engine.runStep('one', input())).body).toBe('ran');
+  });
 });
