@@ -1,18 +1,12 @@
 // pnpm --filter @org/agent-runtime bench — loopback only; see README.md here. Never runs in CI.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import express from 'express';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
-import { validateBootstrap } from '@org/workflow-compiler';
-import { createApp } from '../src/app.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from '../src/config.js';
-import { closeAll, listenAll } from '../src/listen.js';
 import { tempDir } from '../test/fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -85,10 +79,10 @@ const BOUNDARY = 'benchBoundary7MA4YWxkTrZu0gW';
 const HEAD = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="body"\r\n\r\n{"ref":"bench"}\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="stream"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n`;
 const TAIL = `\r\n--${BOUNDARY}--\r\n`;
 
-/** Streams a multipart upload of UPLOAD_BYTES from one reused 1 MiB chunk; returns MiB/s and the reply. */
-function upload(port: number, path: string): Promise<{ mibs: number; reply: string }> {
+/** Streams a multipart upload of `total` bytes from one reused 1 MiB chunk; returns MiB/s and the reply. */
+function upload(port: number, path: string, total = UPLOAD_BYTES): Promise<{ mibs: number; reply: string }> {
   const chunk = Buffer.alloc(MiB, 0x61);
-  const length = Buffer.byteLength(HEAD) + UPLOAD_BYTES + Buffer.byteLength(TAIL);
+  const length = Buffer.byteLength(HEAD) + total + Buffer.byteLength(TAIL);
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = request(
@@ -103,7 +97,7 @@ function upload(port: number, path: string): Promise<{ mibs: number; reply: stri
         res.on('data', (d: Buffer) => (reply += d.toString()));
         res.on('end', () => {
           const s = Number(process.hrtime.bigint() - started) / 1e9;
-          resolve({ mibs: UPLOAD_BYTES / MiB / s, reply });
+          resolve({ mibs: total / MiB / s, reply });
         });
       },
     );
@@ -111,8 +105,8 @@ function upload(port: number, path: string): Promise<{ mibs: number; reply: stri
     req.write(HEAD);
     let sent = 0;
     const pump = () => {
-      while (sent < UPLOAD_BYTES) {
-        const n = Math.min(MiB, UPLOAD_BYTES - sent);
+      while (sent < total) {
+        const n = Math.min(MiB, total - sent);
         sent += n;
         if (!req.write(n === MiB ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
       }
@@ -122,49 +116,81 @@ function upload(port: number, path: string): Promise<{ mibs: number; reply: stri
   });
 }
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return (server.address() as AddressInfo).port;
+/** A server in a child process (so neither the client nor the load generator shares its event loop). */
+interface ChildServer {
+  pid: number;
+  port: number;
+  stop(): void;
 }
 
-async function startAgent(path: string) {
-  const agent = await createApp({
-    bootstrap: validateBootstrap(JSON.stringify(bootstrap(path))),
-    config: {
-      stringSecretKeys: [],
-      allowUnpackaged: false,
-      allowPrivateNetworkHosts: [],
-      limits: DEFAULT_LIMITS,
-      timeouts: DEFAULT_TIMEOUTS,
-    },
-    sink: () => {},
-    ports: { api: 0 },
+const BARE_SERVERS = {
+  // Counts the request body bytes, like the agent's counting step.
+  count: `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`,
+  // Echoes a JSON body as text, like the agent's echo step.
+  echo: `const express = require('express'); const app = express(); app.use(express.text({ type: 'application/json' })); app.post('/echo', (q, r) => r.type('application/json').send(q.body)); const s = app.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: s.address().port })));`,
+};
+
+function spawnServer(
+  args: string[],
+  env: Record<string, string>,
+  portOf: (line: Record<string, unknown>) => number | undefined,
+): Promise<ChildServer> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    cwd: join(dirname(MAIN), '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const [l] = await listenAll(agent);
-  return { agent, port: l!.port };
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const port = portOf(JSON.parse(line) as Record<string, unknown>);
+        if (port !== undefined) resolve({ pid: child.pid!, port, stop: () => child.kill('SIGTERM') });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
 }
 
-async function benchUpload(port: number): Promise<void> {
-  const bare = createServer((req, res) => {
-    let n = 0;
-    req.on('data', (c: Buffer) => (n += c.length));
-    req.on('end', () => res.end(String(n)));
-  });
-  const barePort = await listen(bare);
-  const base = await upload(barePort, '/');
-  bare.close();
-  const rss0 = process.memoryUsage().rss;
-  let peak = rss0;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const ours = await upload(port, '/count');
-  clearInterval(sampler);
+const bareServer = (kind: keyof typeof BARE_SERVERS) =>
+  spawnServer(['-e', BARE_SERVERS[kind]], {}, (l) => l['port'] as number | undefined);
+
+function agentServer(path: string): Promise<ChildServer> {
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const text = Buffer.from(JSON.stringify(bootstrap(path, port))).toString('base64');
+  return spawnServer([MAIN], { AGENT_BOOTSTRAP: text }, (l) => (l['msg'] === 'listening' ? port : undefined));
+}
+
+/** Resident set size and its high-water mark of a process, in bytes (Linux /proc). */
+function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+async function benchUpload(path: string): Promise<void> {
+  const bare = await bareServer('count');
+  const base = await upload(bare.port, '/');
+  bare.stop();
+  const agent = await agentServer(path);
+  const cold = memoryOf(agent.pid);
+  await upload(agent.port, '/count', 1024); // warm-up: the first run starts the sandbox worker
+  const before = memoryOf(agent.pid);
+  const ours = await upload(agent.port, '/count');
+  const after = memoryOf(agent.pid);
+  agent.stop();
   if (ours.reply !== String(UPLOAD_BYTES)) throw new Error(`step counted ${ours.reply}`);
-  console.log(`(1) ${UPLOAD_BYTES / MiB} MiB multipart upload into a counting step`);
+  const mib = (n: number) => (n / MiB).toFixed(1);
+  console.log(
+    `(1) ${UPLOAD_BYTES / MiB} MiB multipart upload into a counting step (servers in child processes)`,
+  );
   console.log(
     `    bare node:http: ${base.mibs.toFixed(1)} MiB/s   agent: ${ours.mibs.toFixed(1)} MiB/s   ratio ${((ours.mibs / base.mibs) * 100).toFixed(0)}% (target >= 50%)`,
   );
   console.log(
-    `    resident growth during the agent upload: ${((peak - rss0) / MiB).toFixed(1)} MiB (target < 64 MiB)`,
+    `    agent resident: ${mib(cold.rss)} MiB at start, ${mib(before.rss)} MiB after a 1 KiB warm-up upload, peak ${mib(after.hwm)} MiB; growth ${mib(after.hwm - before.rss)} MiB warm, ${mib(after.hwm - cold.rss)} MiB from start (target < 64 MiB)`,
   );
 }
 
@@ -181,16 +207,14 @@ async function rps(port: number, path: string): Promise<number> {
   return r.requests.average;
 }
 
-async function benchEcho(port: number): Promise<void> {
-  const app = express();
-  app.use(express.text({ type: 'application/json' }));
-  app.post('/echo', (req, res) => void res.type('application/json').send(req.body as string));
-  const bare = createServer(app);
-  const barePort = await listen(bare);
-  const base = await rps(barePort, '/echo');
-  bare.close();
-  const ours = await rps(port, '/echo');
-  console.log(`(2) JSON echo, ${RPS_SECONDS} s, 10 connections`);
+async function benchEcho(path: string): Promise<void> {
+  const bare = await bareServer('echo');
+  const base = await rps(bare.port, '/echo');
+  bare.stop();
+  const agent = await agentServer(path);
+  const ours = await rps(agent.port, '/echo');
+  agent.stop();
+  console.log(`(2) JSON echo, ${RPS_SECONDS} s, 10 connections (servers in child processes)`);
   console.log(
     `    bare Express: ${base.toFixed(0)} req/s   agent: ${ours.toFixed(0)} req/s   ratio ${((ours / base) * 100).toFixed(1)}% (target >= 30%)`,
   );
@@ -232,9 +256,7 @@ async function benchStartup(): Promise<void> {
   );
 }
 
-const { agent, port } = await startAgent(writeApp(WORKFLOW, 'bench'));
-await benchUpload(port);
-await benchEcho(port);
-await closeAll(agent, 100);
-await agent.stop(1000);
+const app = writeApp(WORKFLOW, 'bench');
+await benchUpload(app);
+await benchEcho(app);
 await benchStartup();
