@@ -218,6 +218,27 @@ describe('context utilities (interfaces.md §5.7)', () => {
     );
   });
 
+  it('bytes() builds, copies, writes, reads and streams buffers', async () => {
+    const out = await body(`
+      const b = context.bytes();
+      const a = b.createFromByteArray([1, 2, 3]);
+      const c = b.copy(a); b.writeByte(c, 0, 9); b.writeBytes(c, 1, b.createFrom([7]));
+      const r = b.reader(b.concat(a, c));
+      const first = r.read(2);
+      context.setBody([b.binaryToHex(a), b.binaryToHex(c), b.readByte(c, 2), b.binaryToHex(first), r.available(), b.binaryToHex(r.readAll()), b.getSize(b.create(4))].join('|'));`);
+    expect(out).toBe('010203|090703|3|0102|4|03090703|4');
+  });
+
+  it('rejects out-of-range randomBytes and malformed hex in the script', async () => {
+    const out = await body(`
+      const seen = [];
+      for (const f of [() => context.crypto().randomBytes(1e9), () => context.bytes().hexToBinary('zz')]) {
+        try { f(); seen.push('no error'); } catch (e) { seen.push(e.name); }
+      }
+      context.setBody(seen.join(','));`);
+    expect(out).toBe('Error,TypeError');
+  });
+
   it('crypto().randomBytes returns n bytes', async () => {
     expect(await body('context.setBody(String(context.crypto().randomBytes(16).length))')).toBe('16');
   });
