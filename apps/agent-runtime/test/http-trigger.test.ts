@@ -206,6 +206,18 @@ describe('http triggers', () => {
     });
   });
 
+  it('answers a step that leaves the upload unread, closes that connection, and keeps serving', async () => {
+    const res = await fetch(`${a.url()}/props/x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream', 'x-test': 't' },
+      body: new Uint8Array(64 * 1024),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('connection')).toBe('close');
+    await res.text();
+    expect((await fetch(`${a.url()}/echo`, { method: 'POST', body: 'x' })).status).toBe(200);
+  });
+
   it('never answers success for an errored run, but keeps an error status the step chose', async () => {
     const late = await fetch(`${a.url()}/throws-late`);
     await problem(late, 500, 'AGENT_STEP_FAILED');
