@@ -12,7 +12,7 @@ import { createTriggerServer } from './http/server.js';
 import { createOutput, type LineSink, type Output } from './output.js';
 import { Redactor } from './redactor.js';
 import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './secrets.js';
-import { startTimedTriggers } from './timers.js';
+import { startTimedTriggers, unsupportedTriggers } from './timers.js';
 
 /** Everything the agent needs; `main.ts` fills it from the environment, tests directly. */
 export interface AppDeps {
@@ -129,6 +129,12 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     const engine = await startEngine(s, d);
     engines.set(d.record.deploymentId, engine);
     servers.push(...serversOf(s, d, engine));
+    for (const t of unsupportedTriggers({ deploymentId: d.record.deploymentId, engine })) {
+      s.output.warn('trigger not supported by this agent; the step runs only through sendToStep', {
+        deploymentId: d.record.deploymentId,
+        ...t,
+      });
+    }
     s.output.info('deployment loaded', {
       deploymentId: d.record.deploymentId,
       source: d.source,

@@ -21,6 +21,20 @@ function isTrue(v: unknown): boolean {
   return v === true || v === 'true';
 }
 
+const SUPPORTED_TRIGGERS = new Set(['http', 'runOnce', 'runOnceNoTrace', 'timer']);
+
+/** Trigger kinds this agent does not run (`fileWatcher`, `tcp`, `deploymentAccess`), per step, for a warning. */
+export function unsupportedTriggers(deployment: TimedDeployment): { stepId: string; kind: string }[] {
+  const out: { stepId: string; kind: string }[] = [];
+  for (const step of deployment.engine.steps) {
+    if (typeof step.trigger !== 'object' || step.trigger === null) continue;
+    for (const kind of Object.keys(step.trigger)) {
+      if (!SUPPORTED_TRIGGERS.has(kind) && kind !== 'comment') out.push({ stepId: step.stepId, kind });
+    }
+  }
+  return out;
+}
+
 /**
  * Starts `runOnce` (once, right after start) and `timer` triggers (`delay`, then every `period` ms) of every
  * deployment. Timers are unref'd; the returned function clears them all (shutdown).

@@ -26,6 +26,11 @@ const timed = {
           resultsProcessor: { script: "context.setBody(context.sendToStep('answer', 'q').getBody())" },
         },
         {
+          stepId: 'watch',
+          trigger: { fileWatcher: { bootstrapFileId: 'inbox', eventSplitter: '\\n' } },
+          resultsProcessor: { script: "context.setBody('w')" },
+        },
+        {
           stepId: 'answer',
           resultsProcessor: { script: "context.setBody(context.getPassedMessageAsString() + ':a')" },
         },
@@ -85,6 +90,13 @@ describe('createApp', () => {
   it('runs runOnce once and timer triggers repeatedly', async () => {
     await until(() => logs().some((l) => l['msg'] === 'tick 3'));
     expect(logs().filter((l) => l['msg'] === 'ran once')).toHaveLength(1);
+  });
+
+  it('warns about trigger kinds it does not run', () => {
+    const warn = logs().find(
+      (l) => l['msg'] === 'trigger not supported by this agent; the step runs only through sendToStep',
+    );
+    expect(warn).toMatchObject({ deploymentId: 'dep-1', stepId: 'watch', kind: 'fileWatcher' });
   });
 
   it('runs a step without trigger through sendToStep', async () => {
