@@ -21,7 +21,10 @@ const validateStringRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUE
 const TEXT_OFFERS = [TEXT_PLAIN, OCTET_STREAM] as const;
 
 function sendText(res: Parameters<RequestHandler>[1], type: string, text: string): void {
-  res.type(type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM).send(Buffer.from(text, 'ascii'));
+  // ASCII text sent as a string with its length: Node writes headers and body in one write.
+  res.setHeader('Content-Type', type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM);
+  res.setHeader('Content-Length', text.length);
+  res.end(text, 'latin1');
 }
 
 /** POST /bootstrap-encrypt: validate the bootstrap, then encrypt it for every recipient → Base64 text. */
