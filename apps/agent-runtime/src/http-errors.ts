@@ -76,20 +76,61 @@ function unreadBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, body: object, headers = {}): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  const text = JSON.stringify(body);
+/**
+ * A small unread body (declared length up to this, no `Expect`) is read and discarded before a refusal is
+ * answered: closing a socket with unread bytes makes the kernel reset it, and the client then sees EPIPE or
+ * ECONNRESET instead of the problem. Larger or undeclared bodies are never read: `Connection: close`.
+ */
+export const DRAIN_MAX_BYTES = 64 * 1024;
+const DRAIN_MAX_MS = 2_000;
+
+function isDrainable(req: IncomingMessage): boolean {
+  const length = Number(req.headers['content-length']);
+  return (
+    req.headers['transfer-encoding'] === undefined &&
+    req.headers['expect'] === undefined &&
+    Number.isSafeInteger(length) &&
+    length <= DRAIN_MAX_BYTES &&
+    !req.destroyed
+  );
+}
+
+/** Discards the rest of a small request body, then calls `done` (at most once; bounded in time). */
+function drain(req: IncomingMessage, done: () => void): void {
+  let called = false;
+  const finish = () => {
+    if (called) return;
+    called = true;
+    clearTimeout(timer);
+    done();
+  };
+  const timer = setTimeout(finish, DRAIN_MAX_MS);
+  timer.unref();
+  req.once('end', finish).once('close', finish).once('error', finish);
+  req.resume();
+}
+
+function write(res: ServerResponse, status: number, text: string, headers: object, close: boolean): void {
+  if (res.headersSent || res.destroyed) return;
   // A body left unread cannot be followed by another request on this connection (multipart-limits README).
-  if (unreadBody(req)) res.setHeader('connection', 'close');
+  if (close) res.setHeader('connection', 'close');
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v as string);
   res.writeHead(status, {
     'content-type': 'application/problem+json',
     'content-length': Buffer.byteLength(text),
   });
   res.end(text);
+}
+
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: object, headers = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const text = JSON.stringify(body);
+  if (!unreadBody(req)) return write(res, status, text, headers, false);
+  if (!isDrainable(req)) return write(res, status, text, headers, true);
+  drain(req, () => write(res, status, text, headers, !req.complete));
 }
 
 /** Writes an RFC 9457 problem on a plain node response (used by the check-continue listener too). */

@@ -88,7 +88,7 @@ const logs = () => a.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('createApp', () => {
   it('runs runOnce once and timer triggers repeatedly', async () => {
-    await until(() => logs().some((l) => l['msg'] === 'tick 3'));
+    await until(() => logs().some((l) => l['msg'] === 'tick 3'), 10_000);
     expect(logs().filter((l) => l['msg'] === 'ran once')).toHaveLength(1);
   });
 

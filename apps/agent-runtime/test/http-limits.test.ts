@@ -64,6 +64,17 @@ describe('upload limits at the trigger', () => {
     await stillServes();
   });
 
+  it('discards a small refused body so the connection stays usable (no reset before the answer)', async () => {
+    const reply = await raw(
+      'POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n' +
+        `Content-Length: ${RAW + 1}\r\n\r\n${'x'.repeat(RAW + 1)}` +
+        'GET /nope HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(reply).toMatch(/^HTTP\/1\.1 413/);
+    expect(reply).toContain('UPLOAD_BODY_TOO_LARGE');
+    expect(reply).toContain('HTTP/1.1 404');
+  });
+
   it('refuses the same size sent chunked with 413 while streaming (S7)', async () => {
     const body = new ReadableStream<Uint8Array>({
       start(c) {

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from '../agent-helpers.js';
 import { tempDir } from '../fixtures.js';
-import { freePort, listeningLine, spawnMain, type Child } from './spawn.js';
+import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const AGENT = join(HERE, '..', '..', 'dist', 'main.js');
@@ -195,7 +195,11 @@ beforeAll(async () => {
   writeFileSync(packagePath, pkg);
 }, 60_000);
 
+// A failed or timed-out test must not leave an agent listening (the packager stays for the next test).
+afterEach(() => killAll(packager));
+
 afterAll(async () => {
+  await killAll();
   if (packager === undefined) return;
   packager.proc.kill('SIGTERM');
   await packager.exited;

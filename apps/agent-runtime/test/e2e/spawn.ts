@@ -9,7 +9,19 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-/** Spawns `node <main>` with only the given environment (plus PATH). */
+const running = new Set<Child>();
+
+/**
+ * Kills every child still running (SIGKILL): call it in `afterEach`/`afterAll` so a failed or timed-out test
+ * never leaves an agent or packager listening.
+ */
+export async function killAll(except?: Child): Promise<void> {
+  const left = [...running].filter((c) => c !== except);
+  for (const c of left) c.proc.kill('SIGKILL');
+  await Promise.all(left.map((c) => c.exited));
+}
+
+/** Spawns `node <main>` with only the given environment (plus PATH); tracked for {@link killAll}. */
 export function spawnMain(main: string, env: Record<string, string>, cwd?: string): Child {
   const proc = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', ...env }, cwd });
   let out = '';
@@ -17,11 +29,14 @@ export function spawnMain(main: string, env: Record<string, string>, cwd?: strin
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return { proc, stdout: () => out, stderr: () => err, exited };
+  const child = { proc, stdout: () => out, stderr: () => err, exited };
+  running.add(child);
+  void exited.then(() => running.delete(child));
+  return child;
 }
 
 /** Resolves with the first stdout JSON line whose `msg` is `listening`; rejects if the child exits first. */
-export function listeningLine(child: Child, ms = 20_000): Promise<Record<string, unknown>> {
+export function listeningLine(child: Child, ms = 45_000): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`no listening line: ${child.stdout()} ${child.stderr()}`)),
