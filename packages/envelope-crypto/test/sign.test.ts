@@ -114,3 +114,20 @@ describe('verifyDetached', () => {
     );
   });
 });
+
+describe('native key cache', () => {
+  it('never reuses a key object after the bytes of the same array changed', async () => {
+    const { signDetached, verifyDetached, generateKeyPair } = await import('../src/index.js');
+    const a = generateKeyPair('sign');
+    const b = generateKeyPair('sign');
+    const shared = a.secretKey.bytes.slice();
+    const msg = new TextEncoder().encode('m');
+    expect(verifyDetached(signDetached(msg, shared), msg, a.publicKey!.bytes)).toBe(true);
+    shared.set(b.secretKey.bytes); // same array, other key
+    const sig = signDetached(msg, shared);
+    expect(verifyDetached(sig, msg, b.publicKey!.bytes)).toBe(true);
+    expect(verifyDetached(sig, msg, a.publicKey!.bytes)).toBe(false);
+    shared.fill(0); // wiped: an all-zero seed is a different key again, never the cached one
+    expect(verifyDetached(signDetached(msg, shared), msg, b.publicKey!.bytes)).toBe(false);
+  });
+});
