@@ -80,3 +80,14 @@ export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
   for (const [k, v] of Object.entries(res.headers)) lower[k.toLowerCase()] = v;
   return { status: res.status, headers: lower, body: new TextDecoder().decode(res.body) };
 }
+
+/**
+ * Registers a header value set in an authentication context as a secret, with the token after an
+ * auth scheme (`Bearer <token>`) on its own, so that neither appears in a log line even one written
+ * by the same processor right after `setHeader`.
+ */
+export function registerAuthHeaderValue(secrets: { add(value: string): void }, value: string): void {
+  secrets.add(value);
+  const token = /^\S+\s+(\S.*)$/.exec(value)?.[1];
+  if (token) secrets.add(token);
+}

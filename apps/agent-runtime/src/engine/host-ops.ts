@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
-import { authCall, requireAuth, restrictedData } from './auth-ops.js';
+import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
@@ -120,6 +120,12 @@ const OPS: Record<string, Op> = {
     else stepPropsFor(ctx).set(k, str(a, 1, 'value'));
   },
   'stepProps.keys': (ctx) => [...stepPropsFor(ctx).keys()],
+  // setHeader in an authentication context registers the value at once (S50), not when the processor ends.
+  'auth.header': (ctx, a) => {
+    requireAuth(ctx, 'setHeader secret registration');
+    registerAuthHeaderValue(ctx.shared.secrets, str(a, 0, 'value'));
+    return null;
+  },
   'authProps.get': authPropsGet,
   'authProps.set': authPropsSet,
   sha256: (_ctx, _a, bytes) =>

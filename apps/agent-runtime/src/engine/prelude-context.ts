@@ -89,7 +89,10 @@ export const PRELUDE = String.raw`
       if (Object.prototype.hasOwnProperty.call(S.inHeaders, k)) return JSON.stringify(S.inHeaders[k]);
       return null;
     },
-    setHeader(n, v) { S.outHeaders[lower(n)] = [String(n), String(v)]; },
+    setHeader(n, v) {
+      S.outHeaders[lower(n)] = [String(n), String(v)];
+      if (isAuth) call('auth.header', [String(v)]);
+    },
     removeHeader(n) { delete S.outHeaders[lower(n)]; delete S.inHeaders[lower(n)]; },
     removeAllHeaders() { S.outHeaders = {}; S.inHeaders = {}; },
     setUrl(hostId, path) { S.url = { hostId: String(hostId), path: String(path) }; },

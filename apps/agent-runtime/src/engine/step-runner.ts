@@ -1,4 +1,5 @@
 import { EngineError, codeOf } from './errors.js';
+import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
 import { PRELUDE } from './prelude-context.js';
 import { PRELUDE_UTIL } from './prelude-util.js';
@@ -107,9 +108,7 @@ async function runAuth(flow: Flow, units: ScriptUnit[]): Promise<boolean> {
 }
 
 function registerHeaderSecret(flow: Flow, value: string): void {
-  flow.shared.secrets.add(value);
-  const token = /^\S+\s+(\S.*)$/.exec(value)?.[1];
-  if (token) flow.shared.secrets.add(token);
+  registerAuthHeaderValue(flow.shared.secrets, value);
 }
 
 function outboundRequest(flow: Flow, url: { hostId: string; path: string }): OutboundRequest {

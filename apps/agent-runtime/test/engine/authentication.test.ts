@@ -108,6 +108,19 @@ describe('authentication processor', () => {
     expect(result).toMatchObject({ body: 'null', headers: { 'X-Out': '1' } });
   });
 
+  it('S50: redacts a header value in a log line written by the same processor right after setHeader', async () => {
+    const { host, engine } = await setup({
+      urlGenerator: s("context.setUrl('api', '/x')"),
+      authenticationProcessor: s(
+        "context.setHeader('Authorization', 'Bearer sEcReTtOkEn2'); console.log('header set: ' + context.getHeader('authorization'))",
+      ),
+      resultsProcessor: s(''),
+    });
+    await engine.runStep('a', input());
+    expect(host.logs.map((l) => l.message)).toEqual(['header set: ["[REDACTED]"]']);
+    expect(everything(host, null)).not.toContain('sEcReTtOkEn2');
+  });
+
   it('scrubs an authentication header from a refused call error (S50)', async () => {
     const host = fakeHost({
       respond: (req) =>
