@@ -19,7 +19,7 @@ export {
   x25519PublicFromSecret,
 } from './keys.js';
 export type { Key, KeyPair, KeyPurpose, KeySpec, KeyType } from './keys.js';
-export { SIGNATURE_BYTES, signDetached, verifyDetached } from './sign.js';
+export { SIGNATURE_BYTES, defaultEngine, signDetached, verifyDetached } from './sign.js';
 export type { Engine } from './sign.js';
 export {
   BOX_MAC_BYTES,

@@ -10,6 +10,7 @@ import {
   isCanonicalMontgomeryEncoding,
 } from './internal/curve25519.js';
 import { nativeSecretKey, rawPublicBytes } from './internal/native.js';
+import { sodium } from './internal/sodium.js';
 
 /** Key purposes, each tied to one libsodium primitive family. */
 export const KEY_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
@@ -73,11 +74,25 @@ export function keyByteLength(purpose: KeyPurpose, type: KeyType): number {
 
 /** The Ed25519 public key of a 32-byte seed (native, identical to libsodium). */
 export function ed25519PublicFromSeed(seed: Uint8Array): Uint8Array {
+  if (sodium !== undefined) {
+    assertBytes(seed, 32, 'seed');
+    const pk = new Uint8Array(32);
+    const sk = new Uint8Array(64);
+    sodium.crypto_sign_seed_keypair(pk, sk, seed);
+    sodium.sodium_memzero(sk);
+    return pk;
+  }
   return rawPublicBytes(createPublicKey(nativeSecretKey('ed25519', seed)));
 }
 
 /** The X25519 public key of a 32-byte secret scalar (native, identical to libsodium's crypto_scalarmult_base). */
 export function x25519PublicFromSecret(secret: Uint8Array): Uint8Array {
+  if (sodium !== undefined) {
+    assertBytes(secret, 32, 'secret');
+    const pk = new Uint8Array(32);
+    sodium.crypto_scalarmult_base(pk, secret);
+    return pk;
+  }
   return rawPublicBytes(createPublicKey(nativeSecretKey('x25519', secret)));
 }
 

@@ -1,4 +1,5 @@
-// The two engines ('native' = node:crypto, 'js' = noble) must agree on every input.
+// The three engines ('sodium' = libsodium via sodium-native, 'native' = node:crypto, 'js' = noble)
+// must agree on every input.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,6 +11,7 @@ import {
   verifyDetached,
   x25519SharedSecret,
 } from '../src/index.js';
+import { ENGINES } from './engines.js';
 import { NUM_RUNS } from './prop-runs.js';
 
 const key32 = fc.uint8Array({ minLength: 32, maxLength: 32 });
@@ -30,12 +32,14 @@ describe('engine agreement', () => {
         const sk = new Uint8Array([...seed, ...ed25519PublicFromSeed(seed)]);
         const sig = signDetached(m, sk, 'native');
         expect(signDetached(m, sk, 'js')).toEqual(sig);
+        expect(signDetached(m, sk, 'sodium')).toEqual(sig);
         const pk = sk.subarray(32);
-        expect(verifyDetached(sig, m, pk, 'native')).toBe(true);
-        expect(verifyDetached(sig, m, pk, 'js')).toBe(true);
+        for (const engine of ENGINES) expect(verifyDetached(sig, m, pk, engine)).toBe(true);
         const bad = sig.slice();
         bad[i]! ^= x || 1;
-        expect(verifyDetached(bad, m, pk, 'js')).toBe(verifyDetached(bad, m, pk, 'native'));
+        const want = verifyDetached(bad, m, pk, 'native');
+        expect(verifyDetached(bad, m, pk, 'js')).toBe(want);
+        expect(verifyDetached(bad, m, pk, 'sodium')).toBe(want);
       }),
       { numRuns: NUM_RUNS },
     );
@@ -44,7 +48,9 @@ describe('engine agreement', () => {
   it('verifyDetached agrees on random signatures and keys (almost all invalid)', () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 64, maxLength: 64 }), message, key32, (sig, m, pk) => {
-        expect(verifyDetached(sig, m, pk, 'js')).toBe(verifyDetached(sig, m, pk, 'native'));
+        const want = verifyDetached(sig, m, pk, 'native');
+        expect(verifyDetached(sig, m, pk, 'js')).toBe(want);
+        expect(verifyDetached(sig, m, pk, 'sodium')).toBe(want);
       }),
       { numRuns: NUM_RUNS },
     );
@@ -53,9 +59,9 @@ describe('engine agreement', () => {
   it('x25519SharedSecret gives the same secret or the same code for any pair of 32-byte strings', () => {
     fc.assert(
       fc.property(key32, key32, (sk, pk) => {
-        expect(outcome(() => x25519SharedSecret(sk, pk, 'js'))).toEqual(
-          outcome(() => x25519SharedSecret(sk, pk, 'native')),
-        );
+        const want = outcome(() => x25519SharedSecret(sk, pk, 'native'));
+        expect(outcome(() => x25519SharedSecret(sk, pk, 'js'))).toEqual(want);
+        expect(outcome(() => x25519SharedSecret(sk, pk, 'sodium'))).toEqual(want);
       }),
       { numRuns: NUM_RUNS },
     );
@@ -71,11 +77,12 @@ describe('engine agreement', () => {
         fc.uint8Array({ maxLength: 60 }),
         (k, n, m, aad, forged) => {
           const a = aeadEncrypt(k, n, m, aad, 'native');
-          expect(aeadEncrypt(k, n, m, aad, 'js')).toEqual(a);
-          expect(aeadDecrypt(k, n, a, aad, 'js')).toEqual(aeadDecrypt(k, n, a, aad, 'native'));
-          expect(outcome(() => aeadDecrypt(k, n, forged, aad, 'js'))).toEqual(
-            outcome(() => aeadDecrypt(k, n, forged, aad, 'native')),
-          );
+          const forgedOutcome = outcome(() => aeadDecrypt(k, n, forged, aad, 'native'));
+          for (const engine of ENGINES) {
+            expect(aeadEncrypt(k, n, m, aad, engine)).toEqual(a);
+            expect(aeadDecrypt(k, n, a, aad, engine)).toEqual(m);
+            expect(outcome(() => aeadDecrypt(k, n, forged, aad, engine))).toEqual(forgedOutcome);
+          }
         },
       ),
       { numRuns: NUM_RUNS },

@@ -33,6 +33,7 @@ describe('@org/envelope-crypto public surface', () => {
         "decodeHex",
         "decodeUtf8",
         "decryptString",
+        "defaultEngine",
         "derivePublicKey",
         "ed25519PublicFromSeed",
         "encodeBase64",
