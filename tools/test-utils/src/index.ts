@@ -25,16 +25,6 @@ export function thrownBy(fn: () => unknown): unknown {
   return undefined;
 }
 
-/** Same as {@link thrownBy} for async functions and promises. */
-export async function rejectedBy(p: Promise<unknown> | (() => Promise<unknown>)): Promise<unknown> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    return err;
-  }
-  return undefined;
-}
-
 /** Splits bytes into 1-byte views (for feeding a streaming parser byte by byte). */
 export function* byteByByte(bytes: Uint8Array): Generator<Uint8Array> {
   for (let i = 0; i < bytes.length; i++) yield bytes.subarray(i, i + 1);
