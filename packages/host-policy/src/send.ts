@@ -2,7 +2,7 @@ import type { AllowedCall } from './decide.js';
 import { checkHostCall } from './decide.js';
 import { PolicyError } from './errors.js';
 import type { HopResponse } from './internal/hop.js';
-import { sendHop } from './internal/hop.js';
+import { REDIRECT_STATUSES, sendHop } from './internal/hop.js';
 import type { LookupFunction } from './internal/resolve.js';
 import { asError, resolveChecked, systemLookup } from './internal/resolve.js';
 import { DEFAULT_TIMEOUT_MS, MAX_REDIRECTS } from './limits.js';
@@ -94,7 +94,7 @@ function nextHop(
   maxRedirects: number,
 ): AllowedCall | undefined {
   const location = res.headers['location']?.[0];
-  if (![301, 302, 303, 307, 308].includes(res.status) || location === undefined) return undefined;
+  if (!REDIRECT_STATUSES.has(res.status) || location === undefined) return undefined;
   let target: URL;
   try {
     target = new URL(location, current.url);

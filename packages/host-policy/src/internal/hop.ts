@@ -29,7 +29,8 @@ export interface HopResponse {
   readonly body: Uint8Array;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Redirect statuses: their body is not read here, and `sendOutbound` decides whether to follow them. */
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /** A lookup for `http.request` that always answers the already-checked address (no second DNS query, S40). */
 function pinnedLookup(a: ResolvedAddress): NetLookup {
@@ -165,7 +166,7 @@ export function sendHop(hop: Hop): Promise<HopResponse> {
     const req = send(requestOptions(hop), (res) => {
       res.on('error', onError);
       const done = (r: HopResponse) => settle(() => resolve(r));
-      if (REDIRECTS.has(res.statusCode ?? 0) && res.headers.location !== undefined) {
+      if (REDIRECT_STATUSES.has(res.statusCode ?? 0) && res.headers.location !== undefined) {
         done(toResponse(res, new Uint8Array(0)));
         req.destroy();
         return;
