@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/testdata/**', '**/*.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -23,7 +23,7 @@ export default tseslint.config(
   },
   {
     // Tests may use loose patterns that production code may not.
-    files: ['**/test/**/*.ts', '**/bench/**/*.ts', 'tools/**/*.ts', 'scripts/**/*.ts'],
+    files: ['**/test/**/*.ts', '**/bench/**/*.ts', '**/testdata/**/*.ts', 'tools/**/*.ts', 'scripts/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -46,7 +46,6 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
   const p0 = ms.payload.valueOffset;
   const sealedChunk = CHUNK + 16;
   const H = SECTION.HEADER;
-  const S = SECTION.STATEMENT;
   return {
     // S54 frame and magic
     'FORMAT_BAD_MAGIC--first-byte-changed': flipByte(small, 0),
