@@ -20,11 +20,6 @@ export class LimitedStream extends Transform {
     super();
   }
 
-  /** Bytes passed on so far. */
-  get byteCount(): number {
-    return this.bytes;
-  }
-
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     if (this.bytes + chunk.length > this.limit) {
       callback(
