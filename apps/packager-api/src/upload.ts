@@ -1,11 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import {
-  checkUploadHeaders,
-  readUpload,
-  type ReadUploadOptions,
-  type UploadKind,
-} from '@org/multipart-limits';
+import { checkUploadHeaders, readUpload, type ReadUploadOptions } from '@org/multipart-limits';
 import type { Limits } from './config.js';
 import { RequestError } from './errors.js';
 
@@ -35,7 +30,7 @@ export function uploadOptionsByPath(limits: Limits): ReadonlyMap<string, ReadUpl
   ]);
 }
 
-function refuseKind(_kind: UploadKind, accepted: string): never {
+function refuseKind(accepted: string): never {
   throw new RequestError('REQUEST_UNSUPPORTED_MEDIA_TYPE', `this endpoint takes ${accepted} only`, {
     headers: { 'Accept-Post': accepted },
   });
@@ -78,11 +73,11 @@ export interface FormUpload {
  */
 export async function readForm(req: IncomingMessage, options: ReadUploadOptions): Promise<FormUpload> {
   // Judge the media type first: a JSON body here is 415, whatever its size.
-  if (essenceOf(req) !== 'multipart/form-data') refuseKind('text', 'multipart/form-data');
-  const kind = checkUploadHeaders(req.headers, options);
+  if (essenceOf(req) !== 'multipart/form-data') refuseKind('multipart/form-data');
+  // readUpload runs checkUploadHeaders' checks itself before reading anything.
   const upload = await readUpload(req, options);
   // requireParts guarantees both; the checks keep the types honest.
-  if (upload.body === undefined || upload.stream === undefined) refuseKind(kind, 'multipart/form-data');
+  if (upload.body === undefined || upload.stream === undefined) refuseKind('multipart/form-data');
   return { body: upload.body, stream: upload.stream };
 }
 
@@ -95,7 +90,7 @@ export async function readJsonDocument(
   options: ReadUploadOptions,
 ): Promise<Uint8Array> {
   const kind = checkUploadHeaders(req.headers, options);
-  if (kind !== 'json' && kind !== 'multipart') refuseKind(kind, 'application/json, multipart/form-data');
+  if (kind !== 'json' && kind !== 'multipart') refuseKind('application/json, multipart/form-data');
   const upload = await readUpload(req, options);
   if (kind === 'json') return Buffer.from(upload.body ?? '', 'utf8');
   if (upload.body !== undefined) {
@@ -115,8 +110,7 @@ export async function readJsonDocument(
  * @throws RequestError `REQUEST_UNSUPPORTED_MEDIA_TYPE`; UploadError.
  */
 export async function readOctets(req: IncomingMessage, options: ReadUploadOptions): Promise<Readable> {
-  if (essenceOf(req) !== 'application/octet-stream') refuseKind('text', 'application/octet-stream');
-  checkUploadHeaders(req.headers, options);
+  if (essenceOf(req) !== 'application/octet-stream') refuseKind('application/octet-stream');
   const upload = await readUpload(req, options);
   return upload.stream as Readable;
 }
