@@ -1,5 +1,5 @@
 import { assertBytes, concatBytes, randomBytes } from './bytes.js';
-import { BOX_MAC_BYTES, BOX_NONCE_BYTES, boxBeforeNm, secretboxEasy, secretboxOpenEasy } from './box.js';
+import { BOX_MAC_BYTES, BOX_NONCE_BYTES, boxEasy, boxOpenEasy } from './box.js';
 import { decodeBase64, decodeHex, encodeBase64 } from './encoding.js';
 import { CryptoError, isCryptoError } from './errors.js';
 import { assertStrongPublicKey, expectKey, type Key } from './keys.js';
@@ -38,9 +38,7 @@ export function encryptString(plaintext: Uint8Array, recipientPublicKey: Key, se
     );
   }
   const nonce = randomBytes(BOX_NONCE_BYTES);
-  const k = boxBeforeNm(recipientPublicKey.bytes, senderSecretKey.bytes);
-  const box = secretboxEasy(plaintext, nonce, k);
-  k.fill(0);
+  const box = boxEasy(plaintext, nonce, recipientPublicKey.bytes, senderSecretKey.bytes);
   return STRING_PREFIX + encodeBase64(concatBytes(nonce, box));
 }
 
@@ -92,12 +90,7 @@ export function decryptString(text: string, candidates: readonly KeyTuple[]): Ui
 
 function tryOpen(box: Uint8Array, nonce: Uint8Array, c: KeyTuple): Uint8Array | undefined {
   try {
-    const k = boxBeforeNm(c.senderPublicKey, c.recipientSecretKey);
-    try {
-      return secretboxOpenEasy(box, nonce, k);
-    } finally {
-      k.fill(0);
-    }
+    return boxOpenEasy(box, nonce, c.senderPublicKey, c.recipientSecretKey);
   } catch (err) {
     if (isCryptoError(err)) return undefined;
     throw err;
