@@ -96,7 +96,11 @@ export function isHeaderValue(value: string): boolean {
  * @throws never
  */
 export function isForbiddenHeader(name: string): boolean {
-  const lower = name.toLowerCase();
+  return isForbiddenLower(name.toLowerCase());
+}
+
+/** {@link isForbiddenHeader} for a name already in lower case. */
+function isForbiddenLower(lower: string): boolean {
   return FORBIDDEN_HEADER_NAMES.has(lower) || lower.startsWith('proxy-');
 }
 
@@ -106,7 +110,7 @@ function checkWorkflowHeader(name: string, lower: string, value: unknown): Refus
   if (typeof value !== 'string') return R.valueType;
   if (value.length > MAX_HEADER_VALUE_CHARS) return R.valueLength;
   if (!isHeaderValue(value)) return R.value;
-  if (FORBIDDEN_HEADER_NAMES.has(lower) || lower.startsWith('proxy-')) return R.forbidden;
+  if (isForbiddenLower(lower)) return R.forbidden;
   return undefined;
 }
 
@@ -166,7 +170,7 @@ export function compileFixedHeaders(raw: unknown, where: ConfigWhere): CompiledH
       configError(where, field, 'value must be a string without control characters', 'header-value');
     }
     const lower = name.toLowerCase();
-    if (isForbiddenHeader(lower)) configError(where, field, 'cannot be configured', 'header-forbidden');
+    if (isForbiddenLower(lower)) configError(where, field, 'cannot be configured', 'header-forbidden');
     if (names.has(lower)) configError(where, field, 'appears twice (case-insensitively)', 'header-duplicate');
     names.add(lower);
     entries.push([lower, value]);
