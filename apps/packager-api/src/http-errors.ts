@@ -188,21 +188,25 @@ function fieldErrorsOf(err: CodedError): FieldError[] | undefined {
   return list.length > 0 ? list.map(({ pointer, detail }) => ({ pointer, detail })) : undefined;
 }
 
-/** Sends an RFC 9457 problem for a coded error. */
-export function sendProblem(req: Request, res: Response, err: CodedError): void {
-  const status = STATUS_BY_CODE[err.code];
+/** The RFC 9457 problem body of a coded error (also written by the checkContinue refuser, outside Express). */
+export function problemBody(err: CodedError, reqId: string): Record<string, unknown> & { status: number } {
   const errors = fieldErrorsOf(err);
-  const body: Record<string, unknown> = {
+  return {
     type: problemType(err.code),
     title: problemTitle(err.code),
-    status,
+    status: STATUS_BY_CODE[err.code],
     detail: err.message,
-    instance: `urn:uuid:${requestIdOf(res)}`,
+    instance: `urn:uuid:${reqId}`,
     code: err.code,
     ...(errors === undefined ? {} : { errors }),
     ...err.extensions,
   };
-  finishProblem(req, res, status, body, err.headers);
+}
+
+/** Sends an RFC 9457 problem for a coded error. */
+export function sendProblem(req: Request, res: Response, err: CodedError): void {
+  const body = problemBody(err, requestIdOf(res));
+  finishProblem(req, res, body.status, body, err.headers);
 }
 
 function hasUnreadBody(req: Request): boolean {

@@ -4,8 +4,7 @@ import { createCheckContinueListener, type UploadError } from '@org/multipart-li
 import type express from 'express';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
-import { STATUS_BY_CODE } from './http-errors.js';
-import { problemTitle, problemType } from './problem-types.js';
+import { problemBody } from './http-errors.js';
 import { uploadOptionsByPath } from './upload.js';
 
 /**
@@ -14,16 +13,9 @@ import { uploadOptionsByPath } from './upload.js';
  */
 function refuser(log: Logger) {
   return (error: UploadError, req: IncomingMessage, res: ServerResponse): void => {
-    const status = STATUS_BY_CODE[error.code];
     const reqId = randomUUID();
-    const body = {
-      type: problemType(error.code),
-      title: problemTitle(error.code),
-      status,
-      detail: error.message,
-      instance: `urn:uuid:${reqId}`,
-      code: error.code,
-    };
+    const body = problemBody(error, reqId);
+    const { status } = body;
     res.writeHead(status, {
       'Content-Type': 'application/problem+json',
       'X-Request-Id': reqId,
