@@ -2,6 +2,7 @@ import { decodeHex, encodeBase64 } from '@org/envelope-crypto';
 import { describe, expect, it } from 'vitest';
 import {
   form,
+  newKey,
   packageKeys,
   packageRequest,
   postForm,
@@ -75,5 +76,42 @@ describe('secret keys never appear in responses or logs', () => {
       );
       expect(l.path).not.toContain('?');
     }
+  });
+});
+
+describe('plaintexts of /string-encrypt and /bootstrap-encrypt never appear in responses or logs', () => {
+  it('for successful and failing requests', async () => {
+    const marker = 'PLAINTEXT-MARKER-7f3c9e';
+    const packager = newKey('packager', 'authenticated');
+    const alice = newKey('alice', 'authenticated');
+    const bob = newKey('bob', 'authenticated');
+    const body = (encryptionKeys: string[]) => ({
+      keys: [spec(packager, 'secret'), spec(alice, 'public'), spec(bob, 'public')],
+      encryptionKeys,
+      packagerIdentityPrivateKey: 'packager',
+    });
+    const valid = JSON.stringify([{ deploymentId: 'd1', remoteConfiguration: `apps/${marker}.oapp` }]);
+    const cases: [string, FormData][] = [
+      ['/string-encrypt', form(body(['alice']), marker)],
+      ['/string-encrypt', form(body(['alice', 'bob']), marker)],
+      ['/string-encrypt', form(body(['packager']), marker)],
+      ['/string-encrypt', form({ ...body(['alice']), extra: 1 }, marker)],
+      ['/bootstrap-encrypt', form(body(['alice']), valid)],
+      ['/bootstrap-encrypt', form(body(['alice']), JSON.stringify([{ deploymentId: marker }]))],
+      ['/bootstrap-encrypt', form(body(['alice']), JSON.stringify([{ deploymentId: 1, remote: marker }]))],
+      ['/bootstrap-encrypt', form(body(['alice']), `[{"deploymentId":"${marker}"`)],
+      ['/bootstrap-encrypt', form(body(['nobody']), valid)],
+    ];
+    const seen: string[] = [];
+    const statuses: number[] = [];
+    for (const [path, fd] of cases) {
+      const res = await postForm(`${srv.url}${path}`, fd);
+      statuses.push(res.status);
+      seen.push(await res.text(), JSON.stringify([...res.headers]));
+    }
+    // Both kinds of answer were exercised: the successes are the first and the fifth case.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s >= 400)).toHaveLength(cases.length - 2);
+    for (const s of [srv.logs.join(''), ...seen]) expect(s).not.toContain(marker);
   });
 });
