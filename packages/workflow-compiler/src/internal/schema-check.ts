@@ -13,9 +13,13 @@ const ajv = new Ajv({
   allowUnionTypes: true,
 });
 
-/** Compiles a schema once (at module load of the caller). */
-export function compileSchema(schema: object): ValidateFunction {
-  return ajv.compile(schema);
+/** A schema compiled once, on first use (compiling at import cost every importer ~1 s of start-up). */
+export type LazyValidator = () => ValidateFunction;
+
+/** Returns a function that compiles `schema` the first time it is called and reuses the result. */
+export function compileSchema(schema: object): LazyValidator {
+  let compiled: ValidateFunction | undefined;
+  return () => (compiled ??= ajv.compile(schema));
 }
 
 /**
@@ -23,11 +27,12 @@ export function compileSchema(schema: object): ValidateFunction {
  * {@link MAX_ERROR_DETAILS}). Details describe what was expected and the type and size found, never the value.
  */
 export function checkSchema(
-  validate: ValidateFunction,
+  lazy: LazyValidator,
   value: unknown,
   code: WorkflowErrorCode,
   what: string,
 ): void {
+  const validate = lazy();
   if (validate(value)) return;
   const details = dedupe((validate.errors ?? []).map(toDetail));
   throwDetails(code, what, details);
