@@ -1,11 +1,11 @@
 import {
   BOX_NONCE_BYTES,
   boxBeforeNm,
+  boxEasy,
   concatBytes,
   equalBytes,
   isCryptoError,
   randomBytes,
-  secretboxEasy,
   secretboxOpenEasy,
   wipe,
 } from '@org/envelope-crypto';
@@ -35,12 +35,12 @@ export function sealStanza(
   packagerSecretKey: Uint8Array,
   nonce: Uint8Array = randomBytes(BOX_NONCE_BYTES),
 ): Stanza {
-  const k = boxBeforeNm(recipientPublicKey, packagerSecretKey);
   const inner = concatBytes(fileKey, headerDigest);
   try {
-    return { hint: keyHint(recipientPublicKey).slice(), nonce, box: secretboxEasy(inner, nonce, k) };
+    const box = boxEasy(inner, nonce, recipientPublicKey, packagerSecretKey);
+    return { hint: keyHint(recipientPublicKey).slice(), nonce, box };
   } finally {
-    wipe(k, inner);
+    wipe(inner);
   }
 }
 

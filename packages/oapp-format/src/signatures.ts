@@ -1,4 +1,4 @@
-import { signDetached, verifyDetached, type Key, expectKey } from '@org/envelope-crypto';
+import { concatBytes, signDetached, verifyDetached, type Key, expectKey } from '@org/envelope-crypto';
 import {
   MAX_SIGNATURES,
   MAX_SIGN_TEXT_BYTES,
@@ -77,13 +77,7 @@ export function encodeSignatures(records: readonly SignatureRecord[]): Uint8Arra
     out.set(r.signature, 34 + text.length);
     return out;
   });
-  const total = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    total.set(p, off);
-    off += p.length;
-  }
-  return total;
+  return concatBytes(...parts);
 }
 
 function badRecord(i: number, why: string): never {

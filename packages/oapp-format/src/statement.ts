@@ -1,3 +1,4 @@
+import { concatBytes } from '@org/envelope-crypto';
 import { MAX_STATEMENT_BYTES, SIGNING_TYPES, STATEMENT_FORMAT, type PackageKind } from './constants.js';
 import { decodeContent, decodePackageId, encodeContent, type ContentInfo } from './content.js';
 import { expectConst, expectObject, type JsonObject } from './internal/fields.js';
@@ -59,19 +60,12 @@ export function signingMessage(
   signText: Uint8Array,
 ): Uint8Array {
   const type = ascii(SIGNING_TYPES[kind]);
-  const parts = [
+  return concatBytes(
     ascii(`OAPPv1 ${type.length} `),
     type,
     ascii(` ${statementBytes.length} `),
     statementBytes,
     ascii(` ${signText.length} `),
     signText,
-  ];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
+  );
 }
