@@ -7,12 +7,15 @@ export const MIN_SCRUB_LENGTH = 4;
 /** Per-engine set of secret values, scrubbed from engine errors and logs; also forwarded to the host. */
 export class SecretSet {
   private readonly values = new Set<string>();
+  /** Values long enough to scrub, longest first; rebuilt on the next scrub after an add. */
+  private sorted: string[] | undefined;
 
   constructor(private readonly forward: (value: string) => void) {}
 
   /** Registers `value` and its Base64 forms (S50: neither may appear). */
   add(value: string): void {
     if (value === '' || this.values.has(value)) return;
+    this.sorted = undefined;
     this.values.add(value);
     this.forward(value);
     const b64 = Buffer.from(value, 'utf8').toString('base64');
@@ -38,18 +41,21 @@ export class SecretSet {
    * first cut keeps every secret that starts before `max` whole, so no part of one survives the final cut.
    */
   scrubPrefix(text: string, max: number): string {
-    let longest = 0;
-    for (const v of this.values) longest = Math.max(longest, v.length);
+    const longest = this.scrubbed()[0]?.length ?? 0;
     return this.scrub(text.slice(0, max + longest)).slice(0, max);
   }
 
   /** `text` with every registered value (longest first) replaced by {@link REDACTED}. */
   scrub(text: string): string {
     let out = text;
-    const sorted = [...this.values]
+    for (const v of this.scrubbed()) out = out.split(v).join(REDACTED);
+    return out;
+  }
+
+  private scrubbed(): string[] {
+    this.sorted ??= [...this.values]
       .filter((v) => v.length >= MIN_SCRUB_LENGTH)
       .sort((a, b) => b.length - a.length);
-    for (const v of sorted) out = out.split(v).join(REDACTED);
-    return out;
+    return this.sorted;
   }
 }
