@@ -54,11 +54,15 @@ describe('prepareResourceDirs', () => {
     expect(lines.join('')).toContain('/missing-optional');
   });
 
-  it('falls back to ./resources (created) when /community-resources is missing and nothing is configured', () => {
-    if (existsSync('/community-resources')) return;
-    const cwd = mkdtempSync(join(tmpdir(), 'cwd-'));
-    const dirs = prepareResourceDirs(loadConfig({}), log, cwd);
-    expect(dirs[0]).toBe(join(cwd, 'resources'));
-    expect(existsSync(join(cwd, 'resources'))).toBe(true);
-  });
+  // On a machine that has /community-resources (the container) this case cannot arise: reported as skipped there,
+  // not as a pass that asserted nothing.
+  it.skipIf(existsSync('/community-resources'))(
+    'falls back to ./resources (created) when /community-resources is missing and nothing is configured',
+    () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'cwd-'));
+      const dirs = prepareResourceDirs(loadConfig({}), log, cwd);
+      expect(dirs[0]).toBe(join(cwd, 'resources'));
+      expect(existsSync(join(cwd, 'resources'))).toBe(true);
+    },
+  );
 });
