@@ -20,7 +20,7 @@ export interface CreateAppOptions {
   log: Logger;
 }
 
-/** One route: the OpenAPI document lists exactly these (checked by test/openapi.test.ts). */
+/** One route: the OpenAPI document lists exactly these (checked by test/routing.test.ts). */
 export interface RouteSpec {
   method: 'get' | 'post';
   path: string;
