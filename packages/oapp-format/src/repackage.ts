@@ -1,5 +1,5 @@
 import { encodeHex, type Key } from '@org/envelope-crypto';
-import { DEFAULT_CHUNK_BYTES, MAX_ENVELOPE_DEPTH } from './constants.js';
+import { MAX_ENVELOPE_DEPTH } from './constants.js';
 import { assemblePackage, type PackageSigner } from './create.js';
 import { OappError } from './errors.js';
 import { openPackage, type OpenPackageOptions } from './open.js';
@@ -49,7 +49,7 @@ export async function repackage(source: Uint8Array, options: RepackageOptions): 
     packagerSecretKey: options.packagerSecretKey,
     recipients: options.recipients,
     createdAt: options.createdAt ?? new Date(),
-    chunkSize: options.chunkSize ?? parsed.header.payload.chunkSize ?? DEFAULT_CHUNK_BYTES,
+    chunkSize: options.chunkSize ?? parsed.header.payload.chunkSize,
     envelope: chain,
   });
 }
