@@ -37,6 +37,12 @@ export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'agent-runtime-test-'));
 }
 
+/** A step whose urlGenerator only sets the method and the outbound URL (`hostId`, `path`). */
+export const outboundCallStep = (stepId: string, method: string, hostId: string, path: string) => ({
+  stepId,
+  urlGenerator: { script: `context.setHttpMethod('${method}'); context.setUrl('${hostId}', '${path}');` },
+});
+
 /** A workflow with one HTTP-triggered echo step on server `api`. */
 export function echoWorkflow(extra: object[] = []): object {
   return {

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encrypted, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
+import {
+  encrypted,
+  makeKeys,
+  makeRecord,
+  outboundCallStep as call,
+  tempDir,
+  writePackage,
+} from './fixtures.js';
 import { startAgent, startUpstream, type RunningAgent, type Upstream } from './agent-helpers.js';
 
 const SECRET = 'client-secret-7f3a9c';
 const keys = makeKeys();
-
-const call = (stepId: string, method: string, hostId: string, path: string) => ({
-  stepId,
-  urlGenerator: { script: `context.setHttpMethod('${method}'); context.setUrl('${hostId}', '${path}');` },
-});
 
 const workflow = {
   workflows: [

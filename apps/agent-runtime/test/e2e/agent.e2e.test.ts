@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from '../agent-helpers.js';
-import { tempDir } from '../fixtures.js';
+import { outboundCallStep as call, tempDir } from '../fixtures.js';
 import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -16,11 +16,6 @@ interface Pair {
   publicKeyHex: string;
   secretKeyHex: string;
 }
-
-const call = (stepId: string, method: string, hostId: string, path: string) => ({
-  stepId,
-  urlGenerator: { script: `context.setHttpMethod('${method}'); context.setUrl('${hostId}', '${path}');` },
-});
 
 const WORKFLOW = {
   workflows: [
