@@ -142,13 +142,15 @@ export function createPackage(options: CreatePackageOptions): Uint8Array {
     packagerSecretKey: options.packagerSecretKey,
     recipients: options.recipients,
     createdAt: options.createdAt ?? new Date(),
-    chunkSize: checkChunkSize(options.chunkSize ?? DEFAULT_CHUNK_BYTES),
+    chunkSize: options.chunkSize ?? DEFAULT_CHUNK_BYTES,
   });
 }
 
 /** Assembles frame and sections around a statement and its signatures (SPEC.md §5.2 steps 3–7). */
 export function assemblePackage(input: AssembleInput): Uint8Array {
   expectKey(input.packagerSecretKey, 'authenticated', 'secret', 'packagerIdentityPrivateKey');
+  // Here, not in createPackage: repackage also assembles, with a caller-chosen chunk size.
+  checkChunkSize(input.chunkSize);
   checkRecipients(input.recipients);
   const signaturesValue = encodeSignatures(input.signatures);
   const random = input.random ?? randomBytes;

@@ -117,6 +117,21 @@ describe('repackage (S99 vendor → customer → three deployments)', () => {
     ).rejects.toThrowCode('OappError', 'FORMAT_BAD_ARGUMENT');
   });
 
+  it('rejects an invalid chunk size with FORMAT_BAD_ARGUMENT, never a stray RangeError', async () => {
+    const vendor = vendorPackage();
+    for (const chunkSize of [0, 100, 1000]) {
+      await expect(
+        repackage(vendor, {
+          open: { policy: customerIntake, recipientSecretKey: customerDistribution.secretKey },
+          packagerSecretKey: customerPackager.secretKey,
+          recipients: [deployments[0]!.publicKey],
+          chunkSize,
+        }),
+        String(chunkSize),
+      ).rejects.toThrowCode('OappError', 'FORMAT_BAD_ARGUMENT');
+    }
+  });
+
   it('S98: refuses the customer package where the deployment trusts only the vendor packager', async () => {
     const pkg = await customerPackage(vendorPackage());
     await expect(
