@@ -19,9 +19,13 @@ export const SEAL_BYTES = 48;
 
 const SIGMA = new Uint32Array([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]); // "expand 32-byte k"
 
-function scalarmultSodium(secretKey: Uint8Array, publicKey: Uint8Array): Uint8Array {
+function scalarmultSodium(
+  sodium: ReturnType<typeof requireSodium>,
+  secretKey: Uint8Array,
+  publicKey: Uint8Array,
+): Uint8Array {
   const shared = new Uint8Array(32);
-  requireSodium().crypto_scalarmult(shared, secretKey, publicKey); // throws where libsodium returns -1
+  sodium.crypto_scalarmult(shared, secretKey, publicKey); // throws where libsodium returns -1
   return shared;
 }
 
@@ -45,13 +49,15 @@ export function x25519SharedSecret(
   assertBytes(publicKey, 32, 'publicKey');
   if (hasSmallOrderMontgomeryEncoding(publicKey))
     throw new CryptoError('CRYPTO_WEAK_KEY', 'small-order X25519 public key');
+  // Resolved outside the try: an unavailable engine is a caller error, not a weak key.
+  const sodium = engine === 'sodium' ? requireSodium() : undefined;
   let shared: Uint8Array;
   try {
     shared =
       engine === 'js'
         ? x25519.getSharedSecret(secretKey, publicKey)
-        : engine === 'sodium'
-          ? scalarmultSodium(secretKey, publicKey)
+        : sodium !== undefined
+          ? scalarmultSodium(sodium, secretKey, publicKey)
           : new Uint8Array(
               diffieHellman({
                 privateKey: nativeSecretKey('x25519', secretKey),
