@@ -12,6 +12,8 @@ import { tempDir } from '../test/fixtures.js';
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = Number(process.env['BENCH_UPLOAD_MIB'] ?? 256) * MiB;
 const RPS_SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
+/** Extra node flags for the servers under test, e.g. `--cpu-prof` (space-separated). */
+const CHILD_NODE_ARGS = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 const dir = tempDir();
 const packager = generateKeyPair('authenticated');
@@ -135,19 +137,26 @@ function spawnServer(
   env: Record<string, string>,
   portOf: (line: Record<string, unknown>) => number | undefined,
 ): Promise<ChildServer> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...CHILD_NODE_ARGS, ...args], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     cwd: join(dirname(MAIN), '..'),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
     let out = '';
+    let found = false;
     child.stdout.on('data', (d: Buffer) => {
+      if (found) return; // keep draining the pipe (request log lines), nothing more
       out += d.toString();
-      for (const line of out.split('\n')) {
+      const lines = out.split('\n');
+      out = lines.pop() ?? '';
+      for (const line of lines) {
         if (!line.startsWith('{')) continue;
         const port = portOf(JSON.parse(line) as Record<string, unknown>);
-        if (port !== undefined) resolve({ pid: child.pid!, port, stop: () => child.kill('SIGTERM') });
+        if (port === undefined) continue;
+        found = true;
+        resolve({ pid: child.pid!, port, stop: () => child.kill('SIGTERM') });
+        return;
       }
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
