@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EngineError } from './errors.js';
 import { SecretSet } from './redact.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
@@ -67,6 +68,7 @@ class Engine implements WorkflowEngine {
     );
     const host = options.host;
     this.shared = {
+      realm: randomUUID(),
       host,
       secrets: new SecretSet((v) => host.registerSecret(v)),
       limits: limitsOf(options),

@@ -13,6 +13,8 @@ export interface Limits {
 
 /** State shared by every run of one engine (one loaded workflow file). */
 export interface EngineShared {
+  /** Identifies this engine to the sandbox workers: their realms are never shared between engines. */
+  realm: string;
   host: EngineHost;
   secrets: SecretSet;
   limits: Limits;

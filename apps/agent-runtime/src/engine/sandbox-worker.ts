@@ -7,11 +7,9 @@ const WATCHDOG_GRACE_MS = 1000;
 
 /** One processor run as the worker receives it. */
 export interface SandboxJob {
-  prelude: string;
-  /** Helper source the prelude compiles on first use (passed as a string value, not parsed per run). */
-  utilSource: string;
+  /** The engine the run belongs to: a worker reuses a realm only for runs of the engine that created it. */
+  realm: string;
   script: string;
-  file: string;
   /** Run state as JSON (read by the prelude). */
   input: string;
   inBytes?: Uint8Array | undefined;
@@ -44,6 +42,15 @@ interface Pending {
   resolve: (o: SandboxOutcome) => void;
   reject: (e: EngineError) => void;
   handler: HostHandler;
+}
+
+function isWholeBuffer(v: unknown): v is Uint8Array & { buffer: ArrayBuffer } {
+  return (
+    v instanceof Uint8Array &&
+    v.buffer instanceof ArrayBuffer &&
+    v.byteOffset === 0 &&
+    v.byteLength === v.buffer.byteLength
+  );
 }
 
 function isOutOfMemory(e: { message: string } | undefined): boolean {
@@ -161,14 +168,15 @@ export class SandboxWorker {
     if (!p) return;
     this.disarm();
     p.handler(m.op, m.args.json, m.args.bytes).then(
-      (value) => this.reply({ value }),
+      // Bytes read from a stream are a fresh copy the main thread never touches again: moved, not cloned.
+      (value) => this.reply({ value }, m.op === 'stream.read' && isWholeBuffer(value) ? [value.buffer] : []),
       (err: unknown) => this.reply({ error: err instanceof Error ? err.message : String(err) }),
     );
   }
 
-  private reply(msg: { value?: unknown; error?: string }): void {
+  private reply(msg: { value?: unknown; error?: string }, transfer: ArrayBuffer[] = []): void {
     if (!this.pending || !this.alive) return;
-    this.port.postMessage(msg);
+    this.port.postMessage(msg, transfer);
     Atomics.store(this.flag, 0, 1);
     Atomics.notify(this.flag, 0);
     this.arm();

@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EngineError } from './errors.js';
+import { PRELUDE } from './prelude-context.js';
+import { PRELUDE_UTIL } from './prelude-util.js';
 import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
 
 export type { SandboxJob, SandboxOutcome, HostHandler } from './sandbox-worker.js';
@@ -43,7 +45,7 @@ function spawn(b: Boot): SandboxWorker {
     (source) =>
       new Worker(source, {
         eval: true,
-        workerData: { ...b, rpcPort: port2, signal },
+        workerData: { ...b, rpcPort: port2, signal, prelude: PRELUDE, utilSource: PRELUDE_UTIL },
         transferList: [port2],
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
       }),
@@ -113,7 +115,7 @@ class SandboxPool {
 const pool = new SandboxPool();
 
 /**
- * Runs one processor script in a fresh QuickJS runtime on a pooled worker thread.
+ * Runs one processor script in a hardened QuickJS realm (ADR 0042) on a pooled worker thread.
  *
  * @throws EngineError `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`.
  */

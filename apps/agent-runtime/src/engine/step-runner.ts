@@ -1,8 +1,6 @@
 import { EngineError, codeOf } from './errors.js';
 import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
-import { PRELUDE } from './prelude-context.js';
-import { PRELUDE_UTIL } from './prelude-util.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
 import { runInSandbox } from './sandbox.js';
@@ -44,10 +42,8 @@ async function runUnit(
   const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
   const outcome = await runInSandbox(
     {
-      prelude: PRELUDE,
-      utilSource: PRELUDE_UTIL,
+      realm: shared.realm,
       script: unit.script,
-      file: unit.file,
       input: sandboxInput(state, view),
       inBytes: state.bytes,
       ...shared.limits,

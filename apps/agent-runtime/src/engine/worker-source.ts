@@ -2,17 +2,18 @@
  * Source of the sandbox worker thread (ADR 0040). It runs as an `eval` worker so that the engine works the
  * same from `src/` (vitest) and from a bundled `dist/` without a separate entry file.
  *
- * Per job the worker creates a fresh QuickJS runtime (sync wasm variant, loaded once per worker) with a memory
- * limit, a stack limit and an interrupt deadline, installs exactly one host function (`__host`) and the
- * prelude that builds `context`, `console` and `doc`, evaluates the processor script and posts the final
- * run state back. `__host` is a synchronous call to the main thread: the request goes out on a dedicated
- * port and the worker blocks on `Atomics.wait` until the reply is there (`receiveMessageOnPort`). Time spent
- * blocked in a host call does not count against the script's deadline.
+ * The worker keeps one QuickJS runtime (sync wasm variant, loaded once per worker) with a memory limit, a stack
+ * limit and an interrupt deadline, and in it one hardened realm per engine that ran here (ADR 0042). A realm is
+ * created with exactly one host function (`__host`) and the prelude, which builds a fresh `context`, `console`
+ * and `doc` for every run; the worker evaluates the processor script in it, posts the final run state back and
+ * audits the realm before reusing it. `__host` is a synchronous call to the main thread: the request goes out on
+ * a dedicated port and the worker blocks on `Atomics.wait` until the reply is there (`receiveMessageOnPort`). Time
+ * spent blocked in a host call does not count against the script's deadline.
  */
 export const WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
-const { corePath, variantPath, rpcPort, signal, wasmModule } = workerData;
+const { corePath, variantPath, rpcPort, signal, wasmModule, prelude, utilSource } = workerData;
 const flag = new Int32Array(signal);
 let qjs;
 let hostWaitMs = 0;
@@ -32,8 +33,13 @@ function hostCall(op, args) {
   }
 }
 
+// Bytes the worker owns outright (a transferred or freshly cloned buffer) go into the sandbox without another copy.
+function ownBuffer(u8) {
+  return u8.byteOffset === 0 && u8.byteLength === u8.buffer.byteLength ? u8.buffer : u8.slice().buffer;
+}
+
 function toHandle(ctx, value) {
-  if (value instanceof Uint8Array) return ctx.newArrayBuffer(value.slice().buffer);
+  if (value instanceof Uint8Array) return ctx.newArrayBuffer(ownBuffer(value));
   if (value === undefined) return ctx.undefined;
   return ctx.newString(JSON.stringify(value));
 }
@@ -64,15 +70,6 @@ function describeError(ctx, handle) {
   return { name: 'Error', message: String(dumped) };
 }
 
-function evalIn(ctx, code, file) {
-  const r = ctx.evalCode(code, file);
-  if (r.error) { const e = describeError(ctx, r.error); r.error.dispose(); return { error: e }; }
-  let value;
-  if (ctx.typeof(r.value) === 'string') value = ctx.getString(r.value);
-  r.value.dispose();
-  return { value };
-}
-
 // Promise reactions (then/await) queued by the script run before the state is read.
 function drainJobs(rt) {
   for (let i = 0; i < 10000; i++) {
@@ -83,8 +80,8 @@ function drainJobs(rt) {
   return { name: 'InternalError', message: 'too many pending jobs' };
 }
 
-function finishRun(ctx, finish) {
-  const r = ctx.callFunction(finish, ctx.undefined);
+function finishRun(ctx, run, finish) {
+  const r = ctx.callFunction(finish, run);
   if (r.error) { const error = describeError(ctx, r.error); r.error.dispose(); return { error }; }
   try {
     const json = ctx.getProp(r.value, 0), buf = ctx.getProp(r.value, 1);
@@ -98,9 +95,13 @@ function finishRun(ctx, finish) {
   }
 }
 
-// One runtime per wasm instance is reused while runs end cleanly (a fresh context per run is what isolates
-// runs); after a script error, an interrupt or a failure it is thrown away and the next run gets a new one.
+// One runtime per wasm instance is reused while runs end cleanly; after a script error, an interrupt or a
+// failure it is thrown away with every realm in it, and the next run gets a new one.
 let cachedRt;
+// Hardened realms (ADR 0042), one per engine that ran here, least recently used first. A realm is reused only
+// by runs of the engine that created it, and only while its audit after each run passes.
+const realms = new Map();
+const MAX_REALMS = 4;
 
 function runtimeFor(job, clock) {
   if (!cachedRt) cachedRt = qjs.newRuntime();
@@ -113,37 +114,73 @@ function runtimeFor(job, clock) {
   return cachedRt;
 }
 
+function disposeRealm(key) {
+  const r = realms.get(key);
+  if (!r) return;
+  realms.delete(key);
+  try { r.begin.dispose(); r.audit.dispose(); r.ctx.dispose(); } catch (e) { /* a context that hit its limits may not free cleanly */ }
+}
+
 function dropRuntime() {
+  for (const key of [...realms.keys()]) disposeRealm(key);
   const rt = cachedRt;
   cachedRt = undefined;
   try { if (rt) rt.dispose(); } catch (e) { /* a runtime that hit its limits may not free cleanly */ }
 }
 
-function setGlobal(ctx, name, handle) {
-  ctx.setProp(ctx.global, name, handle);
-  handle.dispose();
+function realmFor(rt, key) {
+  const found = realms.get(key);
+  if (found) { realms.delete(key); realms.set(key, found); return found; }
+  const ctx = rt.newContext();
+  let setup;
+  try {
+    installHost(ctx);
+    const util = ctx.newString(utilSource);
+    ctx.setProp(ctx.global, '__utilSource', util);
+    util.dispose();
+    setup = ctx.evalCode(prelude, 'prelude.js');
+    if (setup.error) { const e = describeError(ctx, setup.error); setup.error.dispose(); throw new Error(e.name + ': ' + e.message); }
+  } catch (e) {
+    ctx.dispose();
+    throw e;
+  }
+  const realm = { ctx, begin: ctx.getProp(setup.value, 0), audit: ctx.getProp(setup.value, 1) };
+  setup.value.dispose();
+  realms.set(key, realm);
+  while (realms.size > MAX_REALMS) disposeRealm(realms.keys().next().value);
+  return realm;
 }
 
-function runInContext(ctx, rt, job, clock) {
-  installHost(ctx);
-  if (job.inBytes) setGlobal(ctx, '__inBytes', ctx.newArrayBuffer(job.inBytes.slice().buffer));
-  setGlobal(ctx, '__input', ctx.newString(job.input));
-  setGlobal(ctx, '__utilSource', ctx.newString(job.utilSource));
-  const pre = ctx.evalCode(job.prelude, 'prelude.js');
-  if (pre.error) {
-    const error = describeError(ctx, pre.error);
-    pre.error.dispose();
+function runInRealm(realm, rt, job, clock) {
+  const { ctx } = realm;
+  const inputH = ctx.newString(job.input);
+  const bytesH = job.inBytes ? ctx.newArrayBuffer(ownBuffer(job.inBytes)) : ctx.undefined;
+  const started = ctx.callFunction(realm.begin, ctx.undefined, inputH, bytesH);
+  inputH.dispose();
+  if (job.inBytes) bytesH.dispose();
+  if (started.error) {
+    const error = describeError(ctx, started.error);
+    started.error.dispose();
     return { kind: 'fail', error, interrupted: clock.interrupted };
   }
-  const finish = pre.value;
+  const run = started.value;
+  const exec = ctx.getProp(run, 'exec'), finish = ctx.getProp(run, 'finish');
   try {
-    const run = evalIn(ctx, job.script, job.file);
-    const scriptError = run.error || drainJobs(rt);
-    const out = finishRun(ctx, finish);
+    const source = ctx.newString(job.script);
+    const r = ctx.callFunction(exec, run, source);
+    source.dispose();
+    let scriptError;
+    if (r.error) { scriptError = describeError(ctx, r.error); r.error.dispose(); } else r.value.dispose();
+    scriptError = scriptError || drainJobs(rt);
+    const out = finishRun(ctx, run, finish);
     if (out.error) return { kind: 'fail', error: out.error, interrupted: clock.interrupted };
-    return { kind: 'done', output: out.output, outBytes: out.bytes, scriptError, interrupted: clock.interrupted };
+    const audited = ctx.callFunction(realm.audit, ctx.undefined);
+    let clean = false;
+    if (audited.error) audited.error.dispose();
+    else { clean = ctx.dump(audited.value) === true; audited.value.dispose(); }
+    return { kind: 'done', output: out.output, outBytes: out.bytes, scriptError, interrupted: clock.interrupted, clean };
   } finally {
-    finish.dispose();
+    exec.dispose(); finish.dispose(); run.dispose();
   }
 }
 
@@ -153,12 +190,14 @@ function runJob(job) {
   let result;
   try {
     const rt = runtimeFor(job, clock);
-    const ctx = rt.newContext();
-    try { result = runInContext(ctx, rt, job, clock); } finally { ctx.dispose(); }
+    const realm = realmFor(rt, job.realm);
+    clock.start = Date.now(); // setting up a realm is not the script's time
+    result = runInRealm(realm, rt, job, clock);
   } catch (e) {
     result = { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) }, interrupted: clock.interrupted };
   }
   if (result.kind !== 'done' || result.scriptError || result.interrupted) dropRuntime();
+  else if (!result.clean) disposeRealm(job.realm);
   return result;
 }
 

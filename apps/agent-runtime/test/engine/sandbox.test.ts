@@ -42,35 +42,74 @@ describe('sandbox isolation (S51, S53)', () => {
     expect(body).toBe('refused');
   });
 
-  it('exposes only context, console and doc beyond standard JavaScript', async () => {
+  it('exposes only context, console and doc beyond standard JavaScript, and not as globals', async () => {
     const body = await bodyOf(
-      "context.setBody(Object.getOwnPropertyNames(globalThis).filter((k) => /^(context|console|doc|__.*)$/.test(k)).sort().join(','))",
+      "context.setBody([Object.getOwnPropertyNames(globalThis).filter((k) => /^(context|console|doc|__.*)$/.test(k)).join(','), typeof context, typeof console, typeof doc].join('|'))",
     );
-    expect(body).toBe('console,context,doc');
+    expect(body).toBe('|object|object|object');
   });
 
-  it('keeps context, console and doc from being replaced', async () => {
+  it('keeps the methods of context, console and doc from being replaced', async () => {
     const body = await bodyOf(
-      'try { context = 1 } catch (e) {} try { context.setBody = null } catch (e) {} context.setBody(typeof context.setBody)',
+      'try { context.setBody = null } catch (e) {} try { console.log = null } catch (e) {} context.setBody(typeof context.setBody + typeof console.log)',
     );
-    expect(body).toBe('function');
+    expect(body).toBe('functionfunction');
   });
 
-  it('reports a tampered run state as an errored result', async () => {
-    const engine = await engineFor({ s: 'Object.prototype.toJSON = () => 42' });
-    const r = await engine.runStep('s', input());
-    expect(r.errors).toEqual([
-      'resultsProcessor: ENGINE_SCRIPT_ERROR: the processor left an unreadable run state',
-    ]);
-  });
-
-  it('gives every run a fresh global object', async () => {
+  it('freezes the built-ins: tampering fails in strict code and has no effect in sloppy code', async () => {
     const engine = await engineFor({
-      a: 'globalThis.leak = 42',
-      b: 'context.setBody(String(globalThis.leak))',
+      strict: "'use strict'; Array.prototype.push = null",
+      sloppy: 'Object.prototype.toJSON = () => 42; JSON.parse = null',
+      check:
+        "context.setBody([typeof [].push, typeof ({}).toJSON, typeof JSON.parse, [Object.prototype, Array.prototype, Function.prototype, Object.getPrototypeOf(function* () {}), Object.getPrototypeOf([][Symbol.iterator]()), Object.getPrototypeOf(Int8Array), JSON, Math, Reflect, Promise].every(Object.isFrozen)].join(','))",
     });
-    await engine.runStep('a', input());
-    expect((await engine.runStep('b', input())).body).toBe('undefined');
+    const strict = await engine.runStep('strict', input());
+    expect(strict.errors).toEqual([expect.stringMatching(/^resultsProcessor: TypeError: /)]);
+    const sloppy = await engine.runStep('sloppy', input('kept'));
+    expect(sloppy.errors).toEqual([]);
+    expect(sloppy.body).toBe('kept');
+    expect((await engine.runStep('check', input())).body).toBe('function,undefined,function,true');
+  });
+
+  it('still lets a script shadow inherited methods by assignment (toString, name)', async () => {
+    const body = await bodyOf(`
+      function E() {}
+      E.prototype.toString = function () { return 'e'; };
+      const o = {}; o.toString = () => 'o';
+      const err = new Error('m'); err.name = 'Custom';
+      context.setBody([String(new E()), String(o), err.name, String(err), String({})].join('|'));`);
+    expect(body).toBe('e|o|Custom|Custom: m|[object Object]');
+  });
+
+  it('has no FinalizationRegistry (nothing of a run may run after it)', async () => {
+    expect(await bodyOf('context.setBody(typeof FinalizationRegistry)')).toBe('undefined');
+  });
+
+  it('gives every run a clean global object', async () => {
+    const engine = await engineFor({
+      a: 'globalThis.leak = 42; implicitLeak = context.getBody(); var local = 1',
+      b: "context.setBody([typeof leak, typeof implicitLeak, typeof local].join(','))",
+    });
+    await engine.runStep('a', input('secret'));
+    expect((await engine.runStep('b', input())).body).toBe('undefined,undefined,undefined');
+    await engine.runStep('a', input('secret'));
+    await engine.runStep('a', input('secret'));
+    expect((await engine.runStep('b', input())).body).toBe('undefined,undefined,undefined');
+  });
+
+  it('discards a realm whose global object the run changed beyond repair', async () => {
+    const engine = await engineFor({
+      pinned:
+        "Object.defineProperty(globalThis, 'pinned', { get() { return 'stale' }, set(v) {}, configurable: false })",
+      proto: "Object.setPrototypeOf(globalThis, new Proxy({}, { get: () => 'stale', has: () => true }))",
+      sealed: 'Object.preventExtensions(globalThis)',
+      check:
+        "implicit = 1; context.setBody([typeof pinned, typeof whatever, Object.getPrototypeOf(globalThis) === Object.prototype, implicit].join(','))",
+    });
+    for (const id of ['pinned', 'proto', 'sealed']) {
+      expect((await engine.runStep(id, input())).errors).toEqual([]);
+      expect((await engine.runStep('check', input())).body).toBe('undefined,undefined,true,1');
+    }
   });
 });
 

@@ -1,0 +1,80 @@
+/**
+ * Hardening of a reused sandbox realm (ADR 0042), spliced into the realm prelude of `prelude-context.ts` and
+ * run once when the realm is created, after the prelude has captured what it needs from the global object.
+ *
+ * - `FinalizationRegistry` is removed: its callbacks are the one way code of an ended run could run later.
+ * - A few data properties of prototypes that scripts commonly shadow by assignment (`obj.toString = …`,
+ *   `err.name = …`) become getter/setter pairs whose setter defines an own property on the assigned object, so
+ *   freezing the prototype does not make such assignments fail (the "override mistake").
+ * - Every object reachable from the global object, and the intrinsics reachable only through syntax
+ *   (generator, async and iterator prototypes, %TypedArray%, %ThrowTypeError%), is frozen.
+ * - The global object's own properties become non-writable and non-configurable; the global object itself stays
+ *   extensible so that sloppy scripts may still create implicit globals.
+ *
+ * Defines `audit()`: after a run it deletes every global the run added and returns false — the engine then
+ * discards the realm — when one cannot be deleted or the global object lost its extensibility or prototype.
+ */
+export const PRELUDE_HARDEN = String.raw`
+  const G = globalThis;
+  const protoOf = Object.getPrototypeOf, gopd = Object.getOwnPropertyDescriptor, defProp = Object.defineProperty;
+  const freezeObj = Object.freeze, isExtensible = Object.isExtensible, ownKeys = Reflect.ownKeys;
+  const deleteProp = Reflect.deleteProperty, hasOwn = Object.prototype.hasOwnProperty, TypeErr = TypeError;
+  delete G.FinalizationRegistry;
+  const OVERRIDABLE = ['constructor', 'toString', 'valueOf', 'toLocaleString', 'toJSON', 'name', 'message',
+    'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable'];
+  function enableOverride(obj, key) {
+    const d = gopd(obj, key);
+    if (!d || !('value' in d) || !d.configurable) return;
+    const value = d.value;
+    // Accessor methods have no .prototype object (a function expression would, and it would need the same).
+    const pair = gopd({
+      get x() { return value; },
+      set x(v) {
+        if (this === obj || this === null || this === undefined) throw new TypeErr('Cannot assign to read only property ' + String(key));
+        if (hasOwn.call(this, key)) this[key] = v;
+        else defProp(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+      },
+    }, 'x');
+    defProp(obj, key, {
+      get: pair.get,
+      set: pair.set,
+      enumerable: d.enumerable,
+      configurable: false,
+    });
+  }
+  const roots = [
+    G,
+    protoOf(function* () {}), protoOf(async function () {}), protoOf(async function* () {}),
+    protoOf((function* () {})()), protoOf((async function* () {})()),
+    protoOf([][Symbol.iterator]()), protoOf(new Map()[Symbol.iterator]()), protoOf(new Set()[Symbol.iterator]()),
+    protoOf(''[Symbol.iterator]()), protoOf(/x/[Symbol.matchAll]('')), protoOf(Int8Array),
+    (function () { 'use strict'; return gopd(arguments, 'callee').get; })(),
+  ];
+  const seen = new Set();
+  const pending = roots.slice();
+  while (pending.length > 0) {
+    const o = pending.pop();
+    if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o)) continue;
+    seen.add(o);
+    if (typeof o === 'object' && o !== G) for (const k of OVERRIDABLE) enableOverride(o, k);
+    if (o !== G) freezeObj(o);
+    pending.push(protoOf(o));
+    for (const k of ownKeys(o)) {
+      const d = gopd(o, k);
+      if (!d) continue;
+      if ('value' in d) pending.push(d.value);
+      else pending.push(d.get, d.set);
+    }
+  }
+  for (const k of ownKeys(G)) {
+    const d = gopd(G, k);
+    if (d && d.configurable) defProp(G, k, 'value' in d ? { writable: false, configurable: false } : { configurable: false });
+    else if (d && d.writable) defProp(G, k, { writable: false });
+  }
+  const baseline = new Set(ownKeys(G)), globalProto = protoOf(G);
+  function audit() {
+    if (!isExtensible(G) || protoOf(G) !== globalProto) return false;
+    for (const k of ownKeys(G)) if (!baseline.has(k) && !deleteProp(G, k)) return false;
+    return true;
+  }
+`;
