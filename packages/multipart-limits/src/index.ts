@@ -1,6 +1,8 @@
 export { UploadError, UPLOAD_ERROR_CODES, isUploadError } from './errors.js';
 export type { UploadErrorCode } from './errors.js';
 export { readUpload, emptyStream } from './read-upload.js';
+export { parseUploadBuffer, readUploadBuffered } from './read-buffered.js';
+export type { BufferedUpload } from './read-buffered.js';
 export type { Upload } from './upload.js';
 export { checkUploadHeaders, acceptedMediaTypes, ACCEPTED_MEDIA_TYPES } from './check-headers.js';
 export type { UploadKind } from './check-headers.js';

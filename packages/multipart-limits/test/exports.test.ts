@@ -19,7 +19,9 @@ describe('public surface', () => {
         "createCheckContinueListener",
         "emptyStream",
         "isUploadError",
+        "parseUploadBuffer",
         "readUpload",
+        "readUploadBuffered",
       ]
     `);
   });

@@ -37,6 +37,7 @@ export function corpus(): Map<string, Buffer> {
     ['UPLOAD_MALFORMED--no-disposition', buildForm([{ headers: ['X-A: b'], content: 'x' }])],
     ['UPLOAD_MALFORMED--empty-header-block', Buffer.from(`--${BOUNDARY}\r\n\r\nx\r\n--${BOUNDARY}--\r\n`)],
     ['UPLOAD_MALFORMED--padding-after-delimiter', Buffer.from(`--${BOUNDARY} \r\n${disp('')}\r\n\r\nx\r\n--${BOUNDARY}--`)],
+    ['UPLOAD_MALFORMED--delimiter-in-epilogue', Buffer.concat([buildForm([bodyPart('a')]), Buffer.from(`\r\n--${BOUNDARY}\r\n\r\n`)])],
     ['UPLOAD_MALFORMED--nul-in-header', buildForm([{ headers: [disp('\u0000')], content: 'x' }])],
     ['UPLOAD_MALFORMED--duplicate-disposition', buildForm([{ headers: [disp(''), disp('')], content: 'x' }])],
     ['UPLOAD_MALFORMED--name-star', buildForm([{ headers: [disp("; name*=utf-8''stream")], content: 'x' }])],

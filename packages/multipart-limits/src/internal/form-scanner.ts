@@ -16,6 +16,17 @@ export interface ScannerHooks {
   onPartHeaders(lines: string[]): boolean;
   /** A part's content ended at a delimiter; `captured` holds it when the part was captured. */
   onPartEnd(captured: Buffer | undefined): void;
+  /**
+   * Content bytes `[from, to)` of `buf` that certainly belong to the current part (any part, captured or not).
+   * `buf` is only valid during the call: copy what must be kept.
+   */
+  onPartContent?(buf: Buffer, from: number, to: number): void;
+}
+
+/** Options of a {@link FormScanner}. */
+export interface ScannerOptions {
+  /** Zero the scanner's own copies of request bytes (joined chunks, carries) once they are scanned. */
+  wipeCopies?: boolean;
 }
 
 /**
@@ -33,13 +44,16 @@ export class FormScanner {
   private captured: Buffer[] | undefined;
   private capturedBytes = 0;
   private readonly delimiter: Buffer;
+  private readonly wipeCopies: boolean;
 
   constructor(
     boundary: string,
     private readonly captureLimit: number,
     private readonly hooks: ScannerHooks,
+    options: ScannerOptions = {},
   ) {
     this.delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
+    this.wipeCopies = options.wipeCopies === true;
   }
 
   /** True once the closing delimiter was seen. */
@@ -58,13 +72,19 @@ export class FormScanner {
    * `UPLOAD_FIELD_TOO_LARGE`, or whatever a hook throws.
    */
   push(chunk: Buffer): void {
-    const buf = this.carry.length === 0 ? chunk : Buffer.concat([this.carry, chunk]);
+    const joined = this.carry.length !== 0;
+    const buf = joined ? Buffer.concat([this.carry, chunk]) : chunk;
+    if (joined && this.wipeCopies && this.carry !== CRLF) this.carry.fill(0);
     this.carry = EMPTY;
-    let i = 0;
-    while (i < buf.length) {
-      const next = this.step(buf, i);
-      if (next < 0) return;
-      i = next;
+    try {
+      let i = 0;
+      while (i < buf.length) {
+        const next = this.step(buf, i);
+        if (next < 0) return;
+        i = next;
+      }
+    } finally {
+      if (joined && this.wipeCopies) buf.fill(0);
     }
   }
 
@@ -73,6 +93,7 @@ export class FormScanner {
    * @throws UploadError `UPLOAD_MALFORMED` when the closing delimiter was not seen (S21).
    */
   end(): void {
+    if (this.wipeCopies && this.carry !== CRLF) this.carry.fill(0);
     if (this.state !== 'done') {
       throw new UploadError('UPLOAD_MALFORMED', 'the form ends before its closing delimiter');
     }
@@ -89,9 +110,21 @@ export class FormScanner {
       case 'headers':
         return this.scanHeaders(buf, i);
       case 'done':
-        // The epilogue is ignored (RFC 2046) and bounded by the request cap.
-        return buf.length;
+        return this.scanEpilogue(buf, i);
     }
+  }
+
+  /**
+   * The epilogue is ignored (RFC 2046) and bounded by the request cap, but must not contain a delimiter:
+   * busboy keeps parsing the rest of a chunk after the closing delimiter, so such a form would be read
+   * differently depending on how it is split into chunks.
+   */
+  private scanEpilogue(buf: Buffer, i: number): number {
+    if (buf.indexOf(this.delimiter, i) >= 0) {
+      throw new UploadError('UPLOAD_MALFORMED', 'the epilogue contains a delimiter');
+    }
+    this.carry = Buffer.from(buf.subarray(Math.max(i, buf.length - (this.delimiter.length - 1))));
+    return -1;
   }
 
   private scanContent(buf: Buffer, i: number): number {
@@ -157,7 +190,9 @@ export class FormScanner {
 
   /** Content bytes [from, to) that certainly belong to the current part. */
   private take(buf: Buffer, from: number, to: number): void {
-    if (this.captured === undefined || to <= from) return;
+    if (to <= from) return;
+    if (this.state === 'content') this.hooks.onPartContent?.(buf, from, to);
+    if (this.captured === undefined) return;
     this.capturedBytes += to - from;
     // Exact: `take` never sees bytes that could still be a delimiter, so this is the content length (S17).
     if (this.capturedBytes > this.captureLimit) {
