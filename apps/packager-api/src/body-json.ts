@@ -45,5 +45,11 @@ export function bodyValidator<T>(schema: object): BodyValidator<T> {
  * @throws OappError `FORMAT_JSON_*`, `FORMAT_BAD_UTF8`.
  */
 export function parseBody(text: string, maxBytes: number): unknown {
-  return parseStrictJson(Buffer.from(text, 'utf8'), { what: 'body', maxBytes, maxDepth: MAX_BODY_DEPTH });
+  // The bytes carry the request's key text: zeroed once parsed (the strings are beyond reach).
+  const bytes = Buffer.from(text, 'utf8');
+  try {
+    return parseStrictJson(bytes, { what: 'body', maxBytes, maxDepth: MAX_BODY_DEPTH });
+  } finally {
+    bytes.fill(0);
+  }
 }

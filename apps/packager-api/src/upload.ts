@@ -1,6 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { checkUploadHeaders, readUpload, type ReadUploadOptions } from '@org/multipart-limits';
+import {
+  checkUploadHeaders,
+  readUpload,
+  readUploadBuffered,
+  type ReadUploadOptions,
+} from '@org/multipart-limits';
 import type { Limits } from './config.js';
 import { RequestError } from './errors.js';
 
@@ -54,17 +59,51 @@ function essenceOf(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
+/**
+ * Requests whose declared `Content-Length` is at most this are read whole and parsed in one step
+ * (`readUploadBuffered`: the same rules, limits and codes as streaming, ADR 0009); longer or chunked ones
+ * stream through `readUpload`, refused at the first byte past a cap.
+ */
+export const BUFFERED_BODY_BYTES = 256 * 1024;
+
+/** True for a body with a declared length of at most {@link BUFFERED_BODY_BYTES} (and no transfer coding). */
+function isSmall(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return false;
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) <= BUFFERED_BODY_BYTES;
+}
+
 /** Reads a whole stream (already capped by readUpload) into one byte array. */
 export async function readAll(stream: Readable): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  if (chunks.length === 1) return chunks[0]!;
+  const whole = Buffer.concat(chunks);
+  for (const c of chunks) c.fill(0);
+  return whole;
 }
 
-/** A multipart `body` + `stream` request: `body` as text, `stream` not yet read. */
+/** A multipart `body` + `stream` request: `body` as text, the `stream` part's bytes read on demand. */
 export interface FormUpload {
   body: string;
-  stream: Readable;
+  /** The `stream` part's content (read once; later calls return the same bytes). */
+  content: () => Promise<Uint8Array>;
+  /** Zeroes the content if it was read (call when the request is done, whatever its outcome). */
+  wipe: () => void;
+}
+
+function formUpload(body: string, read: () => Promise<Uint8Array>): FormUpload {
+  let content: Promise<Uint8Array> | undefined;
+  let bytes: Uint8Array | undefined;
+  return {
+    body,
+    content: () =>
+      (content ??= read().then((b) => {
+        bytes = b;
+        return b;
+      })),
+    wipe: () => bytes?.fill(0),
+  };
 }
 
 /**
@@ -74,11 +113,18 @@ export interface FormUpload {
 export async function readForm(req: IncomingMessage, options: ReadUploadOptions): Promise<FormUpload> {
   // Judge the media type first: a JSON body here is 415, whatever its size.
   if (essenceOf(req) !== 'multipart/form-data') refuseKind('multipart/form-data');
-  // readUpload runs checkUploadHeaders' checks itself before reading anything.
+  // Both readers run checkUploadHeaders' checks themselves before reading anything.
+  if (isSmall(req)) {
+    const whole = await readUploadBuffered(req, options);
+    // requireParts guarantees both; the checks keep the types honest.
+    if (whole.body === undefined || whole.stream === undefined) refuseKind('multipart/form-data');
+    const stream = whole.stream;
+    return formUpload(whole.body, () => Promise.resolve(stream));
+  }
   const upload = await readUpload(req, options);
-  // requireParts guarantees both; the checks keep the types honest.
   if (upload.body === undefined || upload.stream === undefined) refuseKind('multipart/form-data');
-  return { body: upload.body, stream: upload.stream };
+  const stream = upload.stream;
+  return formUpload(upload.body, () => readAll(stream));
 }
 
 /**
@@ -91,7 +137,7 @@ export async function readJsonDocument(
 ): Promise<Uint8Array> {
   const kind = checkUploadHeaders(req.headers, options);
   if (kind !== 'json' && kind !== 'multipart') refuseKind('application/json, multipart/form-data');
-  const upload = await readUpload(req, options);
+  const upload = isSmall(req) ? await readUploadBuffered(req, options) : await readUpload(req, options);
   if (kind === 'json') return Buffer.from(upload.body ?? '', 'utf8');
   if (upload.body !== undefined) {
     throw new RequestError(
@@ -102,15 +148,17 @@ export async function readJsonDocument(
       },
     );
   }
-  return readAll(upload.stream as Readable);
+  const { stream } = upload;
+  return stream instanceof Uint8Array ? stream : readAll(stream as Readable);
 }
 
 /**
- * Reads a raw `application/octet-stream` body.
+ * Reads a raw `application/octet-stream` body whole.
  * @throws RequestError `REQUEST_UNSUPPORTED_MEDIA_TYPE`; UploadError.
  */
-export async function readOctets(req: IncomingMessage, options: ReadUploadOptions): Promise<Readable> {
+export async function readOctets(req: IncomingMessage, options: ReadUploadOptions): Promise<Uint8Array> {
   if (essenceOf(req) !== 'application/octet-stream') refuseKind('application/octet-stream');
+  if (isSmall(req)) return (await readUploadBuffered(req, options)).stream ?? new Uint8Array(0);
   const upload = await readUpload(req, options);
-  return upload.stream as Readable;
+  return readAll(upload.stream as Readable);
 }

@@ -2,17 +2,17 @@ import { encryptString } from '@org/envelope-crypto';
 import { encryptBootstrap } from '@org/oapp-format';
 import { validateBootstrap } from '@org/workflow-compiler';
 import type { RequestHandler } from 'express';
-import { bodyValidator, parseBody } from '../body-json.js';
+import { bodyValidator } from '../body-json.js';
 import type { AppDeps } from '../deps.js';
 import { RequestError } from '../errors.js';
-import { parseKeyring, resolvePackager, resolveRecipients } from '../keyring.js';
-import { negotiate, OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
+import { keyedFormRoute } from '../form-route.js';
+import { resolvePackager, resolveRecipients } from '../keyring.js';
+import { OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
 import {
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
   type EncryptRequest,
 } from '../request-schemas.js';
-import { readAll, readForm, uploadOptionsFor } from '../upload.js';
 
 const validateBootstrapRequest = bodyValidator<EncryptRequest>(BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA);
 const validateStringRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUEST_SCHEMA);
@@ -29,26 +29,23 @@ function sendText(res: Parameters<RequestHandler>[1], type: string, text: string
 
 /** POST /bootstrap-encrypt: validate the bootstrap, then encrypt it for every recipient → Base64 text. */
 export function bootstrapEncrypt(deps: AppDeps): RequestHandler {
-  const options = uploadOptionsFor(deps.uploads, '/bootstrap-encrypt');
-  return async (req, res) => {
-    const type = negotiate(req, TEXT_OFFERS);
-    const form = await readForm(req, options);
-    const request = validateBootstrapRequest(parseBody(form.body, deps.limits.bodyFieldBytes));
-    const ring = parseKeyring(request.keys);
-    try {
+  return keyedFormRoute(deps, {
+    path: '/bootstrap-encrypt',
+    offers: TEXT_OFFERS,
+    validate: validateBootstrapRequest,
+    handle: async ({ res, type, request, ring, content }) => {
       const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
       const recipients = resolveRecipients(ring, request.encryptionKeys);
-      const bootstrap = await readAll(form.stream);
+      const bootstrap = await content();
       // Nothing is encrypted unless the bootstrap validates (interfaces §1.3).
       validateBootstrap(bootstrap, { maxBytes: deps.limits.bootstrapBytes });
       sendText(res, type, encryptBootstrap(bootstrap, { packagerSecretKey, recipients }));
-    } finally {
-      ring.wipe();
-    }
-  };
+    },
+  });
 }
 
-function exactlyOne(ids: readonly string[]): void {
+function exactlyOne(request: EncryptRequest): void {
+  const ids = request.encryptionKeys;
   if (ids.length === 1) return;
   throw new RequestError(
     'REQUEST_ONE_RECIPIENT_REQUIRED',
@@ -59,22 +56,16 @@ function exactlyOne(ids: readonly string[]): void {
 
 /** POST /string-encrypt: one recipient, plaintext from `stream` → `-2/` text. */
 export function stringEncrypt(deps: AppDeps): RequestHandler {
-  const options = uploadOptionsFor(deps.uploads, '/string-encrypt');
-  return async (req, res) => {
-    const type = negotiate(req, TEXT_OFFERS);
-    const form = await readForm(req, options);
-    const request = validateStringRequest(parseBody(form.body, deps.limits.bodyFieldBytes));
-    exactlyOne(request.encryptionKeys);
-    const ring = parseKeyring(request.keys);
-    try {
+  return keyedFormRoute(deps, {
+    path: '/string-encrypt',
+    offers: TEXT_OFFERS,
+    validate: validateStringRequest,
+    check: exactlyOne,
+    handle: async ({ res, type, request, ring, content }) => {
       const sender = resolvePackager(ring, request.packagerIdentityPrivateKey);
       const [recipient] = resolveRecipients(ring, request.encryptionKeys);
-      const plaintext = await readAll(form.stream);
-      const text = encryptString(plaintext, recipient!, sender);
-      plaintext.fill(0);
-      sendText(res, type, text);
-    } finally {
-      ring.wipe();
-    }
-  };
+      // The plaintext is zeroed by keyedFormRoute once the request is done, whatever its outcome.
+      sendText(res, type, encryptString(await content(), recipient!, sender));
+    },
+  });
 }

@@ -1,22 +1,17 @@
 import type { Key } from '@org/envelope-crypto';
 import { inspectPackage, repackage, type DeploymentPolicy, type TrustedKey } from '@org/oapp-format';
 import type { RequestHandler } from 'express';
-import { bodyValidator, parseBody } from '../body-json.js';
+import { bodyValidator } from '../body-json.js';
 import type { AppDeps } from '../deps.js';
-import {
-  parseKeyring,
-  resolvePackager,
-  resolveRecipients,
-  resolveSigners,
-  type Keyring,
-} from '../keyring.js';
+import { keyedFormRoute } from '../form-route.js';
+import { resolvePackager, resolveRecipients, resolveSigners, type Keyring } from '../keyring.js';
 import { JSON_TYPE, negotiate, OCTET_STREAM } from '../negotiate.js';
 import {
   PACKAGE_ENVELOPE_REQUEST_SCHEMA,
   type PackageEnvelopeRequest,
   type SignerRef,
 } from '../request-schemas.js';
-import { readAll, readForm, readOctets, uploadOptionsFor } from '../upload.js';
+import { readOctets, uploadOptionsFor } from '../upload.js';
 
 const validate = bodyValidator<PackageEnvelopeRequest>(PACKAGE_ENVELOPE_REQUEST_SCHEMA);
 
@@ -25,8 +20,7 @@ export function workflowInspect(deps: AppDeps): RequestHandler {
   const options = uploadOptionsFor(deps.uploads, '/workflow-inspect');
   return async (req, res) => {
     negotiate(req, [JSON_TYPE]);
-    const stream = await readOctets(req, options);
-    const inspection = await inspectPackage(await readAll(stream));
+    const inspection = await inspectPackage(await readOctets(req, options));
     res.json({ ok: true, ...inspection });
   };
 }
@@ -55,13 +49,11 @@ function policyOf(ring: Keyring, p: PackageEnvelopeRequest['packaging']): Deploy
 
 /** POST /package-envelope: open an existing `.oapp` under the caller's policy, endorse, re-encrypt. */
 export function packageEnvelope(deps: AppDeps): RequestHandler {
-  const options = uploadOptionsFor(deps.uploads, '/package-envelope');
-  return async (req, res) => {
-    negotiate(req, [OCTET_STREAM]);
-    const form = await readForm(req, options);
-    const request = validate(parseBody(form.body, deps.limits.bodyFieldBytes));
-    const ring = parseKeyring(request.keys);
-    try {
+  return keyedFormRoute(deps, {
+    path: '/package-envelope',
+    offers: [OCTET_STREAM],
+    validate,
+    handle: async ({ res, request, ring, content }) => {
       const open = {
         policy: policyOf(ring, request.packaging),
         recipientSecretKey: ring.resolve(request.recipientKey, 'recipientKey', 'authenticated', 'secret'),
@@ -69,11 +61,8 @@ export function packageEnvelope(deps: AppDeps): RequestHandler {
       const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
       const recipients = resolveRecipients(ring, request.encryptionKeys);
       const signers = resolveSigners(ring, request.signers);
-      const source = await readAll(form.stream);
-      const pkg = await repackage(source, { open, packagerSecretKey, recipients, signers });
+      const pkg = await repackage(await content(), { open, packagerSecretKey, recipients, signers });
       res.type(OCTET_STREAM).send(Buffer.from(pkg.buffer, pkg.byteOffset, pkg.byteLength));
-    } finally {
-      ring.wipe();
-    }
-  };
+    },
+  });
 }
