@@ -11,6 +11,11 @@ export const JSON_TYPE = 'application/json';
  * @throws RequestError `REQUEST_NOT_ACCEPTABLE` listing what the endpoint can produce.
  */
 export function negotiate(req: Request, offered: readonly string[]): string {
+  // The common cases, answered as `req.accepts` answers them: no header or `*/*` takes the first offer, and a
+  // header that is exactly one offered type (no parameters, no list) takes that type.
+  const accept = req.headers.accept;
+  if (accept === undefined || accept === '*/*') return offered[0]!;
+  if (offered.includes(accept)) return accept;
   const chosen = req.accepts([...offered]);
   if (typeof chosen === 'string') return chosen;
   throw new RequestError(

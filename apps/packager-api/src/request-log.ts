@@ -31,7 +31,7 @@ export function requestLog(log: Logger): RequestHandler {
         aborted: !res.writableFinished,
       });
     };
-    res.once('finish', done);
+    // A response emits `close` after `finish`, and also when the connection goes first: one listener for both.
     res.once('close', done);
     next();
   };
