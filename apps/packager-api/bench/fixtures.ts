@@ -48,18 +48,31 @@ export function multipart(body: unknown, stream: string): { contentType: string;
   return { contentType: `multipart/form-data; boundary=${BOUNDARY}`, payload };
 }
 
+/** A request as sent (`contentType`, `payload`) and the parts it was built from (for the crypto floor). */
+export interface BenchRequest {
+  contentType: string;
+  payload: Buffer;
+  body: { keys: Spec[]; encryptionKeys: string[]; packagerIdentityPrivateKey: string; packageId?: string };
+  stream: string;
+}
+
 /** The `/string-encrypt` request: one recipient, a short secret. */
-export function stringEncryptRequest() {
+export function stringEncryptRequest(): BenchRequest {
   const packager = pair('packager', 'authenticated');
   const alice = pair('alice', 'authenticated');
-  return multipart(
-    { keys: [packager.sec, alice.pub], encryptionKeys: ['alice'], packagerIdentityPrivateKey: 'packager' },
-    'client-secret-0123456789',
-  );
+  const body = {
+    keys: [packager.sec, alice.pub],
+    encryptionKeys: ['alice'],
+    packagerIdentityPrivateKey: 'packager',
+  };
+  const stream = 'client-secret-0123456789';
+  return { ...multipart(body, stream), body, stream };
 }
 
 /** The `/workflow-package` request: 10 KB workflow, 3 signers, 5 recipients. */
-export function workflowPackageRequest() {
+export function workflowPackageRequest(): BenchRequest & {
+  body: { signers: { key: string; signText: string }[] };
+} {
   const packager = pair('packager', 'authenticated');
   const recipients = [1, 2, 3, 4, 5].map((i) => pair(`r${i}`, 'authenticated'));
   const signers = [1, 2, 3].map((i) => pair(`s${i}`, 'sign'));
@@ -70,5 +83,6 @@ export function workflowPackageRequest() {
     encryptionKeys: recipients.map((r) => r.pub.id),
     packagerIdentityPrivateKey: 'packager',
   };
-  return multipart(body, workflowOfSize(10 * 1024));
+  const stream = workflowOfSize(10 * 1024);
+  return { ...multipart(body, stream), body, stream };
 }

@@ -5,8 +5,11 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encryptString, parseKey, wipe, type Key } from '@org/envelope-crypto';
+import { createPackage } from '@org/oapp-format';
+import { canonicalize, compileWorkflow } from '@org/workflow-compiler';
 import autocannon from 'autocannon';
-import { stringEncryptRequest, workflowPackageRequest } from './fixtures.js';
+import { stringEncryptRequest, workflowPackageRequest, type BenchRequest } from './fixtures.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MAIN = join(HERE, '..', 'dist', 'main.js');
@@ -53,6 +56,77 @@ async function load(name: string, opts: autocannon.Options): Promise<Figures> {
     errors: r.errors + r.timeouts + r.non2xx,
     requests: r.requests.total,
   };
+}
+
+/** Microseconds per call of `fn`, run for `ms` after a warm-up, in this process (one core). */
+function microsPerCall(fn: () => void, ms = 2000): number {
+  for (let i = 0; i < 200; i++) fn();
+  let calls = 0;
+  const start = process.hrtime.bigint();
+  const end = start + BigInt(ms) * 1_000_000n;
+  let now = start;
+  while (now < end) {
+    for (let i = 0; i < 20; i++) fn();
+    calls += 20;
+    now = process.hrtime.bigint();
+  }
+  return Number(now - start) / 1000 / calls;
+}
+
+/** Parses every key of a request body as the service does (strict hex, sign-key and weak-key checks). */
+function parseKeys(body: BenchRequest['body']): Map<string, Key> {
+  return new Map(body.keys.map((k) => [k.id, parseKey(k)]));
+}
+
+interface Floor {
+  name: string;
+  micros: number;
+}
+
+/**
+ * The crypto each request needs, with the same keys and bytes and nothing else (no HTTP, JSON, multipart or
+ * compiling): parsing the request's keys, then encrypting or packaging. Its inverse is the most requests per
+ * second one core could serve if everything else were free.
+ */
+async function cryptoFloor(
+  s: BenchRequest,
+  w: ReturnType<typeof workflowPackageRequest>,
+  resourceDir: string,
+): Promise<Floor[]> {
+  const plaintext = Buffer.from(s.stream);
+  const compiled = await compileWorkflow(Buffer.from(w.stream), { resourceDirs: [resourceDir] });
+  const content = Buffer.from(canonicalize(compiled.workflow), 'utf8');
+  const stringCrypto = () => {
+    const keys = parseKeys(s.body);
+    encryptString(plaintext, keys.get('alice')!, keys.get('packager')!);
+    keys.forEach((k) => wipe(k.bytes));
+  };
+  const packageCrypto = () => {
+    const keys = parseKeys(w.body);
+    createPackage({
+      packageId: 'bench',
+      content,
+      packagerSecretKey: keys.get(w.body.packagerIdentityPrivateKey)!,
+      recipients: w.body.encryptionKeys.map((id) => keys.get(id)!),
+      signers: w.body.signers.map((x) => ({ secretKey: keys.get(x.key)!, signText: x.signText })),
+    });
+    keys.forEach((k) => wipe(k.bytes));
+  };
+  return [
+    { name: '/string-encrypt', micros: microsPerCall(stringCrypto) },
+    { name: '/workflow-package', micros: microsPerCall(packageCrypto) },
+  ];
+}
+
+function reportFloor(floors: Floor[], bare: Figures): void {
+  console.log('crypto alone per request (same keys and bytes, in this process, no HTTP):');
+  for (const f of floors) {
+    const ceiling = 1e6 / f.micros;
+    console.log(
+      `  ${f.name.padEnd(18)} ${f.micros.toFixed(0).padStart(5)} us  -> at most ${ceiling.toFixed(0)} req/s per core` +
+        ` = ${((100 * ceiling) / bare.rps).toFixed(1)}% of bare`,
+    );
+  }
 }
 
 function report(rows: Figures[]): void {
@@ -113,6 +187,7 @@ async function main(): Promise<void> {
       await load('/workflow-package', post('/workflow-package', w, 'application/octet-stream')),
     ];
     report(rows);
+    reportFloor(await cryptoFloor(s, w, resources), rows[0]!);
   } finally {
     app.child.kill('SIGTERM');
     bare.child.kill('SIGTERM');
