@@ -9,8 +9,22 @@ import {
 import type { Limits } from './config.js';
 import { RequestError } from './errors.js';
 
-/** The upload options of every route that takes a body, by path (also used by the checkContinue listener). */
+const optionsByLimits = new WeakMap<Limits, ReadonlyMap<string, ReadUploadOptions>>();
+
+/**
+ * The upload options of every route that takes a body, by path (also used by the checkContinue listener). Built
+ * once per `limits` object: the app and the server share one map.
+ */
 export function uploadOptionsByPath(limits: Limits): ReadonlyMap<string, ReadUploadOptions> {
+  let map = optionsByLimits.get(limits);
+  if (map === undefined) {
+    map = buildUploadOptions(limits);
+    optionsByLimits.set(limits, map);
+  }
+  return map;
+}
+
+function buildUploadOptions(limits: Limits): ReadonlyMap<string, ReadUploadOptions> {
   const form = (streamBytes: number): ReadUploadOptions => ({
     multipartByteLimit: streamBytes,
     bodyFieldByteLimit: limits.bodyFieldBytes,
