@@ -179,15 +179,25 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far (Linux /proc). */
+function cpuOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
 async function benchUpload(path: string): Promise<void> {
   const bare = await bareServer('count');
+  const bareCpu0 = cpuOf(bare.pid);
   const base = await upload(bare.port, '/');
+  const bareCpu = cpuOf(bare.pid) - bareCpu0;
   bare.stop();
   const agent = await agentServer(path);
   const cold = memoryOf(agent.pid);
   await upload(agent.port, '/count', 1024); // warm-up: the first run starts the sandbox worker
   const before = memoryOf(agent.pid);
+  const agentCpu0 = cpuOf(agent.pid);
   const ours = await upload(agent.port, '/count');
+  const agentCpu = cpuOf(agent.pid) - agentCpu0;
   const after = memoryOf(agent.pid);
   agent.stop();
   if (ours.reply !== String(UPLOAD_BYTES)) throw new Error(`step counted ${ours.reply}`);
@@ -197,6 +207,9 @@ async function benchUpload(path: string): Promise<void> {
   );
   console.log(
     `    bare node:http: ${base.mibs.toFixed(1)} MiB/s   agent: ${ours.mibs.toFixed(1)} MiB/s   ratio ${((ours.mibs / base.mibs) * 100).toFixed(0)}% (target >= 50%)`,
+  );
+  console.log(
+    `    server CPU during the upload (all threads): bare ${bareCpu.toFixed(2)} s   agent ${agentCpu.toFixed(2)} s`,
   );
   console.log(
     `    agent resident: ${mib(cold.rss)} MiB at start, ${mib(before.rss)} MiB after a 1 KiB warm-up upload, peak ${mib(after.hwm)} MiB; growth ${mib(after.hwm - before.rss)} MiB warm, ${mib(after.hwm - cold.rss)} MiB from start (target < 64 MiB)`,

@@ -1,9 +1,46 @@
-/** Pull-based reader over the step's input stream or a response body, serving `ByteReader.read(n)`. */
+/** Most bytes read ahead of the script: while it works on one read, the next one is already being received. */
+export const MAX_READ_AHEAD_BYTES = 1024 * 1024;
+
+/** Bytes of one read, still in the chunks they arrived in: copied once, straight to where they are used. */
+export class ByteChunks {
+  constructor(
+    readonly chunks: readonly Uint8Array[],
+    readonly byteLength: number,
+  ) {}
+
+  /** Copies the bytes to `target` (at least `byteLength` long). */
+  copyTo(target: Uint8Array): void {
+    let off = 0;
+    for (const c of this.chunks) {
+      target.set(c, off);
+      off += c.byteLength;
+    }
+  }
+
+  /** The bytes in one new buffer of their own (transferable). */
+  concat(): Uint8Array<ArrayBuffer> {
+    // Never pooled, not zero-filled (every byte is written below): a buffer of exactly these bytes.
+    const buf = Buffer.allocUnsafeSlow(this.byteLength);
+    this.copyTo(buf);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+}
+
+/**
+ * Pull-based reader over the step's input stream or a response body, serving `ByteReader.read(n)`.
+ *
+ * After a read of `n` bytes that the stream could fill, up to `min(n, MAX_READ_AHEAD_BYTES)` more are pulled in
+ * the background, so receiving (and parsing) the next bytes overlaps with the sandbox copying and using these.
+ * Nothing is pulled before the first read, and read-ahead never goes past what the script asked for last time.
+ * A failure of the source, also one met while reading ahead, is thrown by every later read.
+ */
 export class ByteStream {
   private readonly chunks: Uint8Array[] = [];
   private buffered = 0;
   private iterator: AsyncIterator<Uint8Array> | undefined;
   private source: AsyncIterable<Uint8Array> | undefined;
+  private inflight: Promise<boolean> | undefined;
+  private failure: { error: Error } | undefined;
 
   /** Nothing is read from `source` until a script reads (a step that ignores the stream leaves it untouched). */
   constructor(source: AsyncIterable<Uint8Array> | Uint8Array | undefined) {
@@ -20,14 +57,16 @@ export class ByteStream {
   /**
    * Up to `n` bytes (`n < 0`: everything). Returns fewer only at the end of the stream.
    *
-   * @throws RangeError when the bytes to return exceed `maxBytes`.
+   * @throws RangeError when the bytes to return exceed `maxBytes`; the source's error when it failed.
    */
-  async read(n: number, maxBytes: number): Promise<Uint8Array> {
+  async read(n: number, maxBytes: number): Promise<ByteChunks> {
     const want = n < 0 ? Infinity : n;
     while (this.buffered < want && (await this.pull()));
     if (n < 0 && this.buffered > maxBytes)
       throw new RangeError(`the stream is larger than ${maxBytes} bytes`);
-    return this.take(Math.min(want, this.buffered, maxBytes));
+    const out = this.take(Math.min(want, this.buffered, maxBytes));
+    if (out.byteLength === want) this.readAhead(Math.min(want, MAX_READ_AHEAD_BYTES));
+    return out;
   }
 
   private push(c: Uint8Array): void {
@@ -36,7 +75,33 @@ export class ByteStream {
     this.buffered += c.byteLength;
   }
 
-  private async pull(): Promise<boolean> {
+  /** One chunk more; false at the end. Never runs twice at once (a read may wait on a read-ahead pull). */
+  private pull(): Promise<boolean> {
+    if (this.failure) return Promise.reject(this.failure.error);
+    this.inflight ??= this.pullOnce().then(
+      (more) => {
+        this.inflight = undefined;
+        return more;
+      },
+      (cause: unknown) => {
+        this.inflight = undefined;
+        const error = cause instanceof Error ? cause : new Error(String(cause));
+        this.failure = { error };
+        throw error;
+      },
+    );
+    return this.inflight;
+  }
+
+  private readAhead(target: number): void {
+    if (this.inflight || this.failure || !(this.source || this.iterator) || this.buffered >= target) return;
+    this.pull().then(
+      (more) => more && this.readAhead(target),
+      () => undefined, // kept in `failure`; the next read throws it
+    );
+  }
+
+  private async pullOnce(): Promise<boolean> {
     if (this.source) {
       this.iterator = this.source[Symbol.asyncIterator]();
       this.source = undefined;
@@ -51,18 +116,19 @@ export class ByteStream {
     return true;
   }
 
-  private take(n: number): Uint8Array {
-    const out = new Uint8Array(n);
+  /** The first `n` buffered bytes, as views of the chunks (the source never reuses a chunk it has given out). */
+  private take(n: number): ByteChunks {
+    const out: Uint8Array[] = [];
     let off = 0;
     while (off < n) {
       const c = this.chunks[0] as Uint8Array;
       const k = Math.min(c.byteLength, n - off);
-      out.set(c.subarray(0, k), off);
+      out.push(k === c.byteLength ? c : c.subarray(0, k));
       off += k;
       if (k === c.byteLength) this.chunks.shift();
       else this.chunks[0] = c.subarray(k);
     }
     this.buffered -= n;
-    return out;
+    return new ByteChunks(out, n);
   }
 }

@@ -1,4 +1,5 @@
 import type { MessagePort, Worker } from 'node:worker_threads';
+import { ByteChunks } from './byte-stream.js';
 import { EngineError } from './errors.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
@@ -44,15 +45,6 @@ interface Pending {
   handler: HostHandler;
 }
 
-function isWholeBuffer(v: unknown): v is Uint8Array & { buffer: ArrayBuffer } {
-  return (
-    v instanceof Uint8Array &&
-    v.buffer instanceof ArrayBuffer &&
-    v.byteOffset === 0 &&
-    v.byteLength === v.buffer.byteLength
-  );
-}
-
 function isOutOfMemory(e: { message: string } | undefined): boolean {
   return e !== undefined && /out of memory/i.test(e.message);
 }
@@ -68,12 +60,16 @@ export class SandboxWorker {
   private budgetMs = 0;
   private armedAt = 0;
 
+  private readonly streamBytes: Uint8Array;
+
   constructor(
     make: (source: string) => Worker,
     private readonly port: MessagePort,
     signal: SharedArrayBuffer,
+    streamBuffer: SharedArrayBuffer,
   ) {
     this.flag = new Int32Array(signal);
+    this.streamBytes = new Uint8Array(streamBuffer);
     this.worker = make(WORKER_SOURCE);
     this.ready = new Promise((resolve, reject) => {
       this.worker.once('message', (m: WorkerResult) =>
@@ -168,13 +164,29 @@ export class SandboxWorker {
     if (!p) return;
     this.disarm();
     p.handler(m.op, m.args.json, m.args.bytes).then(
-      // Bytes read from a stream are a fresh copy the main thread never touches again: moved, not cloned.
-      (value) => this.reply({ value }, m.op === 'stream.read' && isWholeBuffer(value) ? [value.buffer] : []),
+      (value) => (value instanceof ByteChunks ? this.replyBytes(value) : this.reply({ value })),
       (err: unknown) => this.reply({ error: err instanceof Error ? err.message : String(err) }),
     );
   }
 
-  private reply(msg: { value?: unknown; error?: string }, transfer: ArrayBuffer[] = []): void {
+  /**
+   * Stream bytes go through the worker's shared buffer when they fit: the worker is blocked until this reply,
+   * and copies them out before its next call, so nothing else touches the buffer meanwhile. Larger reads are
+   * moved (transferred), not cloned.
+   */
+  private replyBytes(b: ByteChunks): void {
+    if (b.byteLength <= this.streamBytes.byteLength) {
+      b.copyTo(this.streamBytes);
+      return this.reply({ shared: b.byteLength });
+    }
+    const bytes = b.concat();
+    this.reply({ value: bytes }, [bytes.buffer]);
+  }
+
+  private reply(
+    msg: { value?: unknown; error?: string; shared?: number },
+    transfer: ArrayBuffer[] = [],
+  ): void {
     if (!this.pending || !this.alive) return;
     this.port.postMessage(msg, transfer);
     Atomics.store(this.flag, 0, 1);

@@ -20,6 +20,9 @@ interface Boot {
   wasmModule: WebAssembly.Module;
 }
 
+/** Per worker: stream reads up to this size reach the sandbox through shared memory (no garbage per read). */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
+
 let boot: Promise<Boot> | undefined;
 
 /** `WebAssembly` is a global in Node, but this package's `lib` only declares its types. */
@@ -41,16 +44,25 @@ function loadBoot(): Promise<Boot> {
 function spawn(b: Boot): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   const signal = new SharedArrayBuffer(4);
+  const streamBuffer = new SharedArrayBuffer(STREAM_BUFFER_BYTES);
   return new SandboxWorker(
     (source) =>
       new Worker(source, {
         eval: true,
-        workerData: { ...b, rpcPort: port2, signal, prelude: PRELUDE, utilSource: PRELUDE_UTIL },
+        workerData: {
+          ...b,
+          rpcPort: port2,
+          signal,
+          streamBuffer,
+          prelude: PRELUDE,
+          utilSource: PRELUDE_UTIL,
+        },
         transferList: [port2],
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
       }),
     port1,
     signal,
+    streamBuffer,
   );
 }
 

@@ -13,7 +13,7 @@
 export const WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
-const { corePath, variantPath, rpcPort, signal, wasmModule, prelude, utilSource } = workerData;
+const { corePath, variantPath, rpcPort, signal, streamBuffer, wasmModule, prelude, utilSource } = workerData;
 const flag = new Int32Array(signal);
 let qjs;
 let hostWaitMs = 0;
@@ -56,6 +56,10 @@ function installHost(ctx) {
     }
     const reply = hostCall(op, { json: args, bytes });
     if (reply.error) return { error: ctx.newError({ name: 'Error', message: reply.error }) };
+    // Stream bytes in the shared buffer: copied into the sandbox now, before the next call may overwrite them.
+    if (typeof reply.shared === 'number') {
+      return ctx.newArrayBuffer(reply.shared === streamBuffer.byteLength ? streamBuffer : new Uint8Array(streamBuffer, 0, reply.shared));
+    }
     return toHandle(ctx, reply.value);
   });
   ctx.setProp(ctx.global, '__host', fn);

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { ByteStream, MAX_READ_AHEAD_BYTES } from '../../src/engine/byte-stream.js';
+import { createWorkflowEngine } from '../../src/engine/index.js';
+import { STREAM_BUFFER_BYTES } from '../../src/engine/sandbox.js';
+import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
+
+const KiB = 1024;
+
+/** A source of `count` chunks of `size` bytes (byte i of the whole stream is i % 251); counts what was pulled. */
+function source(count: number, size: number, failAfter = Infinity) {
+  const pulled = { chunks: 0 };
+  async function* gen(): AsyncGenerator<Uint8Array> {
+    for (let c = 0; c < count; c++) {
+      await Promise.resolve(); // chunks arrive asynchronously, as from a socket
+      if (c >= failAfter) throw new Error('upload broke');
+      pulled.chunks++;
+      const chunk = new Uint8Array(size);
+      for (let i = 0; i < size; i++) chunk[i] = (c * size + i) % 251;
+      yield chunk;
+    }
+  }
+  return { stream: gen(), pulled };
+}
+
+function bytesOf(r: { chunks: readonly Uint8Array[]; byteLength: number }): Uint8Array {
+  const out = new Uint8Array(r.byteLength);
+  let off = 0;
+  for (const c of r.chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe('ByteStream', () => {
+  it('pulls nothing before the first read', async () => {
+    const { stream, pulled } = source(4, KiB);
+    new ByteStream(stream);
+    await settle();
+    expect(pulled.chunks).toBe(0);
+  });
+
+  it('reads ahead at most what the last read asked for, and returns the bytes in order', async () => {
+    const { stream, pulled } = source(64, KiB);
+    const s = new ByteStream(stream);
+    const first = await s.read(2 * KiB, Infinity);
+    expect(Array.from(bytesOf(first).subarray(0, 4))).toEqual([0, 1, 2, 3]);
+    await settle();
+    expect(pulled.chunks).toBe(4); // 2 read + 2 ahead, not the whole stream
+    const second = await s.read(2 * KiB, Infinity);
+    expect(bytesOf(second)[0]).toBe((2 * KiB) % 251);
+  });
+
+  it('does not read ahead past the end or after a short read', async () => {
+    const { stream, pulled } = source(3, KiB);
+    const s = new ByteStream(stream);
+    expect((await s.read(10 * KiB, Infinity)).byteLength).toBe(3 * KiB);
+    await settle();
+    expect(pulled.chunks).toBe(3);
+    expect((await s.read(KiB, Infinity)).byteLength).toBe(0);
+  });
+
+  it('caps read-ahead at MAX_READ_AHEAD_BYTES', async () => {
+    const size = 64 * KiB;
+    const { stream, pulled } = source(128, size);
+    const s = new ByteStream(stream);
+    await s.read(4 * MAX_READ_AHEAD_BYTES, Infinity);
+    await settle();
+    expect(pulled.chunks * size).toBe(4 * MAX_READ_AHEAD_BYTES + MAX_READ_AHEAD_BYTES);
+  });
+
+  it('keeps a failure met while reading ahead and throws it whenever more bytes are needed', async () => {
+    const { stream } = source(8, KiB, 3);
+    const s = new ByteStream(stream);
+    expect((await s.read(2 * KiB, Infinity)).byteLength).toBe(2 * KiB);
+    await settle(); // the read-ahead meets the failure; nobody waits for it (no unhandled rejection)
+    await expect(s.read(2 * KiB, Infinity)).rejects.toThrow('upload broke');
+    await expect(s.read(2 * KiB, Infinity)).rejects.toThrow('upload broke');
+    expect(await s.available()).toBe(KiB); // what arrived before the failure is still there
+    expect((await s.read(KiB, Infinity)).byteLength).toBe(KiB);
+    await expect(s.available()).rejects.toThrow('upload broke');
+  });
+
+  it('refuses readAll beyond maxBytes', async () => {
+    const { stream } = source(4, KiB);
+    await expect(new ByteStream(stream).read(-1, 3 * KiB)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('stream bytes into the sandbox', () => {
+  // A checksum computed in the script over everything it read: proves every byte arrived, in order, whether it
+  // came through the worker's shared buffer (reads up to STREAM_BUFFER_BYTES) or was transferred (larger).
+  const checksum = (reads: string) => `
+    const r = context.getStream(); let sum = 0, n = 0;
+    const add = (c) => { for (let i = 0; i < c.length; i++) sum = (sum * 31 + c[i]) >>> 0; n += c.length; };
+    ${reads}
+    context.setBody(n + ':' + sum);`;
+  function expected(total: number): string {
+    let sum = 0;
+    for (let i = 0; i < total; i++) sum = (sum * 31 + (i % 251)) >>> 0;
+    return `${total}:${sum}`;
+  }
+
+  it('delivers every byte through shared memory, by transfer and at the end of the stream', async () => {
+    const size = 64 * KiB;
+    const chunks = 2 * (STREAM_BUFFER_BYTES / size) + 3; // 2 MiB + 192 KiB
+    const engine = await createWorkflowEngine(
+      workflow([
+        scriptStep(
+          'mixed',
+          checksum(
+            `add(r.read(${STREAM_BUFFER_BYTES})); add(r.read(1000)); add(r.read(${STREAM_BUFFER_BYTES + 5})); add(r.readAll());`,
+          ),
+        ),
+      ]),
+      { host: fakeHost(), data: {}, limits: { memoryBytes: 64 * 1024 * KiB } },
+    );
+    try {
+      const { stream } = source(chunks, size);
+      const r = await engine.runStep('mixed', input(undefined, { stream }));
+      expect(r.errors).toEqual([]);
+      expect(r.body).toBe(expected(chunks * size));
+    } finally {
+      engine.dispose();
+    }
+  });
+});
