@@ -39,6 +39,13 @@ interface WorkerResult {
   message?: string;
 }
 
+/** A host call from the sandbox; `spare` is the buffer of the previous stream read, given back for reuse. */
+interface HostCallMessage {
+  op: string;
+  args: { json: string; bytes?: Uint8Array };
+  spare?: ArrayBuffer;
+}
+
 interface Pending {
   resolve: (o: SandboxOutcome) => void;
   reject: (e: EngineError) => void;
@@ -60,16 +67,15 @@ export class SandboxWorker {
   private budgetMs = 0;
   private armedAt = 0;
 
-  private readonly streamBytes: Uint8Array;
+  /** Buffers of earlier stream reads the worker gave back, reused for the next reads of the same size. */
+  private readonly spares: ArrayBuffer[] = [];
 
   constructor(
     make: (source: string) => Worker,
     private readonly port: MessagePort,
     signal: SharedArrayBuffer,
-    streamBuffer: SharedArrayBuffer,
   ) {
     this.flag = new Int32Array(signal);
-    this.streamBytes = new Uint8Array(streamBuffer);
     this.worker = make(WORKER_SOURCE);
     this.ready = new Promise((resolve, reject) => {
       this.worker.once('message', (m: WorkerResult) =>
@@ -80,9 +86,7 @@ export class SandboxWorker {
     this.worker.on('message', (m: WorkerResult) => this.onResult(m));
     this.worker.on('error', (e: Error & { code?: string }) => this.onDeath(e.code));
     this.worker.on('exit', () => this.onDeath(undefined));
-    this.port.on('message', (m: { op: string; args: { json: string; bytes?: Uint8Array } }) =>
-      this.onHostCall(m),
-    );
+    this.port.on('message', (m: HostCallMessage) => this.onHostCall(m));
   }
 
   /** Runs one job; only one at a time per worker. */
@@ -159,7 +163,9 @@ export class SandboxWorker {
     });
   }
 
-  private onHostCall(m: { op: string; args: { json: string; bytes?: Uint8Array } }): void {
+  private onHostCall(m: HostCallMessage): void {
+    // At most two kept: a run reads in one size, or in a few; anything else is garbage-collected as usual.
+    if (m.spare instanceof ArrayBuffer && this.spares.length < 2) this.spares.push(m.spare);
     const p = this.pending;
     if (!p) return;
     this.disarm();
@@ -170,21 +176,18 @@ export class SandboxWorker {
   }
 
   /**
-   * Stream bytes go through the worker's shared buffer when they fit: the worker is blocked until this reply,
-   * and copies them out before its next call, so nothing else touches the buffer meanwhile. Larger reads are
-   * moved (transferred), not cloned.
+   * Stream bytes are moved (transferred), not cloned, in a buffer of exactly their size; the worker copies them
+   * into the sandbox and gives the buffer back with its next call, so a long run of equal reads allocates nothing.
    */
   private replyBytes(b: ByteChunks): void {
-    if (b.byteLength <= this.streamBytes.byteLength) {
-      b.copyTo(this.streamBytes);
-      return this.reply({ shared: b.byteLength });
-    }
-    const bytes = b.concat();
-    this.reply({ value: bytes }, [bytes.buffer]);
+    const i = this.spares.findIndex((x) => x.byteLength === b.byteLength);
+    const bytes = i < 0 ? b.concat() : new Uint8Array(this.spares.splice(i, 1)[0]!);
+    if (i >= 0) b.copyTo(bytes);
+    this.reply({ value: bytes, stream: true }, [bytes.buffer]);
   }
 
   private reply(
-    msg: { value?: unknown; error?: string; shared?: number },
+    msg: { value?: unknown; error?: string; stream?: boolean },
     transfer: ArrayBuffer[] = [],
   ): void {
     if (!this.pending || !this.alive) return;

@@ -20,9 +20,6 @@ interface Boot {
   wasmModule: WebAssembly.Module;
 }
 
-/** Per worker: stream reads up to this size reach the sandbox through shared memory (no garbage per read). */
-export const STREAM_BUFFER_BYTES = 1024 * 1024;
-
 let boot: Promise<Boot> | undefined;
 
 /** `WebAssembly` is a global in Node, but this package's `lib` only declares its types. */
@@ -44,7 +41,6 @@ function loadBoot(): Promise<Boot> {
 function spawn(b: Boot): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   const signal = new SharedArrayBuffer(4);
-  const streamBuffer = new SharedArrayBuffer(STREAM_BUFFER_BYTES);
   return new SandboxWorker(
     (source) =>
       new Worker(source, {
@@ -53,7 +49,6 @@ function spawn(b: Boot): SandboxWorker {
           ...b,
           rpcPort: port2,
           signal,
-          streamBuffer,
           prelude: PRELUDE,
           utilSource: PRELUDE_UTIL,
         },
@@ -62,7 +57,6 @@ function spawn(b: Boot): SandboxWorker {
       }),
     port1,
     signal,
-    streamBuffer,
   );
 }
 

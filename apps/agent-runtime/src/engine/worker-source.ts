@@ -13,7 +13,7 @@
 export const WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
-const { corePath, variantPath, rpcPort, signal, streamBuffer, wasmModule, prelude, utilSource } = workerData;
+const { corePath, variantPath, rpcPort, signal, wasmModule, prelude, utilSource } = workerData;
 const flag = new Int32Array(signal);
 let qjs;
 let hostWaitMs = 0;
@@ -22,10 +22,14 @@ let hostWaitMs = 0;
 // counters) count as script time, so a loop of them still ends at the deadline.
 const WAITING_OPS = new Set(['sendToStep', 'authCall', 'restrictedData', 'sleep', 'stream.read', 'stream.available']);
 
+// The buffer of the last stream read, already copied into the sandbox: handed back with the next call for reuse.
+let spare;
+
 function hostCall(op, args) {
   const started = Date.now();
   Atomics.store(flag, 0, 0);
-  rpcPort.postMessage({ op, args });
+  if (spare) { rpcPort.postMessage({ op, args, spare }, [spare]); spare = undefined; }
+  else rpcPort.postMessage({ op, args });
   for (;;) {
     Atomics.wait(flag, 0, 0, 1000);
     const got = receiveMessageOnPort(rpcPort);
@@ -56,11 +60,9 @@ function installHost(ctx) {
     }
     const reply = hostCall(op, { json: args, bytes });
     if (reply.error) return { error: ctx.newError({ name: 'Error', message: reply.error }) };
-    // Stream bytes in the shared buffer: copied into the sandbox now, before the next call may overwrite them.
-    if (typeof reply.shared === 'number') {
-      return ctx.newArrayBuffer(reply.shared === streamBuffer.byteLength ? streamBuffer : new Uint8Array(streamBuffer, 0, reply.shared));
-    }
-    return toHandle(ctx, reply.value);
+    const handle = toHandle(ctx, reply.value);
+    if (reply.stream && reply.value instanceof Uint8Array && reply.value.byteLength === reply.value.buffer.byteLength) spare = reply.value.buffer;
+    return handle;
   });
   ctx.setProp(ctx.global, '__host', fn);
   fn.dispose();

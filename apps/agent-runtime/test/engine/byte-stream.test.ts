@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ByteStream, MAX_READ_AHEAD_BYTES } from '../../src/engine/byte-stream.js';
 import { createWorkflowEngine } from '../../src/engine/index.js';
-import { STREAM_BUFFER_BYTES } from '../../src/engine/sandbox.js';
+const MiB = 1024 * 1024;
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
 const KiB = 1024;
@@ -90,8 +90,8 @@ describe('ByteStream', () => {
 });
 
 describe('stream bytes into the sandbox', () => {
-  // A checksum computed in the script over everything it read: proves every byte arrived, in order, whether it
-  // came through the worker's shared buffer (reads up to STREAM_BUFFER_BYTES) or was transferred (larger).
+  // A checksum computed in the script over everything it read: proves every byte arrived, in order, whether the
+  // read got a new buffer or one the worker gave back from an earlier read of the same size.
   const checksum = (reads: string) => `
     const r = context.getStream(); let sum = 0, n = 0;
     const add = (c) => { for (let i = 0; i < c.length; i++) sum = (sum * 31 + c[i]) >>> 0; n += c.length; };
@@ -103,15 +103,15 @@ describe('stream bytes into the sandbox', () => {
     return `${total}:${sum}`;
   }
 
-  it('delivers every byte through shared memory, by transfer and at the end of the stream', async () => {
+  it('delivers every byte in new and reused buffers and at the end of the stream', async () => {
     const size = 64 * KiB;
-    const chunks = 2 * (STREAM_BUFFER_BYTES / size) + 3; // 2 MiB + 192 KiB
+    const chunks = 3 * (MiB / size) + 3; // 3 MiB + 192 KiB
     const engine = await createWorkflowEngine(
       workflow([
         scriptStep(
           'mixed',
           checksum(
-            `add(r.read(${STREAM_BUFFER_BYTES})); add(r.read(1000)); add(r.read(${STREAM_BUFFER_BYTES + 5})); add(r.readAll());`,
+            `add(r.read(${MiB})); add(r.read(${MiB})); add(r.read(1000)); add(r.read(${MiB})); add(r.readAll());`,
           ),
         ),
       ]),
