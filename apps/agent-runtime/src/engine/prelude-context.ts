@@ -17,6 +17,8 @@ export const PRELUDE = String.raw`
   const host = globalThis.__host, utilSource = globalThis.__utilSource, indirectEval = globalThis.eval;
   delete globalThis.__host; delete globalThis.__utilSource;
   const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze, Fn = Function, apply = Reflect.apply;
+  const hasOwnProperty = Object.prototype.hasOwnProperty, U8 = Uint8Array;
+  const hasOwn = (o, k) => apply(hasOwnProperty, o, [k]);
   let utilFactory;
   function begin(input, inBytes) {
     let live = true;
@@ -41,7 +43,7 @@ export const PRELUDE = String.raw`
     function lower(n) { return String(n).toLowerCase(); }
     function notPermitted(what) { const e = new Error('ENGINE_NOT_PERMITTED: ' + what); e.code = 'ENGINE_NOT_PERMITTED'; return e; }
     function setBodyValue(x) {
-      if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) { bytesBody = U().toBytes(x).slice(); S.body = null; return; }
+      if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) { bytesBody = new U8(U().toBytes(x)); S.body = null; return; }
       bytesBody = null;
       S.body = x === null || x === undefined ? null : typeof x === 'object' ? U().serialize(x, 0) : String(x);
     }
@@ -84,20 +86,20 @@ export const PRELUDE = String.raw`
       getPassedMessageAsString() { return S.passed; },
       getData(key) {
         if (arguments.length === 0 || key === undefined) return JSON.stringify(S.data);
-        const v = Object.prototype.hasOwnProperty.call(S.data, String(key)) ? S.data[String(key)] : undefined;
+        const v = hasOwn(S.data, String(key)) ? S.data[String(key)] : undefined;
         return v === undefined ? null : str(v);
       },
       getStream() { return streamReader(); },
       setStream(x) {
         if (x === null || x === undefined) { bytesBody = null; S.streamCleared = true; return; }
         if (x && typeof x.readAll === 'function') x = x.readAll();
-        bytesBody = U().toBytes(x).slice(); S.body = null;
+        bytesBody = new U8(U().toBytes(x)); S.body = null;
       },
       end() { S.ended = true; },
       getHeader(n) {
         const k = lower(n);
-        if (Object.prototype.hasOwnProperty.call(S.outHeaders, k)) return JSON.stringify([S.outHeaders[k][1]]);
-        if (Object.prototype.hasOwnProperty.call(S.inHeaders, k)) return JSON.stringify(S.inHeaders[k]);
+        if (hasOwn(S.outHeaders, k)) return JSON.stringify([S.outHeaders[k][1]]);
+        if (hasOwn(S.inHeaders, k)) return JSON.stringify(S.inHeaders[k]);
         return null;
       },
       setHeader(n, v) {
@@ -156,7 +158,7 @@ export const PRELUDE = String.raw`
       finish() {
         live = false;
         S.bodyIsBytes = !!bytesBody;
-        return [stringify(S), bytesBody ? bytesBody.slice().buffer : undefined];
+        return [stringify(S), bytesBody ? new U8(bytesBody).buffer : undefined];
       },
     });
   }

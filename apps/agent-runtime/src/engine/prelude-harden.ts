@@ -18,7 +18,8 @@ export const PRELUDE_HARDEN = String.raw`
   const G = globalThis;
   const protoOf = Object.getPrototypeOf, gopd = Object.getOwnPropertyDescriptor, defProp = Object.defineProperty;
   const freezeObj = Object.freeze, isExtensible = Object.isExtensible, ownKeys = Reflect.ownKeys;
-  const deleteProp = Reflect.deleteProperty, hasOwn = Object.prototype.hasOwnProperty, TypeErr = TypeError;
+  const deleteProp = Reflect.deleteProperty, ownProp = Object.prototype.hasOwnProperty, applyFn = Reflect.apply;
+  const TypeErr = TypeError;
   delete G.FinalizationRegistry;
   const OVERRIDABLE = ['constructor', 'toString', 'valueOf', 'toLocaleString', 'toJSON', 'name', 'message',
     'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable'];
@@ -31,7 +32,7 @@ export const PRELUDE_HARDEN = String.raw`
       get x() { return value; },
       set x(v) {
         if (this === obj || this === null || this === undefined) throw new TypeErr('Cannot assign to read only property ' + String(key));
-        if (hasOwn.call(this, key)) this[key] = v;
+        if (applyFn(ownProp, this, [key])) this[key] = v;
         else defProp(this, key, { value: v, writable: true, enumerable: true, configurable: true });
       },
     }, 'x');
@@ -50,13 +51,27 @@ export const PRELUDE_HARDEN = String.raw`
     protoOf(''[Symbol.iterator]()), protoOf(/x/[Symbol.matchAll]('')), protoOf(Int8Array),
     (function () { 'use strict'; return gopd(arguments, 'callee').get; })(),
   ];
+  // Iterator helpers (where this QuickJS has them): their prototypes are reachable only through the objects made.
+  const values = [][Symbol.iterator]();
+  if (typeof values.map === 'function') roots.push(protoOf(values.map((x) => x)));
+  if (typeof Iterator === 'function' && typeof Iterator.from === 'function') {
+    roots.push(protoOf(Iterator.from({ next() { return { done: true, value: undefined }; } })));
+    if (typeof Iterator.concat === 'function') roots.push(protoOf(Iterator.concat()));
+  }
   const seen = new Set();
   const pending = roots.slice();
   while (pending.length > 0) {
     const o = pending.pop();
     if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o)) continue;
     seen.add(o);
-    if (typeof o === 'object' && o !== G) for (const k of OVERRIDABLE) enableOverride(o, k);
+    if (typeof o === 'object' && o !== G) {
+      for (const k of OVERRIDABLE) {
+        // The original value stays reachable through the new getter: it must be frozen too.
+        const d = gopd(o, k);
+        if (d && 'value' in d) pending.push(d.value);
+        enableOverride(o, k);
+      }
+    }
     if (o !== G) freezeObj(o);
     pending.push(protoOf(o));
     for (const k of ownKeys(o)) {

@@ -101,13 +101,43 @@ function finishRun(ctx, run, finish) {
   }
 }
 
-// One runtime per wasm instance is reused while runs end cleanly; after a script error, an interrupt or a
-// failure it is thrown away with every realm in it, and the next run gets a new one.
+// One runtime per wasm instance is reused; after an interrupt, an out-of-memory or a failure it is thrown away
+// with every realm in it, and the next run gets a new one.
 let cachedRt;
 // Hardened realms (ADR 0042), one per engine that ran here, least recently used first. A realm is reused only
 // by runs of the engine that created it, and only while its audit after each run passes.
 const realms = new Map();
 const MAX_REALMS = 4;
+
+// Objects of a past run can outlive it where the audit cannot see them (private fields stamped on frozen
+// built-ins), holding memory that the other realms in this runtime then lack. Every 16th run the runtime's
+// memory in use is compared with what it was after its realms were set up; more than 1 MiB above, and the
+// runtime is replaced. (Measuring costs ≈ 0.3–0.5 ms, too much for every run.)
+const MEMORY_CHECK_EVERY = 16, MEMORY_ALLOWANCE = 1024 * 1024;
+let memoryBaseline = 0, runsSinceMemoryCheck = 0;
+
+// QuickJS's estimate of its heap, plus array buffer contents, which that estimate leaves out.
+function memoryInUse(ctx) {
+  const usage = cachedRt.computeMemoryUsage();
+  let n = 0;
+  for (const field of ['memory_used_size', 'binary_object_size']) {
+    const v = ctx.getProp(usage, field);
+    n += ctx.typeof(v) === 'number' ? ctx.getNumber(v) : 0;
+    v.dispose();
+  }
+  usage.dispose();
+  return n;
+}
+
+function rebaseline(ctx) {
+  memoryInUse(ctx); // the first measurement may set up the runtime's own helper context
+  memoryBaseline = memoryInUse(ctx);
+  runsSinceMemoryCheck = 0;
+}
+
+function isOutOfMemory(e) {
+  return !!e && /out of memory/i.test(e.message);
+}
 
 function runtimeFor(job, clock) {
   if (!cachedRt) cachedRt = qjs.newRuntime();
@@ -154,6 +184,7 @@ function realmFor(rt, key) {
   setup.value.dispose();
   realms.set(key, realm);
   while (realms.size > MAX_REALMS) disposeRealm(realms.keys().next().value);
+  rebaseline(ctx);
   return realm;
 }
 
@@ -202,8 +233,19 @@ function runJob(job) {
   } catch (e) {
     result = { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) }, interrupted: clock.interrupted };
   }
-  if (result.kind !== 'done' || result.scriptError || result.interrupted) dropRuntime();
-  else if (!result.clean) disposeRealm(job.realm);
+  // An interrupt, an out-of-memory or a failure outside the script may leave the runtime in any state: replace
+  // it, with every realm in it. So must a run that left promise jobs behind, since they would run in the next
+  // run's drain. A script that merely threw leaves a realm like any other run: audited, reused when clean.
+  if (result.kind !== 'done' || result.interrupted || isOutOfMemory(result.scriptError) || (cachedRt && cachedRt.hasPendingJob())) dropRuntime();
+  else if (!result.clean) {
+    disposeRealm(job.realm);
+    const other = realms.values().next().value;
+    if (other) rebaseline(other.ctx);
+  } else if (++runsSinceMemoryCheck >= MEMORY_CHECK_EVERY) {
+    runsSinceMemoryCheck = 0;
+    const realm = realms.get(job.realm);
+    if (realm && memoryInUse(realm.ctx) > memoryBaseline + MEMORY_ALLOWANCE) dropRuntime();
+  }
   return result;
 }
 

@@ -88,13 +88,108 @@ describe('sandbox isolation (S51, S53)', () => {
   it('gives every run a clean global object', async () => {
     const engine = await engineFor({
       a: 'globalThis.leak = 42; implicitLeak = context.getBody(); var local = 1',
-      b: "context.setBody([typeof leak, typeof implicitLeak, typeof local].join(','))",
+      thrower: "thrownLeak = context.getBody(); throw new Error('after leaking')",
+      b: "context.setBody([typeof leak, typeof implicitLeak, typeof local, typeof thrownLeak].join(','))",
     });
     await engine.runStep('a', input('secret'));
-    expect((await engine.runStep('b', input())).body).toBe('undefined,undefined,undefined');
+    expect((await engine.runStep('b', input())).body).toBe('undefined,undefined,undefined,undefined');
     await engine.runStep('a', input('secret'));
-    await engine.runStep('a', input('secret'));
-    expect((await engine.runStep('b', input())).body).toBe('undefined,undefined,undefined');
+    expect((await engine.runStep('thrower', input('secret'))).errors).toHaveLength(1);
+    expect((await engine.runStep('b', input())).body).toBe('undefined,undefined,undefined,undefined');
+  });
+
+  it('leaves nothing reachable unfrozen: prototypes, intrinsics made by syntax, values behind accessors', async () => {
+    const body = await bodyOf(`
+      const G = globalThis, protoOf = Object.getPrototypeOf, gopd = Object.getOwnPropertyDescriptor;
+      const made = [
+        function* () {}, protoOf((function* () {})()), async function () {}, async function* () {}, protoOf((async function* () {})()),
+        [][Symbol.iterator](), new Map().entries(), new Set().values(), ''[Symbol.iterator](), /x/g[Symbol.matchAll]('x'),
+        typeof [].values().map === 'function' ? [].values().map((x) => x) : null,
+        typeof Iterator === 'function' && Iterator.from ? Iterator.from({ next() { return { done: true }; } }) : null,
+        typeof Iterator === 'function' && Iterator.concat ? Iterator.concat() : null,
+        (function () { return arguments; })(), (function () { 'use strict'; return arguments; })(),
+        function () {}.bind(null), Proxy.revocable({}, {}).revoke, Promise.withResolvers ? Promise.withResolvers().resolve : null,
+        new Int8Array(1), new Error('x'), new AggregateError([]), /x/, new Date(0), new WeakRef({}), new DataView(new ArrayBuffer(1)),
+        Symbol('s'), 1n, class {}, () => 1,
+      ];
+      const seen = new Set(), unfrozen = [], pending = [[G, 'globalThis']];
+      for (const m of made) if (m !== null) pending.push([protoOf(Object(m)), 'proto of ' + String(typeof m)]);
+      while (pending.length) {
+        const [o, path] = pending.pop();
+        if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o)) continue;
+        seen.add(o);
+        if (o !== G && !Object.isFrozen(o)) unfrozen.push(path);
+        pending.push([protoOf(o), path + '.__proto__']);
+        for (const k of Reflect.ownKeys(o)) {
+          const d = gopd(o, k), name = path + '.' + String(k);
+          if ('value' in d) { pending.push([d.value, name]); continue; }
+          pending.push([d.get, name + '(get)'], [d.set, name + '(set)']);
+          try { pending.push([d.get && d.get.call(o), name + '(value)']); } catch (e) {}
+        }
+      }
+      context.setBody(JSON.stringify(unfrozen.slice(0, 20)));`);
+    expect(body).toBe('[]');
+  });
+
+  it('keeps a patched built-in method of one run out of the next (the hasOwnProperty.call attack)', async () => {
+    const engine = await engineFor({
+      attacker: `let r = 'frozen';
+        try { Object.defineProperty(Object.prototype.hasOwnProperty, 'call', { value: () => true }); r = 'patched'; } catch (e) {}
+        try { const HP = Object.getPrototypeOf([].values().map((x) => x)); HP.next = function marked() { return { done: true }; }; if (HP.next.name === 'marked') r += ',helper patched'; } catch (e) {}
+        context.setBody(r)`,
+      victim:
+        "context.setBody(context.getHeader('x-role') + ',' + [1, 2].values().map((x) => x * 2).toArray().join('+'))",
+    });
+    expect((await engine.runStep('attacker', input())).body).toBe('frozen');
+    const r = await engine.runStep('victim', input(undefined, { headers: { 'x-role': ['user'] } }));
+    expect(r.body).toBe('["user"],2+4');
+  });
+
+  it('runs no script code after a run ends: promise jobs of one run never reach the next', async () => {
+    const engine = await engineFor({
+      attacker: `let n = 0;
+        class E extends Uint8Array {
+          slice() {
+            n++;
+            Promise.resolve().then(() => { if ('apiKey' in globalThis) globalThis.apiKey = 'attacker'; });
+            return n === 1 ? this : Uint8Array.prototype.slice.call(new Uint8Array(this));
+          }
+        }
+        context.setBody(new E([104, 105]));`,
+      victim: `apiKey = context.getBody();
+        (async () => { await null; context.setProperty('usedKey', apiKey); })();
+        context.setBody('done');`,
+    });
+    const a = await engine.runStep('attacker', input());
+    expect(new TextDecoder().decode(a.body as Uint8Array)).toBe('hi');
+    const v = await engine.runStep('victim', input('mine'));
+    expect(v.properties['usedKey']).toBe('mine');
+  });
+
+  it('reclaims memory a run pinned where the audit cannot see it (private fields on built-ins)', async () => {
+    const limits = { memoryBytes: 24 * 1024 * 1024 };
+    const attacker = await engineFor(
+      {
+        stamp: `class Base { constructor(o) { return o; } }
+          class Stamp extends Base { #pin = new Uint8Array(4 * 1024 * 1024).fill(1); }
+          for (const o of [Object.prototype, Array.prototype, Function.prototype, JSON]) new Stamp(o);
+          context.setBody('pinned');`,
+        idle: "context.setBody('idle')",
+      },
+      limits,
+    );
+    // 24 MiB in 1 MiB pieces fits (the sandbox's fixed memory is 16 MiB + the limit), but not beside 16 MiB pinned.
+    const victim = await engineFor(
+      {
+        big: 'const a = []; for (let i = 0; i < 24; i++) a.push(new Uint8Array(1024 * 1024)); context.setBody(String(a.length))',
+      },
+      limits,
+    );
+    expect((await attacker.runStep('stamp', input())).body).toBe('pinned');
+    // Memory is checked every 16th run of a worker; by then the runtime holding the pinned memory is replaced.
+    for (let i = 0; i < 16; i++) await attacker.runStep('idle', input());
+    const r = await victim.runStep('big', input());
+    expect(r.body).toBe('24');
   });
 
   it('discards a realm whose global object the run changed beyond repair', async () => {
