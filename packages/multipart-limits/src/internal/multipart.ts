@@ -1,166 +1,20 @@
 import type { IncomingMessage } from 'node:http';
-import { pipeline } from 'node:stream';
-import type { Readable } from 'node:stream';
-import busboy from 'busboy';
-import type { Busboy, FileInfo, FieldInfo } from 'busboy';
+import { Readable } from 'node:stream';
 import { UploadError, isUploadError } from '../errors.js';
-import type { ResolvedOptions } from '../options.js';
+import type { PartName, ResolvedOptions } from '../options.js';
 import type { Upload } from '../upload.js';
-import { FormGuard, busboyLimits } from './form-guard.js';
-import { LimitedStream } from './limited-stream.js';
+import { FormScanner } from './form-scanner.js';
+import { parsePartHead } from './part-head.js';
+import { PartRules } from './part-rules.js';
+import { decodeUtf8 } from './raw-body.js';
 import { abortedError, watchRequest } from './request-watch.js';
-
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } {
-  let resolve!: () => void;
-  let reject!: (e: Error) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined); // observed through the delivered stream; never an unhandled rejection
-  return { promise, resolve, reject };
-}
 
 function malformed(cause?: unknown): UploadError {
   return new UploadError('UPLOAD_MALFORMED', 'the multipart body is malformed', { cause });
 }
 
-/**
- * One multipart upload: request → {@link FormGuard} (cap, framing, part rules, exact `body` capture) →
- * busboy (file data) → {@link LimitedStream} (the delivered `stream`). The first failure wins; after it every
- * stream is unpiped or destroyed and every listener added to the request is removed. The request itself is
- * left to the caller, which answers with `Connection: close`.
- */
-class MultipartSession {
-  private settled: { error?: Error } | undefined;
-  private resolved = false;
-  private output: LimitedStream | undefined;
-  private busboyParts = 0;
-  private readonly formDone = deferred();
-  private readonly guard: FormGuard;
-  private readonly bb: Busboy;
-  private readonly unwatch: () => void;
-
-  constructor(
-    private readonly req: IncomingMessage,
-    boundary: string,
-    byteCap: number,
-    private readonly o: ResolvedOptions & { multipartByteLimit: number },
-    private readonly resolve: (u: Upload) => void,
-    private readonly reject: (e: Error) => void,
-  ) {
-    this.guard = new FormGuard(boundary, byteCap, o.bodyFieldByteLimit);
-    this.bb = this.createBusboy();
-    this.unwatch = watchRequest(req, o.signal, (e) => this.fail(e));
-  }
-
-  start(): void {
-    this.guard.on('error', (e) => this.fail(e));
-    this.bb.on('error', (e) => this.fail(e));
-    this.bb.on('file', (name: string, file: Readable, info: FileInfo) => this.onFile(name, file, info));
-    this.bb.on('field', (name: string, _value: string, info: FieldInfo) => this.onField(name, info));
-    for (const event of ['partsLimit', 'filesLimit', 'fieldsLimit']) {
-      this.bb.on(event, () =>
-        this.fail(new UploadError('UPLOAD_PARTS_LIMIT', 'the form has too many parts')),
-      );
-    }
-    pipeline(this.guard, this.bb, (err) => (err ? this.fail(err) : this.complete()));
-    // `pipe`, not `pipeline`, for the request: pipeline would destroy the request (and its socket) on failure,
-    // leaving the app no way to answer 413/400. fail() unpipes and pauses it instead.
-    this.req.pipe(this.guard);
-  }
-
-  private createBusboy(): Busboy {
-    try {
-      return busboy({
-        headers: this.req.headers,
-        limits: busboyLimits(this.o.multipartByteLimit, this.o.bodyFieldByteLimit),
-        defCharset: 'latin1', // the body value comes from the guard's exact capture, not from busboy
-      });
-    } catch (cause) {
-      // S24: the constructor throws on a content type it cannot use; planUpload refuses these first.
-      throw new UploadError('UPLOAD_BAD_BOUNDARY', 'the multipart content type cannot be parsed', { cause });
-    }
-  }
-
-  /** Cross-checks busboy's view of part `busboyParts` against the guard's; any difference is malformed. */
-  private crossCheck(name: string, isFile: boolean): boolean {
-    const head = this.guard.heads[this.busboyParts++];
-    if (head !== undefined && head.name === name && head.isFile === isFile) return true;
-    this.fail(malformed());
-    return false;
-  }
-
-  private onField(name: string, info: FieldInfo): void {
-    if (!this.crossCheck(name, false)) return;
-    if (info.valueTruncated || info.nameTruncated) this.fail(malformed());
-  }
-
-  private onFile(name: string, file: Readable, _info: FileInfo): void {
-    file.on('error', (e) => this.fail(e));
-    if (!this.crossCheck(name, true) || this.settled) {
-      file.resume();
-      return;
-    }
-    if (this.o.requireParts.has('body') && !this.guard.rules.has('body')) {
-      this.fail(missing('body'));
-      file.resume();
-      return;
-    }
-    this.deliver(file);
-  }
-
-  private deliver(file: Readable): void {
-    const limit = this.o.multipartByteLimit;
-    const out = new LimitedStream(limit, 'UPLOAD_FILE_TOO_LARGE', 'the stream part', this.formDone.promise);
-    this.output = out;
-    file.on('limit', () => this.fail(fileTooLarge(limit)));
-    out.on('error', (e) => this.fail(e));
-    out.on('close', () => {
-      if (!out.readableEnded)
-        this.fail(new UploadError('UPLOAD_ABORTED', 'the stream part was closed early'));
-    });
-    file.pipe(out);
-    this.resolved = true;
-    this.resolve({ kind: 'multipart', body: this.guard.body, stream: out });
-  }
-
-  private complete(): void {
-    if (this.settled) return;
-    if (this.busboyParts !== this.guard.heads.length) return this.fail(malformed());
-    const absent = (['body', 'stream'] as const).find(
-      (p) => this.o.requireParts.has(p) && !this.guard.rules.has(p),
-    );
-    if (absent !== undefined) return this.fail(missing(absent));
-    if (this.guard.heads.length === 0) return this.fail(missing(undefined));
-    this.settled = {};
-    this.unwatch();
-    this.formDone.resolve();
-    if (!this.resolved) this.resolve({ kind: 'multipart', body: this.guard.body, stream: undefined });
-  }
-
-  fail(err: unknown): void {
-    if (this.settled) return;
-    const aborted = this.req.destroyed && !this.req.complete;
-    const error = isUploadError(err) ? err : aborted ? abortedError(err) : malformed(err);
-    this.settled = { error };
-    this.unwatch();
-    this.req.unpipe(this.guard);
-    this.req.pause();
-    // Deferred: busboy calls our listeners mid-parse and keeps using its state after they return (destroying
-    // it synchronously inside a 'limit' listener makes busboy throw a TypeError).
-    process.nextTick(() => {
-      this.guard.destroy();
-      this.bb.destroy();
-    });
-    this.formDone.reject(error);
-    if (this.resolved) this.output?.destroy(error);
-    else this.reject(error);
-  }
-}
-
 /** `part` undefined: the form has neither part (interfaces §6.2: nothing to process). */
-function missing(part: 'body' | 'stream' | undefined): UploadError {
+function missing(part: PartName | undefined): UploadError {
   const what = part === undefined ? 'neither a body nor a stream part' : `no ${part} part`;
   return new UploadError('UPLOAD_MISSING_PART', `the form has ${what}`, {
     details: { parts: part === undefined ? ['body', 'stream'] : [part] },
@@ -171,6 +25,149 @@ function fileTooLarge(limit: number): UploadError {
   return new UploadError('UPLOAD_FILE_TOO_LARGE', `the stream part exceeds the limit of ${limit} bytes`, {
     details: { limit },
   });
+}
+
+function requestTooLarge(cap: number): UploadError {
+  return new UploadError('UPLOAD_REQUEST_TOO_LARGE', `the request exceeds the limit of ${cap} bytes`, {
+    details: { limit: cap },
+  });
+}
+
+/**
+ * One multipart upload, parsed by the {@link FormScanner} alone (ADR 0022): request cap, framing, part rules,
+ * the exact `body` capture, and the `stream` part's content, which goes to the delivered stream with
+ * backpressure (the request is paused while the consumer is behind). The delivered stream ends only after the
+ * whole form was valid (S25). The first failure wins; after it the delivered stream errors, every listener
+ * added to the request is removed and the request is left paused and unread, for the caller to answer with
+ * `Connection: close`.
+ */
+class MultipartSession {
+  private settled = false;
+  private resolved = false;
+  private bytes = 0;
+  private parts = 0;
+  private current: PartName | undefined;
+  private body: string | undefined;
+  private output: Readable | undefined;
+  private streamBytes = 0;
+  /** The request chunk being scanned: content slices of it are passed on as views, not copied. */
+  private chunk: Buffer | undefined;
+  private readonly rules = new PartRules();
+  private readonly scanner: FormScanner;
+  private readonly unwatch: () => void;
+  private readonly onData = (chunk: Buffer): void => this.scan(chunk);
+  private readonly onEnd = (): void => this.complete();
+
+  constructor(
+    private readonly req: IncomingMessage,
+    boundary: string,
+    private readonly byteCap: number,
+    private readonly o: ResolvedOptions & { multipartByteLimit: number },
+    private readonly resolve: (u: Upload) => void,
+    private readonly reject: (e: Error) => void,
+  ) {
+    this.scanner = new FormScanner(boundary, o.bodyFieldByteLimit, {
+      onPartHeaders: (lines) => this.onPartHeaders(lines),
+      onPartContent: (buf, from, to) => this.onPartContent(buf, from, to),
+      onPartEnd: (captured) => {
+        this.current = undefined;
+        if (captured !== undefined) this.body = decodeUtf8(captured, 'the body part');
+      },
+    });
+    this.unwatch = watchRequest(req, o.signal, (e) => this.fail(e));
+  }
+
+  start(): void {
+    this.req.on('data', this.onData);
+    this.req.on('end', this.onEnd);
+  }
+
+  private scan(chunk: Buffer): void {
+    if (this.settled) return;
+    this.bytes += chunk.length;
+    if (this.bytes > this.byteCap) return this.fail(requestTooLarge(this.byteCap));
+    this.chunk = chunk;
+    try {
+      this.scanner.push(chunk);
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.chunk = undefined;
+    }
+  }
+
+  private onPartHeaders(lines: string[]): boolean {
+    this.current = this.rules.admit(parsePartHead(lines));
+    this.parts++;
+    if (this.current !== 'stream') return this.current === 'body';
+    if (this.o.requireParts.has('body') && !this.rules.has('body')) throw missing('body');
+    this.deliver();
+    return false;
+  }
+
+  private onPartContent(buf: Buffer, from: number, to: number): void {
+    if (this.current !== 'stream' || this.output === undefined) return;
+    const limit = this.o.multipartByteLimit;
+    this.streamBytes += to - from;
+    // Never a byte past the limit, and never a silent cut: the stream errors instead.
+    if (this.streamBytes > limit) throw fileTooLarge(limit);
+    // A slice of the request's own chunk is never reused by Node; a joined buffer is the scanner's: copy it.
+    const piece = buf === this.chunk ? buf.subarray(from, to) : Buffer.from(buf.subarray(from, to));
+    if (!this.output.push(piece)) this.req.pause();
+  }
+
+  private deliver(): void {
+    const out = new Readable({
+      // The consumer wants more: let the request flow again (after a failure it stays paused and unread).
+      read: () => {
+        if (!this.settled) this.req.resume();
+      },
+    });
+    // Also keeps an error before the consumer listens from being an uncaught 'error' event.
+    out.on('error', (e) => this.fail(e));
+    out.on('close', () => {
+      if (!out.readableEnded)
+        this.fail(new UploadError('UPLOAD_ABORTED', 'the stream part was closed early'));
+    });
+    this.output = out;
+    this.resolved = true;
+    this.resolve({ kind: 'multipart', body: this.body, stream: out });
+  }
+
+  private complete(): void {
+    if (this.settled) return;
+    try {
+      this.scanner.end();
+    } catch (err) {
+      return this.fail(err);
+    }
+    const absent = (['body', 'stream'] as const).find(
+      (p) => this.o.requireParts.has(p) && !this.rules.has(p),
+    );
+    if (absent !== undefined) return this.fail(missing(absent));
+    if (this.parts === 0) return this.fail(missing(undefined));
+    this.settled = true;
+    this.detach();
+    if (this.output) this.output.push(null);
+    else this.resolve({ kind: 'multipart', body: this.body, stream: undefined });
+  }
+
+  private detach(): void {
+    this.unwatch();
+    this.req.off('data', this.onData);
+    this.req.off('end', this.onEnd);
+  }
+
+  fail(err: unknown): void {
+    if (this.settled) return;
+    const aborted = this.req.destroyed && !this.req.complete;
+    const error = isUploadError(err) ? err : aborted ? abortedError(err) : malformed(err);
+    this.settled = true;
+    this.detach();
+    this.req.pause();
+    if (this.output) this.output.destroy(error);
+    else this.reject(error);
+  }
 }
 
 /**

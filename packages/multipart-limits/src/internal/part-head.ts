@@ -40,7 +40,13 @@ function headerMap(lines: readonly string[]): Map<string, string> {
   return map;
 }
 
+// A quoted-pair (backslash) in the quoted part name: parsers disagree on unescaping it, so no name is read from it.
+const ESCAPED_NAME = /(?:^|;)[\t ]*name[\t ]*=[\t ]*"[^"]*\\/i;
+
 function dispositionParams(value: string | undefined): Map<string, string> {
+  if (value !== undefined && ESCAPED_NAME.test(value)) {
+    throw malformed('a part name must not contain a backslash escape');
+  }
   const m = value === undefined ? null : /^form-data(?=[;\t ]|$)/i.exec(value);
   const params = m === null ? undefined : parseParams(value!, m[0].length);
   if (params === undefined) throw malformed('a part has no valid content-disposition: form-data header');

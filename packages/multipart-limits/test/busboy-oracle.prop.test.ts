@@ -1,0 +1,121 @@
+// busboy as an independent oracle (ADR 0022): readUpload parses forms with its own scanner, and every form it
+// accepts must read the same in busboy, a widely used parser — the same body text and the same stream bytes,
+// whatever the chunking.
+import { fc, test } from '@fast-check/vitest';
+import busboy from 'busboy';
+import { describe, expect } from 'vitest';
+import { readUpload } from '../src/index.js';
+import { BOUNDARY, bodyPart, buildForm, streamPart } from './helpers.js';
+import { fakeRequest } from './fake-request.js';
+
+const HEADERS = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
+const OPTIONS = { multipartByteLimit: 4096, bodyFieldByteLimit: 1024 };
+const RUNS = process.env['SLOW'] ? 2000 : 80;
+
+interface Read {
+  body?: string;
+  stream?: string; // hex
+}
+
+function split(bytes: Buffer, cuts: number[]): Buffer[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Buffer[] = [];
+  let last = 0;
+  for (const p of [...points, bytes.length]) {
+    out.push(bytes.subarray(last, p));
+    last = p;
+  }
+  return out;
+}
+
+async function ours(chunks: Buffer[]): Promise<Read | undefined> {
+  try {
+    const up = await readUpload(fakeRequest(HEADERS, chunks), OPTIONS);
+    const parts: Buffer[] = [];
+    if (up.stream) for await (const c of up.stream as AsyncIterable<Buffer>) parts.push(c);
+    return {
+      ...(up.body === undefined ? {} : { body: up.body }),
+      ...(up.stream ? { stream: Buffer.concat(parts).toString('hex') } : {}),
+    };
+  } catch {
+    return undefined; // refused: nothing to compare
+  }
+}
+
+function theirs(chunks: Buffer[]): Promise<Read | { error: string }> {
+  return new Promise((resolve) => {
+    const read: Read = {};
+    const bb = busboy({ headers: HEADERS, defParamCharset: 'utf8', defCharset: 'utf8' });
+    bb.on('field', (name: string, value: string) => {
+      if (name === 'body') read.body = value;
+    });
+    bb.on('file', (name: string, file: NodeJS.ReadableStream) => {
+      const parts: Buffer[] = [];
+      file.on('data', (d: Buffer) => parts.push(d));
+      file.on('end', () => {
+        if (name === 'stream') read.stream = Buffer.concat(parts).toString('hex');
+      });
+    });
+    bb.on('close', () => resolve(read));
+    bb.on('error', (e: Error) => resolve({ error: e.message }));
+    for (const c of chunks) bb.write(c);
+    bb.end();
+  });
+}
+
+// Content that looks like framing: CR, LF, dashes and pieces of the delimiter, mixed with ordinary bytes.
+const tricky = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        '\r',
+        '\n',
+        '-',
+        '--',
+        '\r\n',
+        `\r\n--${BOUNDARY.slice(0, 10)}`,
+        `--${BOUNDARY}`.slice(0, -1),
+        'x',
+      ),
+      fc.string({ maxLength: 8 }),
+    ),
+    { maxLength: 24 },
+  )
+  .map((pieces) => pieces.join(''));
+
+describe('every form readUpload accepts reads the same in busboy', () => {
+  test.prop([tricky, fc.uint8Array({ maxLength: 300 }), tricky, fc.array(fc.nat(), { maxLength: 10 })], {
+    numRuns: RUNS,
+  })('body and stream parts with framing-like content, split anywhere', async (body, bytes, text, cuts) => {
+    const stream = Buffer.concat([Buffer.from(bytes), Buffer.from(text, 'latin1')]);
+    const form = buildForm([bodyPart(body), streamPart(stream)]);
+    const chunks = split(form, cuts);
+    const ourRead = await ours(chunks);
+    if (ourRead === undefined) return;
+    expect(await theirs(chunks)).toEqual(ourRead);
+  });
+
+  const token = fc.constantFrom(
+    `--${BOUNDARY}`,
+    `\r\n--${BOUNDARY}`,
+    `--${BOUNDARY}--`,
+    '\r\n',
+    '\r\n\r\n',
+    'Content-Disposition: form-data; name="body"',
+    'Content-Disposition: form-data; name="stream"; filename="a"',
+    'Content-Type: application/octet-stream',
+    ' ',
+    ':',
+    '--',
+    'x',
+  );
+  test.prop([fc.array(token, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 })], { numRuns: RUNS })(
+    'token soups',
+    async (tokens, cuts) => {
+      const chunks = split(Buffer.from(tokens.join('')), cuts);
+      const ourRead = await ours(chunks);
+      if (ourRead === undefined) return;
+      expect(await theirs(chunks)).toEqual(ourRead);
+    },
+  );
+});
