@@ -3,6 +3,7 @@
  * run once when the realm is created, after the prelude has captured what it needs from the global object.
  *
  * - `FinalizationRegistry` is removed: its callbacks are the one way code of an ended run could run later.
+ *   `SharedArrayBuffer` is removed: growing one reaches memory outside it in this QuickJS build.
  * - A few data properties of prototypes that scripts commonly shadow by assignment (`obj.toString = …`,
  *   `err.name = …`) become getter/setter pairs whose setter defines an own property on the assigned object, so
  *   freezing the prototype does not make such assignments fail (the "override mistake").
@@ -21,6 +22,9 @@ export const PRELUDE_HARDEN = String.raw`
   const deleteProp = Reflect.deleteProperty, ownProp = Object.prototype.hasOwnProperty, applyFn = Reflect.apply;
   const TypeErr = TypeError;
   delete G.FinalizationRegistry;
+  // This QuickJS build lets a growable SharedArrayBuffer's view reach past its allocation into the wasm heap
+  // (grow() sets the length without allocating when no SAB allocator hooks are set). Nothing here needs it.
+  delete G.SharedArrayBuffer;
   const OVERRIDABLE = ['constructor', 'toString', 'valueOf', 'toLocaleString', 'toJSON', 'name', 'message',
     'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable'];
   function enableOverride(obj, key) {

@@ -2,9 +2,9 @@
  * Source of the sandbox worker thread (ADR 0040). It runs as an `eval` worker so that the engine works the
  * same from `src/` (vitest) and from a bundled `dist/` without a separate entry file.
  *
- * The worker keeps one QuickJS runtime (sync wasm variant, loaded once per worker) with a memory limit, a stack
- * limit and an interrupt deadline, and in it one hardened realm per engine that ran here (ADR 0042). A realm is
- * created with exactly one host function (`__host`) and the prelude, which builds a fresh `context`, `console`
+ * The worker keeps one sandbox per engine that ran here (ADR 0042): a wasm instance of QuickJS (sync variant),
+ * a runtime with a memory limit, a stack limit and an interrupt deadline, and one hardened realm, created with
+ * exactly one host function (`__host`) and the prelude, which builds a fresh `context`, `console`
  * and `doc` for every run; the worker evaluates the processor script in it, posts the final run state back and
  * audits the realm before reusing it. `__host` is a synchronous call to the main thread: the request goes out on
  * a dedicated port and the worker blocks on `Atomics.wait` until the reply is there (`receiveMessageOnPort`). Time
@@ -15,7 +15,6 @@ export const WORKER_SOURCE = String.raw`
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const { corePath, variantPath, rpcPort, signal, wasmModule, prelude, utilSource } = workerData;
 const flag = new Int32Array(signal);
-let qjs;
 let hostWaitMs = 0;
 
 // Only calls that wait on something outside the sandbox stop the script's clock; cheap ones (log, metric,
@@ -68,19 +67,36 @@ function installHost(ctx) {
   fn.dispose();
 }
 
+// What a thrown value says, read property by property: never ctx.dump, which disposes some handles itself
+// (a thrown promise) and converts whole objects. A getter that throws gives an empty field.
 function describeError(ctx, handle) {
-  const dumped = ctx.dump(handle);
-  if (dumped && typeof dumped === 'object') {
-    return { name: String(dumped.name || 'Error'), message: String(dumped.message || '') };
+  const kind = ctx.typeof(handle);
+  if (kind === 'undefined' || ctx.sameValue(handle, ctx.null)) {
+    return { name: 'Error', message: String(kind === 'undefined' ? undefined : null), thrownNothing: true };
   }
-  return { name: 'Error', message: String(dumped) };
+  if (kind !== 'object' && kind !== 'function') {
+    let text = '';
+    try { text = String(ctx.dump(handle)); } catch (e) { /* leave it empty */ }
+    return { name: 'Error', message: text };
+  }
+  const field = (key) => {
+    try {
+      const v = ctx.getProp(handle, key);
+      const text = ctx.typeof(v) === 'string' ? ctx.getString(v) : '';
+      v.dispose();
+      return text;
+    } catch (e) {
+      return '';
+    }
+  };
+  return { name: field('name') || 'Error', message: field('message') };
 }
 
 // Promise reactions (then/await) queued by the script run before the state is read.
 function drainJobs(rt) {
   for (let i = 0; i < 10000; i++) {
     const r = rt.executePendingJobs(1000);
-    if (r.error) { const e = describeError(r.error.context, r.error); r.error.dispose(); return e; }
+    if (r.error) { const e = describeError(r.error.context, r.error); if (r.error.alive) r.error.dispose(); return e; }
     if (r.value === 0) return undefined;
   }
   return { name: 'InternalError', message: 'too many pending jobs' };
@@ -101,72 +117,60 @@ function finishRun(ctx, run, finish) {
   }
 }
 
-// One runtime per wasm instance is reused; after an interrupt, an out-of-memory or a failure it is thrown away
-// with every realm in it, and the next run gets a new one.
-let cachedRt;
-// Hardened realms (ADR 0042), one per engine that ran here, least recently used first. A realm is reused only
-// by runs of the engine that created it, and only while its audit after each run passes.
-const realms = new Map();
-const MAX_REALMS = 4;
+// One sandbox per engine that ran here (ADR 0042), least recently used first: its own wasm instance (its own
+// heap: nothing of one engine's runs is in memory another engine's script could ever reach), runtime and
+// hardened realm. A sandbox is reused only by runs of its engine, and only while each run ends cleanly.
+const sandboxes = new Map();
+const MAX_SANDBOXES = 4;
 
 // Objects of a past run can outlive it where the audit cannot see them (private fields stamped on frozen
-// built-ins), holding memory that the other realms in this runtime then lack. Every 16th run the runtime's
-// memory in use is compared with what it was after its realms were set up; more than 1 MiB above, and the
-// runtime is replaced. (Measuring costs ≈ 0.3–0.5 ms, too much for every run.)
+// built-ins), holding memory later runs of the engine then lack. Every 16th run of a sandbox its memory in use
+// is compared with what it was right after set-up; more than 1 MiB above, and the sandbox is replaced.
+// (Measuring costs ≈ 0.3–0.5 ms, too much for every run.)
 const MEMORY_CHECK_EVERY = 16, MEMORY_ALLOWANCE = 1024 * 1024;
-let memoryBaseline = 0, runsSinceMemoryCheck = 0;
 
 // QuickJS's estimate of its heap, plus array buffer contents, which that estimate leaves out.
-function memoryInUse(ctx) {
-  const usage = cachedRt.computeMemoryUsage();
+function memoryInUse(sb) {
+  const usage = sb.rt.computeMemoryUsage();
   let n = 0;
   for (const field of ['memory_used_size', 'binary_object_size']) {
-    const v = ctx.getProp(usage, field);
-    n += ctx.typeof(v) === 'number' ? ctx.getNumber(v) : 0;
+    const v = sb.ctx.getProp(usage, field);
+    n += sb.ctx.typeof(v) === 'number' ? sb.ctx.getNumber(v) : 0;
     v.dispose();
   }
   usage.dispose();
   return n;
 }
 
-function rebaseline(ctx) {
-  memoryInUse(ctx); // the first measurement may set up the runtime's own helper context
-  memoryBaseline = memoryInUse(ctx);
-  runsSinceMemoryCheck = 0;
-}
-
 function isOutOfMemory(e) {
   return !!e && /out of memory/i.test(e.message);
 }
 
-function runtimeFor(job, clock) {
-  if (!cachedRt) cachedRt = qjs.newRuntime();
-  cachedRt.setMemoryLimit(job.memoryBytes);
-  cachedRt.setMaxStackSize(job.maxStackBytes);
-  cachedRt.setInterruptHandler(() => {
-    if (Date.now() - clock.start - hostWaitMs > job.timeMs) clock.interrupted = true;
-    return clock.interrupted;
-  });
-  return cachedRt;
+function disposeSandbox(key) {
+  const sb = sandboxes.get(key);
+  if (!sb) return;
+  sandboxes.delete(key);
+  // A runtime that hit its limits may not free cleanly; its wasm instance goes with it either way.
+  try { sb.begin.dispose(); sb.audit.dispose(); sb.ctx.dispose(); sb.rt.dispose(); } catch (e) { /* see above */ }
 }
 
-function disposeRealm(key) {
-  const r = realms.get(key);
-  if (!r) return;
-  realms.delete(key);
-  try { r.begin.dispose(); r.audit.dispose(); r.ctx.dispose(); } catch (e) { /* a context that hit its limits may not free cleanly */ }
-}
+// setMemoryLimit alone does not bound the total of large strings and typed arrays (quickjs-emscripten
+// issue 271), so each instance gets its own fixed-size linear memory: 16 MiB base + the run's memory limit.
+const PAGE = 65536, BASE_PAGES = 256;
+let core, variant;
 
-function dropRuntime() {
-  for (const key of [...realms.keys()]) disposeRealm(key);
-  const rt = cachedRt;
-  cachedRt = undefined;
-  try { if (rt) rt.dispose(); } catch (e) { /* a runtime that hit its limits may not free cleanly */ }
-}
-
-function realmFor(rt, key) {
-  const found = realms.get(key);
-  if (found) { realms.delete(key); realms.set(key, found); return found; }
+async function sandboxFor(job) {
+  const found = sandboxes.get(job.realm);
+  if (found && found.memoryBytes === job.memoryBytes) {
+    sandboxes.delete(job.realm);
+    sandboxes.set(job.realm, found);
+    return found;
+  }
+  disposeSandbox(job.realm);
+  const maximum = BASE_PAGES + Math.ceil(job.memoryBytes / PAGE);
+  const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum });
+  const qjs = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant, { wasmModule, wasmMemory }));
+  const rt = qjs.newRuntime();
   const ctx = rt.newContext();
   let setup;
   try {
@@ -177,22 +181,32 @@ function realmFor(rt, key) {
     setup = ctx.evalCode(prelude, 'prelude.js');
     if (setup.error) { const e = describeError(ctx, setup.error); setup.error.dispose(); throw new Error(e.name + ': ' + e.message); }
   } catch (e) {
-    ctx.dispose();
+    try { ctx.dispose(); rt.dispose(); } catch (e2) { /* the instance is dropped anyway */ }
     throw e;
   }
-  const realm = { ctx, begin: ctx.getProp(setup.value, 0), audit: ctx.getProp(setup.value, 1) };
+  const sb = { rt, ctx, begin: ctx.getProp(setup.value, 0), audit: ctx.getProp(setup.value, 1), memoryBytes: job.memoryBytes, baseline: 0, runs: 0 };
   setup.value.dispose();
-  realms.set(key, realm);
-  while (realms.size > MAX_REALMS) disposeRealm(realms.keys().next().value);
-  rebaseline(ctx);
-  return realm;
+  memoryInUse(sb); // the first measurement may set up the runtime's own helper context
+  sb.baseline = memoryInUse(sb);
+  sandboxes.set(job.realm, sb);
+  while (sandboxes.size > MAX_SANDBOXES) disposeSandbox(sandboxes.keys().next().value);
+  return sb;
 }
 
-function runInRealm(realm, rt, job, clock) {
-  const { ctx } = realm;
+function limit(sb, job, clock) {
+  sb.rt.setMemoryLimit(job.memoryBytes);
+  sb.rt.setMaxStackSize(job.maxStackBytes);
+  sb.rt.setInterruptHandler(() => {
+    if (Date.now() - clock.start - hostWaitMs > job.timeMs) clock.interrupted = true;
+    return clock.interrupted;
+  });
+}
+
+function runInRealm(sb, job, clock) {
+  const { ctx } = sb;
   const inputH = ctx.newString(job.input);
   const bytesH = job.inBytes ? ctx.newArrayBuffer(ownBuffer(job.inBytes)) : ctx.undefined;
-  const started = ctx.callFunction(realm.begin, ctx.undefined, inputH, bytesH);
+  const started = ctx.callFunction(sb.begin, ctx.undefined, inputH, bytesH);
   inputH.dispose();
   if (job.inBytes) bytesH.dispose();
   if (started.error) {
@@ -208,72 +222,49 @@ function runInRealm(realm, rt, job, clock) {
     source.dispose();
     let scriptError;
     if (r.error) { scriptError = describeError(ctx, r.error); r.error.dispose(); } else r.value.dispose();
-    scriptError = scriptError || drainJobs(rt);
+    scriptError = scriptError || drainJobs(sb.rt);
     const out = finishRun(ctx, run, finish);
     if (out.error) return { kind: 'fail', error: out.error, interrupted: clock.interrupted };
-    const audited = ctx.callFunction(realm.audit, ctx.undefined);
+    const audited = ctx.callFunction(sb.audit, ctx.undefined);
     let clean = false;
     if (audited.error) audited.error.dispose();
-    else { clean = ctx.dump(audited.value) === true; audited.value.dispose(); }
+    else { clean = ctx.typeof(audited.value) === 'boolean' && ctx.dump(audited.value) === true; audited.value.dispose(); }
     return { kind: 'done', output: out.output, outBytes: out.bytes, scriptError, interrupted: clock.interrupted, clean };
   } finally {
     exec.dispose(); finish.dispose(); run.dispose();
   }
 }
 
-function runJob(job) {
+async function runJob(job) {
   hostWaitMs = 0;
   const clock = { start: Date.now(), interrupted: false };
-  let result;
+  let result, sb;
   try {
-    const rt = runtimeFor(job, clock);
-    const realm = realmFor(rt, job.realm);
-    clock.start = Date.now(); // setting up a realm is not the script's time
-    result = runInRealm(realm, rt, job, clock);
+    sb = await sandboxFor(job);
+    limit(sb, job, clock);
+    clock.start = Date.now(); // setting up a sandbox is not the script's time
+    result = runInRealm(sb, job, clock);
   } catch (e) {
     result = { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) }, interrupted: clock.interrupted };
   }
-  // An interrupt, an out-of-memory or a failure outside the script may leave the runtime in any state: replace
-  // it, with every realm in it. So must a run that left promise jobs behind, since they would run in the next
-  // run's drain. A script that merely threw leaves a realm like any other run: audited, reused when clean.
-  if (result.kind !== 'done' || result.interrupted || isOutOfMemory(result.scriptError) || (cachedRt && cachedRt.hasPendingJob())) dropRuntime();
-  else if (!result.clean) {
-    disposeRealm(job.realm);
-    const other = realms.values().next().value;
-    if (other) rebaseline(other.ctx);
-  } else if (++runsSinceMemoryCheck >= MEMORY_CHECK_EVERY) {
-    runsSinceMemoryCheck = 0;
-    const realm = realms.get(job.realm);
-    if (realm && memoryInUse(realm.ctx) > memoryBaseline + MEMORY_ALLOWANCE) dropRuntime();
-  }
+  // An interrupt, an out-of-memory (QuickJS may throw it as a bare null), a failure outside the script, or promise
+  // jobs left behind (they would run in the next run's drain) may leave the sandbox in any state: replace it.
+  // A script that merely threw leaves it like any other run: audited, reused when clean.
+  const suspect = result.kind !== 'done' || result.interrupted || isOutOfMemory(result.scriptError) ||
+    (result.scriptError && result.scriptError.thrownNothing) || !sb || sb.rt.hasPendingJob() || !result.clean;
+  if (suspect) disposeSandbox(job.realm);
+  else if (++sb.runs % MEMORY_CHECK_EVERY === 0 && memoryInUse(sb) > sb.baseline + MEMORY_ALLOWANCE) disposeSandbox(job.realm);
   return result;
-}
-
-// setMemoryLimit alone does not bound the total of large strings and typed arrays (quickjs-emscripten
-// issue 271), so each instance gets its own fixed-size linear memory: 16 MiB base + the run's memory limit.
-const PAGE = 65536, BASE_PAGES = 256;
-let core, variant, qjsLimit = -1;
-async function instanceFor(memoryBytes) {
-  if (qjs && qjsLimit === memoryBytes) return;
-  dropRuntime();
-  qjs = undefined;
-  const maximum = BASE_PAGES + Math.ceil(memoryBytes / PAGE);
-  const wasmMemory = new WebAssembly.Memory({ initial: BASE_PAGES, maximum });
-  qjs = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant, { wasmModule, wasmMemory }));
-  qjsLimit = memoryBytes;
 }
 
 (async () => {
   core = require(corePath);
   const v = require(variantPath);
   variant = v.default || v;
-  await instanceFor(32 * 1024 * 1024);
   parentPort.on('message', async (job) => {
     let result;
-    try { await instanceFor(job.memoryBytes); result = runJob(job); }
+    try { result = await runJob(job); }
     catch (e) { result = { kind: 'fail', error: { name: 'InternalError', message: String(e && e.message) } }; }
-    // A run that failed outside the script may have left the instance in a bad state: start a new one.
-    if (result.kind === 'fail') qjsLimit = -1;
     parentPort.postMessage(result);
   });
   parentPort.postMessage({ kind: 'ready' });
