@@ -72,20 +72,47 @@ export class FormScanner {
    * `UPLOAD_FIELD_TOO_LARGE`, or whatever a hook throws.
    */
   push(chunk: Buffer): void {
+    if (this.carryIsContent(chunk)) {
+      const carry = this.carry;
+      this.carry = EMPTY;
+      this.take(carry, 0, carry.length);
+      if (this.wipeCopies && carry !== CRLF) carry.fill(0);
+      this.scan(chunk);
+      return;
+    }
     const joined = this.carry.length !== 0;
     const buf = joined ? Buffer.concat([this.carry, chunk]) : chunk;
     if (joined && this.wipeCopies && this.carry !== CRLF) this.carry.fill(0);
     this.carry = EMPTY;
     try {
-      let i = 0;
-      while (i < buf.length) {
-        const next = this.step(buf, i);
-        if (next < 0) return;
-        i = next;
-      }
+      this.scan(buf);
     } finally {
       if (joined && this.wipeCopies) buf.fill(0);
     }
+  }
+
+  private scan(buf: Buffer): void {
+    let i = 0;
+    while (i < buf.length) {
+      const next = this.step(buf, i);
+      if (next < 0) return;
+      i = next;
+    }
+  }
+
+  /**
+   * In content, the carry is the tail that might start a delimiter. When the chunk is at least a delimiter long,
+   * a delimiter starting in the carry would end within carry + the chunk's first |D| − 1 bytes: if that short
+   * bridge holds none, the carry is content and the chunk can be scanned on its own, without joining (copying)
+   * it to the carry.
+   */
+  private carryIsContent(chunk: Buffer): boolean {
+    if (this.carry.length === 0 || this.state !== 'content' || chunk.length < this.delimiter.length)
+      return false;
+    const bridge = Buffer.concat([this.carry, chunk.subarray(0, this.delimiter.length - 1)]);
+    const found = bridge.indexOf(this.delimiter) >= 0;
+    if (this.wipeCopies) bridge.fill(0);
+    return !found;
   }
 
   /**
