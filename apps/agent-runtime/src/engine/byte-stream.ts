@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+
 /** Most bytes read ahead of the script: while it works on one read, the next one is already being received. */
 export const MAX_READ_AHEAD_BYTES = 1024 * 1024;
 
@@ -27,12 +29,14 @@ export class ByteChunks {
 }
 
 /**
- * Pull-based reader over the step's input stream or a response body, serving `ByteReader.read(n)`.
+ * Reader over the step's input stream or a response body, serving `ByteReader.read(n)`.
  *
- * After a read of `n` bytes that the stream could fill, up to `min(n, MAX_READ_AHEAD_BYTES)` more are pulled in
+ * After a read of `n` bytes that the stream could fill, up to `min(n, MAX_READ_AHEAD_BYTES)` more are taken in
  * the background, so receiving (and parsing) the next bytes overlaps with the sandbox copying and using these.
- * Nothing is pulled before the first read, and read-ahead never goes past what the script asked for last time.
- * A failure of the source, also one met while reading ahead, is thrown by every later read.
+ * Nothing is taken before the first read, and read-ahead never goes past what the script asked for last time.
+ * A Node `Readable` is consumed chunk by chunk in flowing mode and paused at that mark (its async iterator would
+ * join every buffered chunk into a new buffer first); any other async iterable is iterated. A failure of the
+ * source, also one met while reading ahead, is thrown whenever more bytes are needed.
  */
 export class ByteStream {
   private readonly chunks: Uint8Array[] = [];
@@ -41,10 +45,18 @@ export class ByteStream {
   private source: AsyncIterable<Uint8Array> | undefined;
   private inflight: Promise<boolean> | undefined;
   private failure: { error: Error } | undefined;
+  /** Flowing mode (a Node Readable): listeners attached at the first read. */
+  private readable: Readable | undefined;
+  private attached = false;
+  private ended = false;
+  /** Bytes buffered beyond which the readable is paused. */
+  private cap = 0;
+  private waiter: ((what: 'data' | 'end' | 'error') => void) | undefined;
 
   /** Nothing is read from `source` until a script reads (a step that ignores the stream leaves it untouched). */
   constructor(source: AsyncIterable<Uint8Array> | Uint8Array | undefined) {
     if (source instanceof Uint8Array) this.push(source);
+    else if (source instanceof Readable) this.readable = source;
     else this.source = source;
   }
 
@@ -61,6 +73,7 @@ export class ByteStream {
    */
   async read(n: number, maxBytes: number): Promise<ByteChunks> {
     const want = n < 0 ? Infinity : n;
+    this.cap = want + Math.min(want, MAX_READ_AHEAD_BYTES);
     while (this.buffered < want && (await this.pull()));
     if (n < 0 && this.buffered > maxBytes)
       throw new RangeError(`the stream is larger than ${maxBytes} bytes`);
@@ -78,6 +91,7 @@ export class ByteStream {
   /** One chunk more; false at the end. Never runs twice at once (a read may wait on a read-ahead pull). */
   private pull(): Promise<boolean> {
     if (this.failure) return Promise.reject(this.failure.error);
+    if (this.readable) return this.pullFlowing(this.readable);
     this.inflight ??= this.pullOnce().then(
       (more) => {
         this.inflight = undefined;
@@ -93,7 +107,55 @@ export class ByteStream {
     return this.inflight;
   }
 
+  /** Resolves true when bytes arrived, false at the end; the readable runs until `cap` bytes are buffered. */
+  private pullFlowing(r: Readable): Promise<boolean> {
+    this.attach(r);
+    if (this.failure) return Promise.reject(this.failure.error);
+    if (this.ended) return Promise.resolve(false);
+    return new Promise<boolean>((resolve, reject) => {
+      this.waiter = (what) => {
+        this.waiter = undefined;
+        if (what === 'error') reject(this.failure!.error);
+        else resolve(what === 'data');
+      };
+      r.resume();
+    });
+  }
+
+  private attach(r: Readable): void {
+    if (this.attached) return;
+    this.attached = true;
+    // It may have ended, failed or been destroyed before the first read: those events are gone.
+    const closed = (): void => {
+      if (this.ended || this.failure) return;
+      const error = r.errored ?? new Error('the stream was closed before its end');
+      this.failure = { error: error instanceof Error ? error : new Error(String(error)) };
+      this.waiter?.('error');
+    };
+    if (r.readableEnded) this.ended = true;
+    else if (r.errored || r.destroyed) closed();
+    r.once('close', closed);
+    r.on('data', (c: Uint8Array) => {
+      this.push(c);
+      if (this.buffered >= this.cap) r.pause();
+      this.waiter?.('data');
+    });
+    r.once('end', () => {
+      this.ended = true;
+      this.waiter?.('end');
+    });
+    r.once('error', (cause: unknown) => {
+      this.failure = { error: cause instanceof Error ? cause : new Error(String(cause)) };
+      this.waiter?.('error');
+    });
+  }
+
   private readAhead(target: number): void {
+    if (this.readable) {
+      // Flowing: let the readable run until `cap` (the bytes just read plus `target`) is reached again.
+      if (!this.ended && !this.failure && this.buffered < target) this.readable.resume();
+      return;
+    }
     if (this.inflight || this.failure || !(this.source || this.iterator) || this.buffered >= target) return;
     this.pull().then(
       (more) => more && this.readAhead(target),

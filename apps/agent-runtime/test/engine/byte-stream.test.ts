@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ByteStream, MAX_READ_AHEAD_BYTES } from '../../src/engine/byte-stream.js';
 import { createWorkflowEngine } from '../../src/engine/index.js';
@@ -86,6 +87,72 @@ describe('ByteStream', () => {
   it('refuses readAll beyond maxBytes', async () => {
     const { stream } = source(4, KiB);
     await expect(new ByteStream(stream).read(-1, 3 * KiB)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('ByteStream over a Node Readable (flowing, paused at the read-ahead mark)', () => {
+  function readable(count: number, size: number): { r: Readable; produced: () => number } {
+    let made = 0;
+    const r = new Readable({
+      read() {
+        if (made === count) return void this.push(null);
+        const chunk = new Uint8Array(size);
+        for (let i = 0; i < size; i++) chunk[i] = (made * size + i) % 251;
+        made++;
+        this.push(chunk);
+      },
+    });
+    return { r, produced: () => made };
+  }
+
+  it('takes chunks one by one, in order, and stops near the mark', async () => {
+    const { r, produced } = readable(64, KiB);
+    const s = new ByteStream(r);
+    const first = await s.read(2 * KiB, Infinity);
+    expect(first.chunks.length).toBe(2); // views of the chunks, never one joined copy
+    expect(bytesOf(first)[KiB]).toBe(KiB % 251);
+    await settle();
+    // 2 read + 2 ahead, plus what the readable buffers itself (its highWaterMark, 16 KiB): not all 64.
+    expect(produced()).toBeLessThanOrEqual(4 + 16);
+    const rest = await s.read(-1, Infinity);
+    expect(rest.byteLength).toBe(62 * KiB);
+    expect(bytesOf(rest)[0]).toBe((2 * KiB) % 251);
+    expect((await s.read(KiB, Infinity)).byteLength).toBe(0);
+  });
+
+  it('throws the error of a readable that failed before the first read', async () => {
+    const { r } = readable(4, KiB);
+    r.destroy(new Error('upload broke early'));
+    await settle();
+    await expect(new ByteStream(r).read(KiB, Infinity)).rejects.toThrow('upload broke early');
+  });
+
+  it('refuses to call a readable closed before its end complete', async () => {
+    const { r } = readable(4, KiB);
+    r.destroy();
+    await settle();
+    await expect(new ByteStream(r).read(KiB, Infinity)).rejects.toThrow('closed before its end');
+  });
+
+  it('reads a readable that ended before the first read as empty', async () => {
+    const r = Readable.from([], { objectMode: false });
+    r.resume();
+    await settle();
+    expect((await new ByteStream(r).read(KiB, Infinity)).byteLength).toBe(0);
+  });
+
+  it('throws an error met while reading ahead when more bytes are needed', async () => {
+    let made = 0;
+    const r = new Readable({
+      read() {
+        if (made++ < 3) this.push(new Uint8Array(KiB));
+        else this.destroy(new Error('upload broke'));
+      },
+    });
+    const s = new ByteStream(r);
+    expect((await s.read(2 * KiB, Infinity)).byteLength).toBe(2 * KiB);
+    await settle();
+    await expect(s.read(4 * KiB, Infinity)).rejects.toThrow('upload broke');
   });
 });
 
