@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { planUpload } from './check-headers.js';
 import type { UploadKind, UploadPlan } from './check-headers.js';
 import { UploadError } from './errors.js';
+import { missingPart, requestTooLarge, streamTooLarge } from './internal/form-errors.js';
 import { FormScanner } from './internal/form-scanner.js';
 import { parsePartHead } from './internal/part-head.js';
 import { PartRules } from './internal/part-rules.js';
@@ -23,12 +24,6 @@ export interface BufferedUpload {
   stream: Buffer | undefined;
 }
 
-function requestTooLarge(cap: number): UploadError {
-  return new UploadError('UPLOAD_REQUEST_TOO_LARGE', `the request exceeds the limit of ${cap} bytes`, {
-    details: { limit: cap },
-  });
-}
-
 function bodyTooLarge(limit: number): UploadError {
   return new UploadError('UPLOAD_BODY_TOO_LARGE', `the request body exceeds the limit of ${limit} bytes`, {
     details: { limit },
@@ -37,20 +32,6 @@ function bodyTooLarge(limit: number): UploadError {
 
 function overCap(plan: UploadPlan): UploadError {
   return plan.kind === 'multipart' ? requestTooLarge(plan.byteCap) : bodyTooLarge(plan.byteCap);
-}
-
-/** `part` undefined: the form has neither part. Same code, message and details as the streaming reader. */
-function missing(part: PartName | undefined): UploadError {
-  const what = part === undefined ? 'neither a body nor a stream part' : `no ${part} part`;
-  return new UploadError('UPLOAD_MISSING_PART', `the form has ${what}`, {
-    details: { parts: part === undefined ? ['body', 'stream'] : [part] },
-  });
-}
-
-function fileTooLarge(limit: number): UploadError {
-  return new UploadError('UPLOAD_FILE_TOO_LARGE', `the stream part exceeds the limit of ${limit} bytes`, {
-    details: { limit },
-  });
 }
 
 /**
@@ -100,11 +81,11 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
   try {
     scanner.push(bytes);
     scanner.end();
-    if (sawStream && o.requireParts.has('body') && !rules.has('body')) throw missing('body');
-    if (streamBytes > limit) throw fileTooLarge(limit);
+    if (sawStream && o.requireParts.has('body') && !rules.has('body')) throw missingPart('body');
+    if (streamBytes > limit) throw streamTooLarge(limit);
     const absent = (['body', 'stream'] as const).find((p) => o.requireParts.has(p) && !rules.has(p));
-    if (absent !== undefined) throw missing(absent);
-    if (parts === 0) throw missing(undefined);
+    if (absent !== undefined) throw missingPart(absent);
+    if (parts === 0) throw missingPart(undefined);
   } catch (err) {
     for (const s of slices) s.fill(0);
     throw err;

@@ -6,6 +6,7 @@ import busboy from 'busboy';
 import { describe, expect } from 'vitest';
 import { readUpload } from '../src/index.js';
 import { BOUNDARY, bodyPart, buildForm, streamPart } from './helpers.js';
+import { formToken, split } from './arbitraries.js';
 import { fakeRequest } from './fake-request.js';
 
 const HEADERS = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
@@ -15,17 +16,6 @@ const RUNS = process.env['SLOW'] ? 2000 : 80;
 interface Read {
   body?: string;
   stream?: string; // hex
-}
-
-function split(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Buffer[] = [];
-  let last = 0;
-  for (const p of [...points, bytes.length]) {
-    out.push(bytes.subarray(last, p));
-    last = p;
-  }
-  return out;
 }
 
 async function ours(chunks: Buffer[]): Promise<Read | undefined> {
@@ -95,20 +85,7 @@ describe('every form readUpload accepts reads the same in busboy', () => {
     expect(await theirs(chunks)).toEqual(ourRead);
   });
 
-  const token = fc.constantFrom(
-    `--${BOUNDARY}`,
-    `\r\n--${BOUNDARY}`,
-    `--${BOUNDARY}--`,
-    '\r\n',
-    '\r\n\r\n',
-    'Content-Disposition: form-data; name="body"',
-    'Content-Disposition: form-data; name="stream"; filename="a"',
-    'Content-Type: application/octet-stream',
-    ' ',
-    ':',
-    '--',
-    'x',
-  );
+  const token = formToken();
   test.prop([fc.array(token, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 })], { numRuns: RUNS })(
     'token soups',
     async (tokens, cuts) => {

@@ -2,23 +2,12 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import { UPLOAD_ERROR_CODES } from '../src/index.js';
 import { BOUNDARY, bodyPart, buildForm, streamPart } from './helpers.js';
+import { formToken, split } from './arbitraries.js';
 import { fakeRequest, outcome } from './fake-request.js';
 
 const HEADERS = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
 const OPTIONS = { multipartByteLimit: 256, bodyFieldByteLimit: 64 };
 const RUNS = process.env['SLOW'] ? 2000 : 60;
-
-/** Splits bytes at the given cut points. */
-function split(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Buffer[] = [];
-  let last = 0;
-  for (const p of [...points, bytes.length]) {
-    out.push(bytes.subarray(last, p));
-    last = p;
-  }
-  return out;
-}
 
 const validForm = fc
   .tuple(fc.string({ maxLength: 64 }), fc.uint8Array({ maxLength: 256 }))
@@ -54,20 +43,7 @@ describe('readUpload properties', () => {
     },
   );
 
-  const token = fc.constantFrom(
-    `--${BOUNDARY}`,
-    `\r\n--${BOUNDARY}`,
-    `--${BOUNDARY}--`,
-    '\r\n',
-    '\r\n\r\n',
-    'Content-Disposition: form-data; name="body"',
-    'Content-Disposition: form-data; name="stream"; filename="a"',
-    'Content-Type: application/octet-stream',
-    ' ',
-    ':',
-    '--',
-    'x',
-  );
+  const token = formToken();
   test.prop([fc.array(token, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 })], { numRuns: RUNS })(
     'any sequence of multipart tokens yields a coded error or a result, never a crash or a hang',
     async (tokens, cuts) => {

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { UploadError, isUploadError } from '../errors.js';
 import type { PartName, ResolvedOptions } from '../options.js';
 import type { Upload } from '../upload.js';
+import { missingPart, requestTooLarge, streamTooLarge } from './form-errors.js';
 import { FormScanner } from './form-scanner.js';
 import { parsePartHead } from './part-head.js';
 import { PartRules } from './part-rules.js';
@@ -11,26 +12,6 @@ import { abortedError, watchRequest } from './request-watch.js';
 
 function malformed(cause?: unknown): UploadError {
   return new UploadError('UPLOAD_MALFORMED', 'the multipart body is malformed', { cause });
-}
-
-/** `part` undefined: the form has neither part (interfaces §6.2: nothing to process). */
-function missing(part: PartName | undefined): UploadError {
-  const what = part === undefined ? 'neither a body nor a stream part' : `no ${part} part`;
-  return new UploadError('UPLOAD_MISSING_PART', `the form has ${what}`, {
-    details: { parts: part === undefined ? ['body', 'stream'] : [part] },
-  });
-}
-
-function fileTooLarge(limit: number): UploadError {
-  return new UploadError('UPLOAD_FILE_TOO_LARGE', `the stream part exceeds the limit of ${limit} bytes`, {
-    details: { limit },
-  });
-}
-
-function requestTooLarge(cap: number): UploadError {
-  return new UploadError('UPLOAD_REQUEST_TOO_LARGE', `the request exceeds the limit of ${cap} bytes`, {
-    details: { limit: cap },
-  });
 }
 
 /**
@@ -100,7 +81,7 @@ class MultipartSession {
     this.current = this.rules.admit(parsePartHead(lines));
     this.parts++;
     if (this.current !== 'stream') return this.current === 'body';
-    if (this.o.requireParts.has('body') && !this.rules.has('body')) throw missing('body');
+    if (this.o.requireParts.has('body') && !this.rules.has('body')) throw missingPart('body');
     this.deliver();
     return false;
   }
@@ -110,7 +91,7 @@ class MultipartSession {
     const limit = this.o.multipartByteLimit;
     this.streamBytes += to - from;
     // Never a byte past the limit, and never a silent cut: the stream errors instead.
-    if (this.streamBytes > limit) throw fileTooLarge(limit);
+    if (this.streamBytes > limit) throw streamTooLarge(limit);
     // A slice of the request's own chunk is never reused by Node; a joined buffer is the scanner's: copy it.
     const piece = buf === this.chunk ? buf.subarray(from, to) : Buffer.from(buf.subarray(from, to));
     if (!this.output.push(piece)) this.req.pause();
@@ -144,8 +125,8 @@ class MultipartSession {
     const absent = (['body', 'stream'] as const).find(
       (p) => this.o.requireParts.has(p) && !this.rules.has(p),
     );
-    if (absent !== undefined) return this.fail(missing(absent));
-    if (this.parts === 0) return this.fail(missing(undefined));
+    if (absent !== undefined) return this.fail(missingPart(absent));
+    if (this.parts === 0) return this.fail(missingPart(undefined));
     this.settled = true;
     this.detach();
     if (this.output) this.output.push(null);
