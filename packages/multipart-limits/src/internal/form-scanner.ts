@@ -41,6 +41,8 @@ export class FormScanner {
   // busboy also starts as if a CRLF preceded the body, so a body may begin with `--boundary`.
   private carry: Buffer = CRLF;
   private parts = 0;
+  /** At the start of a part's content, still looking at the header block's last CRLF (see scanContent). */
+  private contentStart = false;
   private captured: Buffer[] | undefined;
   private capturedBytes = 0;
   private readonly delimiter: Buffer;
@@ -107,8 +109,8 @@ export class FormScanner {
    * it to the carry.
    */
   private carryIsContent(chunk: Buffer): boolean {
-    if (this.carry.length === 0 || this.state !== 'content' || chunk.length < this.delimiter.length)
-      return false;
+    if (this.carry.length === 0 || this.state !== 'content' || this.contentStart) return false;
+    if (chunk.length < this.delimiter.length) return false;
     const bridge = Buffer.concat([this.carry, chunk.subarray(0, this.delimiter.length - 1)]);
     const found = bridge.indexOf(this.delimiter) >= 0;
     if (this.wipeCopies) bridge.fill(0);
@@ -155,6 +157,10 @@ export class FormScanner {
   }
 
   private scanContent(buf: Buffer, i: number): number {
+    if (this.contentStart) {
+      i = this.leaveHeaderEnd(buf, i);
+      if (i < 0) return -1;
+    }
     const at = buf.indexOf(this.delimiter, i);
     if (at < 0) {
       // The last delimiter-length − 1 bytes may start a delimiter: keep them, take the rest as content.
@@ -212,7 +218,27 @@ export class FormScanner {
     this.captured = capture ? [] : undefined;
     this.capturedBytes = 0;
     this.state = 'content';
-    return end + 4;
+    this.contentStart = true;
+    return end + 2; // the block's last CRLF stays in view: see scanContent
+  }
+
+  /**
+   * Content that begins with `--boundary` is refused: some parsers (busboy among them) take the header block's
+   * last CRLF as the start of a delimiter there, and would read a different form. `i` is at that CRLF; it is
+   * never content.
+   * @returns where content starts, or -1 after keeping the bytes in `carry` (not enough to decide yet).
+   */
+  private leaveHeaderEnd(buf: Buffer, i: number): number {
+    const n = Math.min(buf.length - i, this.delimiter.length);
+    if (buf.compare(this.delimiter, 0, n, i, i + n) === 0) {
+      if (n < this.delimiter.length) {
+        this.carry = Buffer.from(buf.subarray(i));
+        return -1;
+      }
+      throw new UploadError('UPLOAD_MALFORMED', "a part's content starts with a delimiter");
+    }
+    this.contentStart = false;
+    return i + 2;
   }
 
   /** Content bytes [from, to) that certainly belong to the current part. */

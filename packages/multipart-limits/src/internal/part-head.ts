@@ -6,7 +6,7 @@ import { parseMediaType, parseParams } from './media-type.js';
 export interface PartHead {
   /** The `name` parameter exactly as sent (latin1 view of the bytes), or undefined when absent. */
   name: string | undefined;
-  /** busboy's rule: a `filename`/`filename*` parameter or `application/octet-stream` makes a file part. */
+  /** A non-empty `filename` parameter or the type `application/octet-stream` makes a file part (busboy's rule). */
   isFile: boolean;
   /** Lower-case `charset` parameter of the part's content type, if any. */
   charset: string | undefined;
@@ -51,6 +51,8 @@ function dispositionParams(value: string | undefined): Map<string, string> {
   const params = m === null ? undefined : parseParams(value!, m[0].length);
   if (params === undefined) throw malformed('a part has no valid content-disposition: form-data header');
   if (params.has('name*')) throw malformed('a part name must not use the name* parameter');
+  // RFC 7578 §4.2: not used in forms; parsers that fail to decode one drop the whole part (busboy does).
+  if (params.has('filename*')) throw malformed('a part must not use the filename* parameter');
   return params;
 }
 
@@ -66,7 +68,8 @@ export function parsePartHead(lines: readonly string[]): PartHead {
   const mediaType = rawType === undefined ? undefined : parseMediaType(rawType);
   if (rawType !== undefined && mediaType?.params === undefined)
     throw malformed('a part content-type is malformed');
-  const hasFilename = params.has('filename') || params.has('filename*');
+  // An empty filename does not make a file part (busboy's reading too).
+  const hasFilename = (params.get('filename') ?? '') !== '';
   return {
     name: params.get('name'),
     isFile: hasFilename || mediaType?.essence === 'application/octet-stream',
