@@ -3,8 +3,6 @@ import { EngineError } from './errors.js';
 /** A processor flattened to one script, with the data merged down to it (interfaces.md §4.3, §4.6). */
 export interface ScriptUnit {
   script: string;
-  /** `resourceName` of an inlined resource, or a generated name; used as the script's file name. */
-  file: string;
   data: Record<string, unknown>;
 }
 
@@ -75,10 +73,7 @@ export function flattenProcessor(p: unknown, data: Obj, where: string, depth = 0
   if (!isObject(p)) throw invalid(`${where}: a processor must be an object`);
   if ('resource' in p) throw invalid(`${where}: the workflow is not compiled (a resource reference remains)`);
   const merged = mergeData(data, p['data']);
-  if (typeof p['script'] === 'string') {
-    const name = typeof p['resourceName'] === 'string' ? p['resourceName'] : where;
-    return [{ script: p['script'], file: name, data: merged }];
-  }
+  if (typeof p['script'] === 'string') return [{ script: p['script'], data: merged }];
   if (Array.isArray(p['processors']) && p['processors'].length > 0) {
     return p['processors'].flatMap((c, i) =>
       flattenProcessor(c, merged, `${where}.processors[${i}]`, depth + 1),

@@ -32,8 +32,8 @@ describe('flattenProcessor (interfaces.md §4.3)', () => {
       'p',
     );
     expect(units).toEqual([
-      { script: 'one', file: '/r.js', data: { top: true, a: 1 } },
-      { script: 'two', file: 'p.processors[1].processors[0]', data: { top: true, a: 2, b: 3 } },
+      { script: 'one', data: { top: true, a: 1 } },
+      { script: 'two', data: { top: true, a: 2, b: 3 } },
     ]);
   });
 });
