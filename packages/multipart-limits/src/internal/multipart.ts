@@ -24,7 +24,6 @@ function malformed(cause?: unknown): UploadError {
  */
 class MultipartSession {
   private settled = false;
-  private resolved = false;
   private bytes = 0;
   private parts = 0;
   private current: PartName | undefined;
@@ -111,7 +110,6 @@ class MultipartSession {
         this.fail(new UploadError('UPLOAD_ABORTED', 'the stream part was closed early'));
     });
     this.output = out;
-    this.resolved = true;
     this.resolve({ kind: 'multipart', body: this.body, stream: out });
   }
 
