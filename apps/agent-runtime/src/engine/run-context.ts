@@ -13,7 +13,7 @@ export interface Limits {
 
 /** State shared by every run of one engine (one loaded workflow file). */
 export interface EngineShared {
-  /** Identifies this engine to the sandbox workers: their realms are never shared between engines. */
+  /** Identifies this engine to the sandbox workers: their sandboxes are never shared between engines. */
   realm: string;
   host: EngineHost;
   secrets: SecretSet;

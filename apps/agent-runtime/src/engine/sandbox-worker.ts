@@ -8,7 +8,7 @@ const WATCHDOG_GRACE_MS = 1000;
 
 /** One processor run as the worker receives it. */
 export interface SandboxJob {
-  /** The engine the run belongs to: a worker reuses a realm only for runs of the engine that created it. */
+  /** The engine the run belongs to: a worker reuses a sandbox only for runs of the engine that created it. */
   realm: string;
   script: string;
   /** Run state as JSON (read by the prelude). */
