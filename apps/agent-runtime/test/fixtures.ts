@@ -43,6 +43,24 @@ export const outboundCallStep = (stepId: string, method: string, hostId: string,
   urlGenerator: { script: `context.setHttpMethod('${method}'); context.setUrl('${hostId}', '${path}');` },
 });
 
+/**
+ * The outbound-policy cases (S28, S29, S42) against hosts `up` (allowed: GET v1/users/*), `nope` (undeclared)
+ * and `idp` (authentication only): one call step each, and the code each refused one must fail with.
+ */
+export const POLICY_CALL_STEPS = [
+  outboundCallStep('allowed', 'GET', 'up', 'v1/users/42'),
+  outboundCallStep('refused-path', 'GET', 'up', 'v1/admin'),
+  outboundCallStep('refused-method', 'DELETE', 'up', 'v1/users/42'),
+  outboundCallStep('undeclared', 'GET', 'nope', 'v1/users/42'),
+  outboundCallStep('auth-from-normal', 'POST', 'idp', 'token'),
+];
+export const POLICY_REFUSALS = [
+  ['refused-path', 'POLICY_PATH_NOT_ALLOWED'],
+  ['refused-method', 'POLICY_METHOD_NOT_ALLOWED'],
+  ['undeclared', 'POLICY_HOST_UNKNOWN'],
+  ['auth-from-normal', 'POLICY_HOST_NOT_ALLOWED'],
+] as const;
+
 /** A workflow with one HTTP-triggered echo step on server `api`. */
 export function echoWorkflow(extra: object[] = []): object {
   return {

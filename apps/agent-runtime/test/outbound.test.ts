@@ -3,7 +3,8 @@ import {
   encrypted,
   makeKeys,
   makeRecord,
-  outboundCallStep as call,
+  POLICY_CALL_STEPS,
+  POLICY_REFUSALS,
   tempDir,
   writePackage,
 } from './fixtures.js';
@@ -25,11 +26,7 @@ const workflow = {
               "const r = context.sendToStep(context.getBody(), ''); context.setBody(JSON.stringify({ errored: r.isErrored(), errors: r.getAllErrors(), body: r.getBody() }));",
           },
         },
-        call('allowed', 'GET', 'up', 'v1/users/42'),
-        call('refused-path', 'GET', 'up', 'v1/admin'),
-        call('refused-method', 'DELETE', 'up', 'v1/users/42'),
-        call('undeclared', 'GET', 'nope', 'v1/users/42'),
-        call('auth-from-normal', 'POST', 'idp', 'token'),
+        ...POLICY_CALL_STEPS,
         {
           stepId: 'with-auth',
           trigger: { http: { server: 'api', method: 'POST', path: '/auth' } },
@@ -108,12 +105,7 @@ describe('outbound calls', () => {
     expect(up.requests.length).toBe(before + 1);
   });
 
-  it.each([
-    ['refused-path', 'POLICY_PATH_NOT_ALLOWED'],
-    ['refused-method', 'POLICY_METHOD_NOT_ALLOWED'],
-    ['undeclared', 'POLICY_HOST_UNKNOWN'],
-    ['auth-from-normal', 'POLICY_HOST_NOT_ALLOWED'],
-  ])('refuses %s with %s and sends nothing (S28, S29, S42)', async (stepId, code) => {
+  it.each(POLICY_REFUSALS)('refuses %s with %s and sends nothing (S28, S29, S42)', async (stepId, code) => {
     const before = up.requests.length;
     const r = await viaGateway(stepId);
     expect(r.errored).toBe(true);

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from '../agent-helpers.js';
-import { outboundCallStep as call, tempDir } from '../fixtures.js';
+import { POLICY_CALL_STEPS, POLICY_REFUSALS, tempDir } from '../fixtures.js';
 import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -55,11 +55,7 @@ const WORKFLOW = {
           trigger: { http: { server: 'api', method: 'GET', path: '/slow' } },
           resultsProcessor: { script: "context.sleep(400); context.setBody('slow done')" },
         },
-        call('allowed', 'GET', 'up', 'v1/users/42'),
-        call('refused-path', 'GET', 'up', 'v1/admin'),
-        call('refused-method', 'DELETE', 'up', 'v1/users/42'),
-        call('undeclared', 'GET', 'nope', 'v1/users/42'),
-        call('auth-from-normal', 'POST', 'idp', 'token'),
+        ...POLICY_CALL_STEPS,
         {
           stepId: 'with-auth',
           trigger: { http: { server: 'api', method: 'POST', path: '/auth' } },
@@ -250,12 +246,7 @@ describe.skipIf(!existsSync(AGENT) || !existsSync(PACKAGER))('agent dist/main.js
         (await (await post('/call', step)).json()) as { errored: boolean; errors: string[] };
       expect((await viaGateway('allowed')).errored).toBe(false);
       expect(up.requests.length).toBe(before + 1);
-      for (const [step, c] of [
-        ['refused-path', 'POLICY_PATH_NOT_ALLOWED'],
-        ['refused-method', 'POLICY_METHOD_NOT_ALLOWED'],
-        ['undeclared', 'POLICY_HOST_UNKNOWN'],
-        ['auth-from-normal', 'POLICY_HOST_NOT_ALLOWED'],
-      ] as const) {
+      for (const [step, c] of POLICY_REFUSALS) {
         const r2 = await viaGateway(step);
         expect(r2.errored).toBe(true);
         expect(r2.errors.join(' ')).toContain(c);
