@@ -1,4 +1,4 @@
-import type { WorkflowEngine } from './engine/types.js';
+import type { WorkflowEngine } from '@org/workflow-engine';
 import { isCodedError } from './errors.js';
 import type { RunTracker } from './http/run-tracker.js';
 import type { Output } from './output.js';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { StepResult } from '../engine/types.js';
+import type { StepResult } from '@org/workflow-engine';
 import { AgentError } from '../errors.js';
 
 /** Headers a step may not set on its response: framing and connection management stay with the server. */

@@ -1,5 +1,5 @@
 import { AgentError } from '../errors.js';
-import type { StepInfo, WorkflowEngine } from '../engine/types.js';
+import type { StepInfo, WorkflowEngine } from '@org/workflow-engine';
 
 /** One `http` trigger, ready to match (ADR 0045). */
 export interface TriggerRoute {

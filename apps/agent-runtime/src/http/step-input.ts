@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { emptyStream, type Upload } from '@org/multipart-limits';
-import type { StepInput } from '../engine/types.js';
+import type { StepInput } from '@org/workflow-engine';
 
 /** Run property names of the request line (ADR 0045; interfaces.md §6.1). */
 export const REQUEST_PROPERTIES = {

@@ -4,7 +4,7 @@ import { acceptedMediaTypes, readUpload, type ReadUploadOptions } from '@org/mul
 import { parseStrictJson } from '@org/oapp-format';
 import type { RequestHandler } from 'express';
 import type { Limits } from '../config.js';
-import type { StepResult } from '../engine/types.js';
+import type { StepResult } from '@org/workflow-engine';
 import { AgentError, isCodedError } from '../errors.js';
 import { problemOf } from '../http-errors.js';
 import type { Output } from '../output.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENGINE_ERROR_CODES, EngineError, createWorkflowEngine } from '../../src/engine/index.js';
+import { ENGINE_ERROR_CODES, EngineError, createWorkflowEngine } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
 async function run(script: string, body?: string) {

@@ -1,8 +1,8 @@
 // Per-processor-run cost of the workflow engine (ADR 0040): one script run end to end, fresh
 // QuickJS context each time, on the pooled worker threads. A measurement, not a test.
-//   cd apps/agent-runtime && npx tsx bench/engine-cost.ts
-import { createWorkflowEngine } from '../src/engine/index.js';
-import { fakeHost, input, scriptStep, workflow } from '../test/engine/fake-host.js';
+//   pnpm --filter @org/workflow-engine bench
+import { createWorkflowEngine } from '../src/index.js';
+import { fakeHost, input, scriptStep, workflow } from '../test/fake-host.js';
 
 const engine = await createWorkflowEngine(
   workflow([

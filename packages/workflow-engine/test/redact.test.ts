@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, SecretSet } from '../../src/engine/redact.js';
+import { REDACTED, SecretSet } from '../src/redact.js';
 
 describe('SecretSet', () => {
   it('forwards a value and its Base64 forms and scrubs all of them', () => {

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import * as engine from '../../src/engine/index.js';
+import * as engine from '../src/index.js';
 
 it('keeps the public surface of the engine stable', () => {
   expect(Object.keys(engine).sort()).toMatchInlineSnapshot(`

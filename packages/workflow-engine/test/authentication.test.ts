@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkflowEngine } from '../../src/engine/index.js';
+import { createWorkflowEngine } from '../src/index.js';
 import { codedError, fakeHost, input, textResponse, workflow } from './fake-host.js';
 
 const SECRET = 'notExfiltratedAbc123';

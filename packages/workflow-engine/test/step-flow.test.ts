@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkflowEngine } from '../../src/engine/index.js';
-import type { OutboundRequest, OutboundResponse } from '../../src/engine/index.js';
+import { createWorkflowEngine } from '../src/index.js';
+import type { OutboundRequest, OutboundResponse } from '../src/index.js';
 import { codedError, fakeHost, input, textResponse, workflow } from './fake-host.js';
 
 const s = (script: string) => ({ script });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError, createWorkflowEngine } from '../../src/engine/index.js';
-import type { EngineOptions } from '../../src/engine/index.js';
+import { EngineError, createWorkflowEngine } from '../src/index.js';
+import type { EngineOptions } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
 async function engineFor(scripts: Record<string, string>, limits?: EngineOptions['limits']) {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ByteStream, MAX_READ_AHEAD_BYTES } from '../../src/engine/byte-stream.js';
-import { createWorkflowEngine } from '../../src/engine/index.js';
+import { ByteStream, MAX_READ_AHEAD_BYTES } from '../src/byte-stream.js';
+import { createWorkflowEngine } from '../src/index.js';
 const MiB = 1024 * 1024;
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 

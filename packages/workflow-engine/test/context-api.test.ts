@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkflowEngine } from '../../src/engine/index.js';
-import type { StepInput } from '../../src/engine/index.js';
+import { createWorkflowEngine } from '../src/index.js';
+import type { StepInput } from '../src/index.js';
 import { asAsync } from '@org/test-utils';
 import { fakeHost, input, workflow } from './fake-host.js';
 

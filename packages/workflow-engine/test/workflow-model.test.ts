@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkflowEngine } from '../../src/engine/index.js';
-import { flattenProcessor, loadWorkflow, mergeData } from '../../src/engine/workflow-model.js';
+import { createWorkflowEngine } from '../src/index.js';
+import { flattenProcessor, loadWorkflow, mergeData } from '../src/workflow-model.js';
 import { fakeHost, input } from './fake-host.js';
 
 describe('mergeData (interfaces.md §4.6)', () => {

@@ -1,4 +1,4 @@
-import type { EngineHost, OutboundRequest, OutboundResponse, StepInput } from '../../src/engine/index.js';
+import type { EngineHost, OutboundRequest, OutboundResponse, StepInput } from '../src/index.js';
 
 type LogEntry = Parameters<EngineHost['log']>[0];
 type Metric = Parameters<EngineHost['metric']>[0];

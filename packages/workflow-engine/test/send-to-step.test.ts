@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_SEND_DEPTH, createWorkflowEngine } from '../../src/engine/index.js';
+import { MAX_SEND_DEPTH, createWorkflowEngine } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
 async function engineWith(steps: unknown[], limits?: { timeMs?: number }) {
