@@ -1,18 +1,18 @@
 import type { Server } from 'node:http';
 import type { LookupFunction } from '@org/host-policy';
 import type { Bootstrap } from '@org/workflow-compiler';
-import type { Config } from './config.js';
-import { verifyDeployments, type VerifiedDeployment } from './deployments.js';
+import type { Config } from './startup/config.js';
+import { verifyDeployments, type VerifiedDeployment } from './startup/deployments.js';
 import { createWorkflowEngine } from '@org/workflow-engine';
 import type { WorkflowEngine } from '@org/workflow-engine';
-import { createEngineHost } from './engine-host.js';
-import { httpRoutes, type TriggerRoute } from './http/routes.js';
-import { RunTracker } from './http/run-tracker.js';
-import { createTriggerServer } from './http/server.js';
-import { createOutput, type LineSink, type Output } from './output.js';
-import { Redactor } from './redactor.js';
-import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './secrets.js';
-import { startTimedTriggers, unsupportedTriggers } from './timers.js';
+import { createEngineHost } from './runtime/engine-host.js';
+import { httpRoutes, type TriggerRoute } from './runtime/http/routes.js';
+import { RunTracker } from './runtime/http/run-tracker.js';
+import { createTriggerServer } from './runtime/http/server.js';
+import { createOutput, type LineSink, type Output } from './runtime/output.js';
+import { Redactor } from './runtime/redactor.js';
+import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './runtime/secrets.js';
+import { startTimedTriggers, unsupportedTriggers } from './runtime/timers.js';
 
 /** Everything the agent needs; `main.ts` fills it from the environment, tests directly. */
 export interface AppDeps {

@@ -1,8 +1,8 @@
 import { createApp, type Agent } from './app.js';
-import { loadBootstrap } from './bootstrap-source.js';
-import { loadConfig, type Config } from './config.js';
+import { loadBootstrap } from './startup/bootstrap-source.js';
+import { loadConfig, type Config } from './startup/config.js';
 import { isCodedError } from './errors.js';
-import { closeAll, listenAll } from './listen.js';
+import { closeAll, listenAll } from './runtime/listen.js';
 
 /**
  * One JSON line on stderr and exit 1 (S44): the code and a message that names the problem and never

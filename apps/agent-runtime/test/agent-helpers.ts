@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { parseKeyTuple } from '@org/envelope-crypto';
 import { validateBootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits } from '../src/config.js';
-import { closeAll, listenAll, type Listening } from '../src/listen.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits } from '../src/startup/config.js';
+import { closeAll, listenAll, type Listening } from '../src/runtime/listen.js';
 import { tuple, type TestKeys } from './fixtures.js';
 
 /** A running agent with its captured stdout lines. */

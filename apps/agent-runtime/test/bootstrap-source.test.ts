@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseKeyTuple } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { describe, expect, it } from 'vitest';
-import { loadBootstrap } from '../src/bootstrap-source.js';
+import { loadBootstrap } from '../src/startup/bootstrap-source.js';
 import { encryptedBootstrap, makeKeys, makeRecord, tempDir, tuple } from './fixtures.js';
 
 const keys = makeKeys();

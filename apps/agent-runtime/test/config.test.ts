@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/startup/config.js';
 import { makeKeys, tuple } from './fixtures.js';
 
 const keys = makeKeys();

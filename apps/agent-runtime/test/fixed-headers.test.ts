@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenAll } from '../src/listen.js';
+import { listenAll } from '../src/runtime/listen.js';
 import { encrypted, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 import { startAgent, startUpstream, type RunningAgent, type Upstream } from './agent-helpers.js';
 

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import { describe, expect, it } from 'vitest';
-import { loadWorkflow } from '../src/package-loader.js';
+import { loadWorkflow } from '../src/startup/package-loader.js';
 import { echoWorkflow, encryptedBootstrap, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 
 const keys = makeKeys();

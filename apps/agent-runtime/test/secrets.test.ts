@@ -1,8 +1,8 @@
 import { parseKeyTuple } from '@org/envelope-crypto';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, Redactor } from '../src/redactor.js';
-import { createStringDecryptor, readRestrictedData, registerRecordSecrets } from '../src/secrets.js';
+import { REDACTED, Redactor } from '../src/runtime/redactor.js';
+import { createStringDecryptor, readRestrictedData, registerRecordSecrets } from '../src/runtime/secrets.js';
 import { encrypted, makeKeys, tuple } from './fixtures.js';
 
 const keys = makeKeys();

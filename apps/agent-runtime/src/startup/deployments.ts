@@ -1,6 +1,6 @@
 import { compileHostPolicy, type HostEntry, type HostPolicy } from '@org/host-policy';
 import type { Bootstrap, DeploymentRecord } from '@org/workflow-compiler';
-import { isCodedError, withContext } from './errors.js';
+import { isCodedError, withContext } from '../errors.js';
 import { loadWorkflow, type LoadWorkflowOptions } from './package-loader.js';
 
 /** A record whose workflow passed every deploy-time check, with its outbound policy. */

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import type { Agent } from './app.js';
-import { AgentError } from './errors.js';
+import type { Agent } from '../app.js';
+import { AgentError } from '../errors.js';
 
 /** A listening trigger server, as logged in the `listening` line. */
 export interface Listening {

@@ -1,5 +1,5 @@
 import type { WorkflowEngine } from '@org/workflow-engine';
-import { isCodedError } from './errors.js';
+import { isCodedError } from '../errors.js';
 import type { RunTracker } from './http/run-tracker.js';
 import type { Output } from './output.js';
 

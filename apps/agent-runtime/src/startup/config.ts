@@ -1,5 +1,5 @@
 import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors.js';
 
 /** Everything the agent reads from its environment, validated once at start (house style §1). */
 export interface Config {
