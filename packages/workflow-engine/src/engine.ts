@@ -20,8 +20,8 @@ const MAX_LIMITS: Readonly<Limits> = Object.freeze({
   maxStackBytes: 8 * 1024 * 1024,
 });
 
-/** Step types this engine runs; `scripted-split-aggregate` and `httpFile` are refused with ENGINE_UNSUPPORTED. */
-const RUNNABLE_TYPES = new Set(['scripted', 'scripted-auth']);
+/** Step types this engine runs; `httpFile` is refused with ENGINE_UNSUPPORTED. */
+const RUNNABLE_TYPES = new Set(['scripted', 'scripted-auth', 'scripted-split-aggregate']);
 
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;

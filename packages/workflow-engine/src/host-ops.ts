@@ -4,6 +4,7 @@ import { REDACTED } from './redact.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
+import { addSplitReturnItem } from './split-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -146,6 +147,7 @@ const OPS: Record<string, Op> = {
   sendToStepAndForget,
   restrictedData,
   authCall,
+  'split.add': addSplitReturnItem,
 };
 
 function parseArgs(json: string): Args {

@@ -3,6 +3,7 @@ export { EngineError, ENGINE_ERROR_CODES } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { REDACTED } from './redact.js';
 export { MAX_SEND_DEPTH } from './send-ops.js';
+export { MAX_SPLIT_ITEMS, SPLIT_CONCURRENCY } from './split-ops.js';
 export type {
   EngineHost,
   EngineOptions,

@@ -119,6 +119,7 @@ export const PRELUDE = String.raw`
       },
       sendToStepAndForget(a, b, c) { call('sendToStepAndForget', [String(a), str(b), headersArg(c)]); },
       addSystemError(msg) { S.errors.push(String(msg)); },
+      addSplitReturnItem(item) { call('split.add', [str(item)]); },
       getRestrictedDataFromHost(hostId) {
         if (!isAuth) throw notPermitted('getRestrictedDataFromHost is only available in an authentication context');
         return call('restrictedData', [String(hostId)]);
@@ -141,7 +142,7 @@ export const PRELUDE = String.raw`
       bytes() { return U().bytes; },
       crypto() { return U().crypto; },
     };
-    for (const n of ['files', 'queue', 'setPersistedItem', 'getPersistedItem', 'getTimestampManager', 'addSplitReturnItem']) {
+    for (const n of ['files', 'queue', 'setPersistedItem', 'getPersistedItem', 'getTimestampManager']) {
       context[n] = () => { throw U().unsupported('context.' + n + '()'); };
     }
     function fmt(args) { return Array.prototype.map.call(args, (a) => (typeof a === 'string' ? a : (() => { try { return JSON.stringify(a); } catch (e) { return String(a); } })())).join(' '); }

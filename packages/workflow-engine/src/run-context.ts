@@ -1,6 +1,7 @@
 import { codeOf, messageOf } from './errors.js';
 import type { SecretSet } from './redact.js';
 import type { RunState } from './run-state.js';
+import type { SplitItems } from './split-ops.js';
 import type { EngineHost, StepInput, StepResult } from './types.js';
 import type { StepModel } from './workflow-model.js';
 
@@ -39,6 +40,8 @@ export interface RunContext {
   depth: number;
   sleptMs: number;
   errorText(err: unknown): string;
+  /** Where `addSplitReturnItem` puts items: set only for the splitGenerator of a split-aggregate step. */
+  split?: SplitItems | undefined;
 }
 
 /** `CODE: message` for coded errors, the message otherwise. */

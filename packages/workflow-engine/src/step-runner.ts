@@ -5,13 +5,15 @@ import { errorText, type EngineShared, type RunContext } from './run-context.js'
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
 import { runInSandbox } from './sandbox.js';
 import { ByteStream } from './byte-stream.js';
+import { runSplitFlow, SPLIT_STEP_TYPE } from './split-runner.js';
+import type { SplitItems } from './split-ops.js';
 import type { OutboundRequest, StepInput, StepResult } from './types.js';
 import type { ProcessorSlot, ScriptUnit, StepModel } from './workflow-model.js';
 
 const CONNECT_FAILED = new Set(['POLICY_CONNECT_FAILED', 'POLICY_TIMEOUT']);
 const utf8 = new TextDecoder('utf-8');
 
-interface Flow {
+export interface Flow {
   shared: EngineShared;
   step: StepModel;
   state: RunState;
@@ -20,6 +22,8 @@ interface Flow {
   nested: boolean;
   /** Headers the authenticationProcessor set: sent on the main call only, never shown to other processors. */
   authHeaders: Record<string, [string, string]>;
+  /** Items of a split-aggregate step, while its splitGenerator runs. */
+  split?: SplitItems | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -38,6 +42,7 @@ async function runUnit(
     depth: flow.depth,
     sleptMs: 0,
     errorText,
+    split: mode === 'splitGenerator' ? flow.split : undefined,
   };
   const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
   const outcome = await runInSandbox(
@@ -138,7 +143,11 @@ function leaksRestricted(flow: Flow, req: OutboundRequest): boolean {
   return false;
 }
 
-async function outbound(flow: Flow, url: { hostId: string; path: string }): Promise<void> {
+async function outbound(
+  flow: Flow,
+  url: { hostId: string; path: string },
+  results: 'resultsProcessor' | 'itemResultProcessor' = 'resultsProcessor',
+): Promise<void> {
   const { state, step, shared } = flow;
   const req = outboundRequest(flow, url);
   if (req.isAuthenticationProcessor)
@@ -178,23 +187,26 @@ async function outbound(flow: Flow, url: { hostId: string; path: string }): Prom
     method: null,
   });
   state.properties['status_code'] = String(res.status);
-  const handler = step.statusHandlers[String(res.status)] ?? step.processors.resultsProcessor;
+  const handler = step.statusHandlers[String(res.status)] ?? step.processors[results];
   if (handler)
-    await runChain(
-      flow,
-      handler,
-      step.statusHandlers[String(res.status)] ? 'httpStatusHandling' : 'resultsProcessor',
-    );
+    await runChain(flow, handler, step.statusHandlers[String(res.status)] ? 'httpStatusHandling' : results);
 }
 
-async function runFlow(flow: Flow): Promise<void> {
+/** The call cycle; `results` is `itemResultProcessor` for one item of a split-aggregate step. */
+async function runFlow(
+  flow: Flow,
+  results: 'resultsProcessor' | 'itemResultProcessor' = 'resultsProcessor',
+): Promise<void> {
+  if (results === 'resultsProcessor' && flow.step.type === SPLIT_STEP_TYPE)
+    return runSplitFlow(flow, { runChain, runItem: (item) => runFlow(item, 'itemResultProcessor') });
   const p = flow.step.processors;
   if (p.urlGenerator && !(await runChain(flow, p.urlGenerator, 'urlGenerator'))) return;
   if (p.payloadGenerator && !(await runChain(flow, p.payloadGenerator, 'payloadGenerator'))) return;
   if (p.authenticationProcessor && !(await runAuth(flow, p.authenticationProcessor))) return;
   const url = flow.state.url;
-  if (url) return outbound(flow, url);
-  if (p.resultsProcessor) await runChain(flow, p.resultsProcessor, 'resultsProcessor');
+  if (url) return outbound(flow, url, results);
+  const last = p[results];
+  if (last) await runChain(flow, last, results);
 }
 
 /** A `scripted-auth` step's whole result is authentication output: every text in it is scrubbed. */

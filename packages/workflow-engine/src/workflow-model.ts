@@ -13,13 +13,16 @@ export const PROCESSOR_SLOTS = [
   'authenticationProcessor',
   'resultsProcessor',
   'httpConnectFailedProcessor',
+  // scripted-split-aggregate only (README.md "Split and aggregate").
+  'splitGenerator',
+  'itemResultProcessor',
 ] as const;
 export type ProcessorSlot = (typeof PROCESSOR_SLOTS)[number];
 
 /** One enabled step, with defaults applied and processors flattened. */
 export interface StepModel {
   stepId: string;
-  /** `scripted` (default) or `scripted-auth` run; other types are refused at run time (README.md). */
+  /** `scripted` (default), `scripted-auth` and `scripted-split-aggregate` run; other types are refused at run time (README.md). */
   type: string;
   trigger: unknown;
   processors: Partial<Record<ProcessorSlot, ScriptUnit[]>>;

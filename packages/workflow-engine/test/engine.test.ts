@@ -95,13 +95,9 @@ describe('runStep', () => {
     await expect(engine.runStep('a', input())).toThrowCode(EngineError, 'ENGINE_DISPOSED');
   });
 
-  it('refuses split-aggregate and httpFile steps with ENGINE_UNSUPPORTED', async () => {
-    const wf = workflow([
-      scriptStep('split', '', { type: 'scripted-split-aggregate' }),
-      scriptStep('file', '', { type: 'httpFile' }),
-    ]);
+  it('refuses httpFile steps with ENGINE_UNSUPPORTED', async () => {
+    const wf = workflow([scriptStep('file', '', { type: 'httpFile' })]);
     const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
-    await expect(engine.runStep('split', input())).toThrowCode(EngineError, 'ENGINE_UNSUPPORTED');
     await expect(engine.runStep('file', input())).toThrowCode(EngineError, 'ENGINE_UNSUPPORTED');
   });
 

@@ -9,7 +9,9 @@ it('keeps the public surface of the engine stable', () => {
       "EngineError",
       "MAX_FORGOTTEN_RUNS",
       "MAX_SEND_DEPTH",
+      "MAX_SPLIT_ITEMS",
       "REDACTED",
+      "SPLIT_CONCURRENCY",
       "createWorkflowEngine",
     ]
   `);
