@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256 } from '@org/envelope-crypto';
+import { CryptoError, sha256 } from '@org/envelope-crypto';
 import { asAsync, byteByByte, chunked } from '@org/test-utils';
 import { assemblePackage, buildStatement } from '../src/create.js';
 import { streamPackage, writePackageWith, type WritePackageOptions } from '../src/create-stream.js';
@@ -190,6 +190,29 @@ describe('createPackageStream', () => {
     expect(() =>
       createPackageStream({ ...base, content: [new Uint8Array(1)] as unknown as () => ContentSource }),
     ).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+    expect(() =>
+      createPackageStream({ ...base, content, signers: Array.from({ length: 65 }, () => SIGNERS[0]!) }),
+    ).toThrowCode(OappError, 'FORMAT_TOO_MANY_SIGNATURES');
+    expect(() =>
+      createPackageStream({ ...base, content, recipients: [deployment.publicKey, deployment.publicKey] }),
+    ).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+    expect(() =>
+      createPackageStream({ ...base, content, license: [] as unknown as Record<string, unknown> }),
+    ).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+    expect(() =>
+      createPackageStream({ ...base, content, packagerSecretKey: deployment.publicKey }),
+    ).toThrowCode(CryptoError, 'CRYPTO_WRONG_KEY_TYPE');
+    expect(() =>
+      createPackageStream({
+        ...base,
+        content,
+        signers: [{ secretKey: vendorPackager.secretKey, signText: 'x' }],
+      }),
+    ).toThrowCode(CryptoError, 'CRYPTO_WRONG_KEY_PURPOSE');
+    expect(() => createPackageStream({ ...base, content, recipients: [vendorSigner.publicKey] })).toThrowCode(
+      CryptoError,
+      'CRYPTO_WRONG_KEY_PURPOSE',
+    );
     expect(opened).toBe(0);
   });
 
