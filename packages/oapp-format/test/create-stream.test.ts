@@ -109,7 +109,8 @@ async function written(options: WritePackageOptions, seed: string): Promise<Uint
 }
 
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
-const SIZES = [0, 1, C - 1, C, C + 1, 2 * C, 5 * C - 7, 7 * C];
+// 70 chunks: more than the tag log's first allocation (64 tags).
+const SIZES = [0, 1, C - 1, C, C + 1, 2 * C, 5 * C - 7, 7 * C, 70 * C + 3];
 
 describe('createPackageStream', () => {
   it('produces exactly the bytes of createPackage for the same randomness, at every size around chunk edges', async () => {
@@ -294,6 +295,19 @@ describe('writePackage', () => {
       );
       expect(pulled).toBe(false);
     }
+  });
+
+  it('works without signers and with the default creation time', async () => {
+    const sink = memorySink();
+    const { signers: _s, createdAt: _t, ...rest } = base;
+    const before = Date.now();
+    await writePackage({ ...rest, content: [bytesOf(10)], contentSize: 10 }, sink);
+    const opened = await openPackage(sink.bytes(), {
+      ...opts,
+      policy: vendorPolicy({ requiredSigners: [] }),
+    });
+    expect(opened.parsed.signatures).toEqual([]);
+    expect(Date.parse(opened.parsed.header.createdAt)).toBeGreaterThanOrEqual(before - 1);
   });
 
   it('passes a sink failure through', async () => {
