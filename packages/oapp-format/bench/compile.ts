@@ -9,7 +9,7 @@ import ts from 'typescript';
 import { BENCH_DIR, PACKAGE_DIR } from './common.js';
 
 export const BUILD_DIR = join(PACKAGE_DIR, 'node_modules', '.cache', 'oapp-bench');
-const BENCH_FILES = ['common.ts', 'files.ts', 'open-child.ts', 'make-child.ts'];
+const BENCH_FILES = ['common.ts', 'files.ts', 'open-child.ts', 'make-child.ts', 'stream-child.ts'];
 
 function transpile(from: string, to: string): void {
   const out = ts.transpileModule(readFileSync(from, 'utf8'), {

@@ -27,7 +27,7 @@ import { decodePackageId } from './content.js';
 import { OappError } from './errors.js';
 import { encodeFrame, encodeSection, encodeSectionHeader } from './frame.js';
 import { encodeHeader, type EnvelopeLink, type Header } from './header.js';
-import { derivePayloadKey, sealPayload } from './payload.js';
+import { derivePayloadKey, payloadLength, sealPayload } from './payload.js';
 import { encodeStanzas, sealStanza } from './recipients.js';
 import { encodeSignatures, signStatement, type SignatureRecord } from './signatures.js';
 import { encodeStatement, type Statement } from './statement.js';
@@ -80,6 +80,13 @@ function badArgument(message: string): never {
   throw new OappError('FORMAT_BAD_ARGUMENT', message);
 }
 
+/** The package kind of writer options (default `app`). */
+export function checkKindArg(kind: PackageKind | undefined): PackageKind {
+  const k = kind ?? 'app';
+  if (!Object.hasOwn(KIND_MEDIA_TYPES, k)) badArgument('kind must be "app" or "bootstrap"');
+  return k;
+}
+
 function checkRecipients(recipients: readonly Key[]): void {
   if (recipients.length === 0) badArgument('a package needs at least one recipient');
   if (recipients.length > MAX_RECIPIENTS)
@@ -101,6 +108,31 @@ function checkChunkSize(n: number): number {
   return n;
 }
 
+/** Checks the STATEMENT inputs that do not need the content's hash. */
+export function checkStatementArgs(
+  packageId: string,
+  size: number,
+  license?: Readonly<Record<string, unknown>>,
+): void {
+  decodePackageId(packageId, 'packageId');
+  if (size > DEFAULT_MAX_PLAINTEXT_BYTES) badArgument('content is larger than the format allows');
+  if (license !== undefined && (typeof license !== 'object' || license === null || Array.isArray(license)))
+    badArgument('license must be an object');
+}
+
+/** Builds the STATEMENT for content of a known size and SHA-256 (checked by {@link checkStatementArgs}). */
+export function statementFor(
+  kind: PackageKind,
+  packageId: string,
+  size: number,
+  sha256Hex: string,
+  license?: Readonly<Record<string, unknown>>,
+): Statement {
+  checkStatementArgs(packageId, size, license);
+  const info: ContentInfo = { mediaType: KIND_MEDIA_TYPES[kind], size, sha256: sha256Hex };
+  return { format: STATEMENT_FORMAT, packageId, content: info, license };
+}
+
 /** Builds the STATEMENT for new content. */
 export function buildStatement(
   kind: PackageKind,
@@ -108,16 +140,8 @@ export function buildStatement(
   content: Uint8Array,
   license?: Readonly<Record<string, unknown>>,
 ): Statement {
-  decodePackageId(packageId, 'packageId');
-  if (content.length > DEFAULT_MAX_PLAINTEXT_BYTES) badArgument('content is larger than the format allows');
-  const info: ContentInfo = {
-    mediaType: KIND_MEDIA_TYPES[kind],
-    size: content.length,
-    sha256: encodeHex(sha256(content)),
-  };
-  if (license !== undefined && (typeof license !== 'object' || license === null || Array.isArray(license)))
-    badArgument('license must be an object');
-  return { format: STATEMENT_FORMAT, packageId, content: info, license };
+  checkStatementArgs(packageId, content.length, license);
+  return statementFor(kind, packageId, content.length, encodeHex(sha256(content)), license);
 }
 
 /**
@@ -126,8 +150,7 @@ export function buildStatement(
  *   `FORMAT_TOO_MANY_SIGNATURES`; `CryptoError` `CRYPTO_WRONG_KEY_PURPOSE`, `CRYPTO_WRONG_KEY_TYPE`, `CRYPTO_WEAK_KEY`.
  */
 export function createPackage(options: CreatePackageOptions): Uint8Array {
-  const kind = options.kind ?? 'app';
-  if (!(kind in KIND_MEDIA_TYPES)) badArgument('kind must be "app" or "bootstrap"');
+  const kind = checkKindArg(options.kind);
   const statement = buildStatement(kind, options.packageId, options.content, options.license);
   const statementBytes = encodeStatement(statement);
   const signatures = (options.signers ?? []).map((s) =>
@@ -146,19 +169,22 @@ export function createPackage(options: CreatePackageOptions): Uint8Array {
   });
 }
 
-/** Assembles frame and sections around a statement and its signatures (SPEC.md §5.2 steps 3–7). */
-export function assemblePackage(input: AssembleInput): Uint8Array {
+/** Internal: what {@link encodePackagePrefix} needs besides the file key and the payload digest. */
+export type PrefixInput = Omit<AssembleInput, 'content' | 'random'> & { readonly plaintextSize: number };
+
+/** Checks the writer inputs that do not depend on the content (packager key, chunk size, recipients). */
+export function checkAssembleInput(
+  input: Pick<AssembleInput, 'packagerSecretKey' | 'chunkSize' | 'recipients'>,
+): void {
   expectKey(input.packagerSecretKey, 'authenticated', 'secret', 'packagerIdentityPrivateKey');
   // Here, not in createPackage: repackage also assembles, with a caller-chosen chunk size.
   checkChunkSize(input.chunkSize);
   checkRecipients(input.recipients);
-  const signaturesValue = encodeSignatures(input.signatures);
-  const random = input.random ?? randomBytes;
-  const fileKey = random(32);
-  const payloadKey = derivePayloadKey(fileKey);
-  const { payload, ciphertextSha256 } = sealPayload(payloadKey, input.content, input.chunkSize);
-  wipe(payloadKey);
-  const header: Header = {
+}
+
+/** Internal: the HEADER of a package (SPEC.md §4.2) for a given ciphertext digest. */
+export function buildHeader(input: PrefixInput, ciphertextSha256: Uint8Array): Header {
+  return {
     format: HEADER_FORMAT,
     packageId: input.statement.packageId,
     createdAt: input.createdAt.toISOString(),
@@ -168,24 +194,60 @@ export function assemblePackage(input: AssembleInput): Uint8Array {
     payload: {
       aead: PAYLOAD_AEAD,
       chunkSize: input.chunkSize,
-      plaintextSize: input.content.length,
+      plaintextSize: input.plaintextSize,
       ciphertextSha256: encodeHex(ciphertextSha256),
     },
     envelope: input.envelope === undefined ? undefined : { chain: input.envelope },
   };
+}
+
+/**
+ * Internal: every package byte before the PAYLOAD value (SPEC.md §5.2 steps 5–7): frame, HEADER, STATEMENT,
+ * RECIPIENTS, SIGNATURES and the PAYLOAD section header. Draws one stanza nonce per recipient from `random`,
+ * in the caller's order, so a writer that drew the file key first produces the bytes of {@link assemblePackage}.
+ */
+export function encodePackagePrefix(
+  input: PrefixInput,
+  fileKey: Uint8Array,
+  ciphertextSha256: Uint8Array,
+  random: (n: number) => Uint8Array,
+): Uint8Array {
+  const signaturesValue = encodeSignatures(input.signatures);
+  const header = buildHeader(input, ciphertextSha256);
   const headerBytes = encodeHeader(header);
   const digest = sha256(headerBytes);
   const stanzas = input.recipients.map((r) =>
     sealStanza(fileKey, digest, r.bytes, input.packagerSecretKey.bytes, random(BOX_NONCE_BYTES)),
   );
-  wipe(fileKey);
   return concatBytes(
     encodeFrame(),
     encodeSection(SECTION.HEADER, headerBytes),
     encodeSection(SECTION.STATEMENT, input.statementBytes),
     encodeSection(SECTION.RECIPIENTS, encodeStanzas(stanzas)),
     encodeSection(SECTION.SIGNATURES, signaturesValue),
-    encodeSectionHeader(SECTION.PAYLOAD, payload.length),
-    payload,
+    encodeSectionHeader(SECTION.PAYLOAD, payloadLength(input.plaintextSize, input.chunkSize)),
   );
+}
+
+/** Assembles frame and sections around a statement and its signatures (SPEC.md §5.2 steps 3–7). */
+export function assemblePackage(input: AssembleInput): Uint8Array {
+  checkAssembleInput(input);
+  // Encoded (and checked) before any randomness is drawn, as before the streaming writer shared this code.
+  encodeSignatures(input.signatures);
+  const random = input.random ?? randomBytes;
+  const fileKey = random(32);
+  const payloadKey = derivePayloadKey(fileKey);
+  const { payload, ciphertextSha256 } = sealPayload(payloadKey, input.content, input.chunkSize);
+  wipe(payloadKey);
+  try {
+    const prefix = encodePackagePrefix(
+      { ...input, plaintextSize: input.content.length },
+      fileKey,
+      ciphertextSha256,
+      random,
+    );
+    return concatBytes(prefix, payload);
+  } finally {
+    wipe(fileKey);
+  }
 }

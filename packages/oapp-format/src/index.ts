@@ -41,11 +41,12 @@ export { createPackage } from './create.js';
 export type { CreatePackageOptions, PackageSigner } from './create.js';
 export { checkSignatures, policyFromBootstrap, trustedKey, validatePolicy } from './policy.js';
 export type { DeploymentPolicy, PackagingBlock, SignerReport, TrustedKey } from './policy.js';
-export { openPackage, openPackageStream, verifyPackage } from './open.js';
+export { openPackage, openPackageStream, openPackageToSink, verifyPackage } from './open.js';
 export type {
   OpenPackageOptions,
   OpenedPackage,
   OpenedPackageStream,
+  PlaintextSink,
   VerifiedPackage,
   VerifyPackageOptions,
 } from './open.js';
@@ -62,3 +63,11 @@ export {
   isEncryptedBootstrapText,
 } from './bootstrap.js';
 export type { EncryptBootstrapOptions } from './bootstrap.js';
+export { createPackageStream, writePackage } from './create-stream.js';
+export type {
+  ContentSource,
+  CreatePackageStreamOptions,
+  PackageSink,
+  WritePackageOptions,
+  WrittenPackage,
+} from './create-stream.js';

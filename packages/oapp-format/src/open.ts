@@ -56,7 +56,8 @@ export interface OpenedPackageStream extends VerifiedPackage {
   /**
    * Verified plaintext chunks, in order. Each chunk's tag is checked before it is yielded, but the
    * package as a whole (ciphertext hash, content hash, no trailing bytes) is only proven when the
-   * generator returns normally: write to a temporary place and install only after that.
+   * generator returns normally: write to a temporary place and install only after that. The final
+   * chunk is yielded only after those checks passed.
    */
   readonly chunks: AsyncGenerator<Uint8Array, void, undefined>;
 }
@@ -119,6 +120,7 @@ async function* decryptChunks(
   const n = chunkCount(plaintextSize, chunkSize);
   const ciphertextHash = createSha256();
   const contentHash = createSha256();
+  let last: Uint8Array = new Uint8Array(0);
   try {
     for (let i = 0; i < n; i++) {
       const sealed = await r.readExact(
@@ -128,11 +130,17 @@ async function* decryptChunks(
       ciphertextHash.update(sealed);
       const plain = openPayloadChunk(payloadKey, i, i === n - 1, sealed);
       contentHash.update(plain);
-      yield plain;
+      if (i < n - 1) yield plain;
+      else last = plain;
     }
     if (!(await r.atEnd()))
       throw new OappError('FORMAT_TRAILING_DATA', 'bytes follow the final payload chunk');
     finalChecks(v, ciphertextHash.digest(), contentHash.digest());
+    wipe(payloadKey);
+    await r.close();
+    // Held back until SPEC.md §6 step 15 has passed: a consumer that received plaintextSize bytes received
+    // verified content, and a failed package never delivers its last chunk.
+    yield last;
   } finally {
     wipe(payloadKey);
     await r.close();
@@ -192,6 +200,27 @@ export async function openPackageStream(
     await r.close();
     throw err;
   }
+}
+
+/** Receives the plaintext of {@link openPackageToSink}, chunk by chunk, in order. */
+export type PlaintextSink = (chunk: Uint8Array) => void | Promise<void>;
+
+/**
+ * Verifies, then opens a package from a stream into `sink` with bounded memory (one chunk at a time), and
+ * resolves only when the whole package is proven (SPEC.md §6 step 15). The sink receives each chunk after its
+ * tag verified and the final chunk only after every whole-package check, so it holds `plaintextSize` bytes
+ * only for a verified package. On rejection what the sink received is unverified: discard it (write to a
+ * temporary file; rename it into place only after this resolves).
+ * @throws {@link OappError} `FORMAT_*`, `CRYPTO_*`, `POLICY_*`; whatever the sink throws.
+ */
+export async function openPackageToSink(
+  source: Source,
+  options: OpenPackageOptions,
+  sink: PlaintextSink,
+): Promise<VerifiedPackage> {
+  const { chunks, ...verified } = await openPackageStream(source, options);
+  for await (const chunk of chunks) await sink(chunk);
+  return verified;
 }
 
 /**

@@ -20,7 +20,8 @@ export interface SignatureRecord {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function signTextBytes(signText: string): Uint8Array {
+/** The UTF-8 bytes of a signText, checked (well-formed, at most 1 KiB). */
+export function signTextBytes(signText: string): Uint8Array {
   if (typeof signText !== 'string' || !signText.isWellFormed()) {
     throw new OappError('FORMAT_BAD_ARGUMENT', 'signText must be a well-formed string');
   }

@@ -34,6 +34,7 @@ describe('public surface', () => {
         "checkSignatures",
         "chunkNonce",
         "createPackage",
+        "createPackageStream",
         "decodeHeader",
         "decodeSignatures",
         "decodeStatement",
@@ -50,6 +51,7 @@ describe('public surface', () => {
         "keyHint",
         "openPackage",
         "openPackageStream",
+        "openPackageToSink",
         "parseStrictJson",
         "payloadLength",
         "policyFromBootstrap",
@@ -60,6 +62,7 @@ describe('public surface', () => {
         "validatePolicy",
         "verifyPackage",
         "verifyRecord",
+        "writePackage",
       ]
     `);
   });
