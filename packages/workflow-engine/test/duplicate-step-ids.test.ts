@@ -97,12 +97,13 @@ describe('duplicate stepIds across workflows (ADR 0060)', () => {
   it('keeps step properties and authentication properties apart per workflow', async () => {
     const counter =
       "const p = context.getStepProperties(); p.set('n', String(Number(p.get('n') || 0) + 1)); context.setBody(p.get('n'))";
+    // Each login caches its own token on "login" and checks it reads back its own (errors carry the answer:
+    // an authenticationProcessor's other changes are discarded).
     const auth = (v: string) => ({
       stepId: 'login',
       authenticationProcessor: {
-        script: `const old = context.getAuthenticationPropertiesFromStep('login', 'tok'); if (old === null) context.setAuthenticationPropertiesOnStep('login', 60000, 'tok', '${v}'); context.setProperty('tok', String(context.getAuthenticationPropertiesFromStep('login', 'tok')));`,
+        script: `if (context.getAuthenticationPropertiesFromStep('login', 'tok') === null) context.setAuthenticationPropertiesOnStep('login', 60000, 'tok', '${v}'); context.addSystemError(String(context.getAuthenticationPropertiesFromStep('login', 'tok') === '${v}'));`,
       },
-      resultsProcessor: { script: "context.setBody(context.getProperty('tok'))" },
     });
     const wf = {
       workflows: [
@@ -115,9 +116,9 @@ describe('duplicate stepIds across workflows (ADR 0060)', () => {
     expect((await engine.runStep(countA!, input())).body).toBe('1');
     expect((await engine.runStep(countA!, input())).body).toBe('2');
     expect((await engine.runStep(countB!, input())).body).toBe('1');
-    expect((await engine.runStep(loginA!, input())).body).toBe('token-A');
-    expect((await engine.runStep(loginB!, input())).body).toBe('token-B');
-    expect((await engine.runStep(loginA!, input())).body).toBe('token-A');
+    expect((await engine.runStep(loginA!, input())).errors).toEqual(['true']);
+    expect((await engine.runStep(loginB!, input())).errors).toEqual(['true']);
+    expect((await engine.runStep(loginA!, input())).errors).toEqual(['true']);
   });
 
   it('treats "resource": "" beside a script as absent', async () => {
