@@ -243,11 +243,10 @@ function parseJsonObject(text: string): Map<string, string> {
   }
   if (!isJsonObject(parsed)) throw fileError('a JSON secrets file must be an object of string values');
   const out = new Map<string, string>();
-  for (const name of Object.keys(parsed)) {
+  for (const [i, name] of Object.keys(parsed).entries()) {
+    // Not echoed: a value pasted where a name belongs must not reach a log.
     if (!VARIABLE_NAME_PATTERN.test(name) || name.length > MAX_VARIABLE_NAME_LENGTH) {
-      throw fileError(
-        `member ${JSON.stringify(shown(name))} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
-      );
+      throw fileError(`member ${i + 1} has a name that is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`);
     }
     const v = parsed[name];
     if (typeof v !== 'string') throw fileError(`member ${name} must be a string`);

@@ -187,6 +187,7 @@ describe('parseSecretsFile', () => {
     ['a JSON array', `["${SECRET}"]`],
     ['a JSON non-string value', `{"A":{"v":"${SECRET}"}}`],
     ['a JSON bad name', `{"A B":"${SECRET}"}`],
+    ['a value pasted as a JSON name', `{"${SECRET}":"x"}`],
     ['malformed JSON', `{"A":"${SECRET}"`],
     ['duplicate JSON member', `{"A":"x","A":"${SECRET}"}`],
     ['a NUL', `A=${SECRET}\u0000`],
