@@ -26,6 +26,8 @@ export interface AppDeps {
   readonly ports?: Readonly<Record<string, number>> | undefined;
   /** DNS lookup for outbound calls (tests). */
   readonly lookup?: LookupFunction | undefined;
+  /** Values that came from the secrets file into the bootstrap (ADR 0059): registered with the redactor. */
+  readonly secrets?: readonly string[] | undefined;
 }
 
 /** One trigger server (created, not listening). */
@@ -72,7 +74,11 @@ async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEn
     },
     lookup: s.deps.lookup,
   });
-  return createWorkflowEngine(d.workflow, { host, data: d.record.data ?? {} });
+  return createWorkflowEngine(d.workflow, {
+    host,
+    data: d.record.data ?? {},
+    limits: { timeMs: s.deps.config.timeouts.scriptMs },
+  });
 }
 
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
@@ -110,6 +116,7 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
 export async function createApp(deps: AppDeps): Promise<Agent> {
   const redactor = new Redactor();
   for (const record of deps.bootstrap) registerRecordSecrets(record, redactor);
+  for (const secret of deps.secrets ?? []) redactor.add(secret);
   const s: Shared = {
     deps,
     redactor,

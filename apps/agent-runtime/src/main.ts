@@ -1,6 +1,7 @@
 import { createApp, type Agent } from './app.js';
 import { loadBootstrap } from './startup/bootstrap-source.js';
 import { loadConfig, type Config } from './startup/config.js';
+import { loadBootstrapVariables } from './startup/variables.js';
 import { isCodedError } from './errors.js';
 import { closeAll, listenAll } from './runtime/listen.js';
 
@@ -41,8 +42,13 @@ function onSignals(agent: Agent, config: Config): void {
 
 async function start(): Promise<void> {
   const config = loadConfig(process.env, process.argv.slice(2));
-  const { bootstrap, form } = await loadBootstrap(config.bootstrap, config.bootstrapSecretKey);
-  const agent = await createApp({ bootstrap, config, sink: (line) => process.stdout.write(line) });
+  const variables = loadBootstrapVariables(process.env);
+  const { bootstrap, form, secrets } = await loadBootstrap(
+    config.bootstrap,
+    config.bootstrapSecretKey,
+    variables,
+  );
+  const agent = await createApp({ bootstrap, config, secrets, sink: (line) => process.stdout.write(line) });
   const servers = await listenAll(agent);
   agent.output.info('listening', { bootstrap: form, servers });
   onSignals(agent, config);

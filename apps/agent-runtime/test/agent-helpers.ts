@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseKeyTuple } from '@org/envelope-crypto';
-import { validateBootstrap } from '@org/workflow-compiler';
+import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits } from '../src/startup/config.js';
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts } from '../src/startup/config.js';
 import { closeAll, listenAll, type Listening } from '../src/runtime/listen.js';
 import { tuple, type TestKeys } from './fixtures.js';
 
@@ -21,6 +21,11 @@ export interface StartOptions {
   allowPrivateNetworkHosts?: string[];
   limits?: Partial<Limits>;
   stringKeys?: string;
+  timeouts?: Partial<Timeouts>;
+  /** Values from the secrets file (AppDeps.secrets). */
+  secrets?: string[];
+  /** An already validated bootstrap (instead of validating `records`). */
+  bootstrap?: Bootstrap;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -30,7 +35,7 @@ export async function startAgent(
   o: StartOptions = {},
 ): Promise<RunningAgent> {
   const lines: string[] = [];
-  const bootstrap = validateBootstrap(JSON.stringify(records));
+  const bootstrap = o.bootstrap ?? validateBootstrap(JSON.stringify(records));
   const ports: Record<string, number> = {};
   for (const r of bootstrap)
     for (const s of r.allowHttpServerAccess ?? []) ports[`${r.deploymentId}/${s.id}`] = 0;
@@ -41,8 +46,9 @@ export async function startAgent(
       allowUnpackaged: false,
       allowPrivateNetworkHosts: o.allowPrivateNetworkHosts ?? [],
       limits: { ...DEFAULT_LIMITS, ...o.limits },
-      timeouts: DEFAULT_TIMEOUTS,
+      timeouts: { ...DEFAULT_TIMEOUTS, ...o.timeouts },
     },
+    secrets: o.secrets,
     sink: (line) => lines.push(line),
     ports,
   });

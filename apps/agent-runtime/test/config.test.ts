@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS, MAX_LIMITS } from '@org/workflow-engine';
 import { loadConfig } from '../src/startup/config.js';
 import { makeKeys, tuple } from './fixtures.js';
 
@@ -49,6 +50,20 @@ describe('loadConfig', () => {
     expect(e.code).toBe('AGENT_CONFIG_INVALID');
     expect(e.message).toContain('AGENT_BOOTSTRAP_SECRETKEY');
     expect(e.message).not.toMatch(/[0-9a-f]{16}/i);
+  });
+
+  it('reads AGENT_SCRIPT_TIME_MS, defaulting to the engine default and bounded by the engine maximum', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).timeouts.scriptMs).toBe(ENGINE_DEFAULT_LIMITS.timeMs);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SCRIPT_TIME_MS: '250' }).timeouts.scriptMs).toBe(250);
+    const max = String(MAX_LIMITS.timeMs);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SCRIPT_TIME_MS: max }).timeouts.scriptMs).toBe(
+      MAX_LIMITS.timeMs,
+    );
+    for (const bad of ['0', '-1', '1.5', 'abc', String(MAX_LIMITS.timeMs + 1)]) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SCRIPT_TIME_MS: bad }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain('AGENT_SCRIPT_TIME_MS');
+    }
   });
 
   it('reads flags, host ids and limits, and refuses malformed numbers', () => {

@@ -1,7 +1,8 @@
 import { canonicalize } from './canonical-json.js';
 import { WorkflowError } from './errors.js';
 import { checkSchema, compileSchema } from './internal/schema-check.js';
-import { emptyObject, quoteName, type JsonObject, type JsonValue } from './json-value.js';
+import { listSteps } from './internal/walk.js';
+import { emptyObject, quoteName, toPointer, type JsonObject, type JsonValue } from './json-value.js';
 import { applyCustomization, MANIFEST_OPS, type Customization, type ManifestOp } from './manifest-apply.js';
 import { parseManifestPath } from './manifest-path.js';
 import { MANIFEST_SCHEMA } from './manifest-schema.js';
@@ -81,6 +82,7 @@ function buildNow(manifest: unknown, options: BuildWorkflowsOptions): BuildWorkf
     files.push(customise(file.bytes, inc, i, maxBytes));
     includes.push({ sourceWorkflow: file.path, dir: file.dir });
   }
+  checkIncludeStepIds(files);
   const combined = combine(files);
   return { workflow: validateWorkflow(combined), includes };
 }
@@ -169,6 +171,35 @@ function withInclude<T>(i: number, name: string, fn: () => T): T {
       details: err.details,
     });
   }
+}
+
+/**
+ * A file may reuse a `stepId` in another of its workflows (ADR 0060), but two includes may not share one: the
+ * combination is new, and a shared id there is far more likely a clash than a choice (SPEC.md §7.3).
+ */
+function checkIncludeStepIds(files: JsonObject[]): void {
+  const owner = new Map<string, number>();
+  files.forEach((file, i) => {
+    for (const { step, at } of listSteps(file)) {
+      const id = step['stepId'] as string;
+      const first = owner.get(id);
+      if (first === undefined) owner.set(id, i);
+      else if (first !== i) {
+        throw new WorkflowError(
+          'WORKFLOW_DUPLICATE_STEP_ID',
+          `includes ${first} and ${i} both define stepId ${quoteName(id)}`,
+          {
+            details: [
+              {
+                pointer: `/includes/${i}`,
+                detail: `${quoteName(id)} at ${toPointer(at)} is also in include ${first}`,
+              },
+            ],
+          },
+        );
+      }
+    }
+  });
 }
 
 /** Concatenates `workflows[]`; any other top-level member must be equal wherever it appears (SPEC.md §7.3). */

@@ -81,6 +81,7 @@ function compileNow(input: unknown, options: CompileWorkflowOptions): CompileWor
     maxBytes: options.maxInputBytes ?? MAX_JSON_BYTES,
   }) as unknown as JsonObject;
   const workflow = stripComments(source) as JsonObject;
+  dropEmptyResources(workflow);
   const refs = collectRefs(workflow);
   const maxCompiled = options.maxCompiledBytes ?? MAX_COMPILED_BYTES;
   let budget = maxCompiled - inputBytes(input, workflow);
@@ -104,6 +105,13 @@ function compileNow(input: unknown, options: CompileWorkflowOptions): CompileWor
       });
   }
   return { workflow: workflow as unknown as CompiledWorkflow, resources: [...resources.values()] };
+}
+
+/** `"resource": ""` counts as absent (validate-workflow.ts): the compiled form does not carry it. */
+function dropEmptyResources(workflow: JsonObject): void {
+  forEachProcessor(workflow, (processor) => {
+    if (processor['resource'] === '') delete processor['resource'];
+  });
 }
 
 /** Every processor with a `resource`, in document order; every path is checked before any I/O (S103). */

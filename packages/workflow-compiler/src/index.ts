@@ -30,8 +30,25 @@ export type {
   WorkflowFile,
 } from './types.js';
 export { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
-export { validateBootstrap } from './validate-bootstrap.js';
-export type { ValidateBootstrapOptions } from './validate-bootstrap.js';
+export { validateBootstrap, validateBootstrapWithVariables } from './validate-bootstrap.js';
+export type {
+  SubstitutedBootstrap,
+  ValidateBootstrapOptions,
+  ValidateBootstrapWithVariablesOptions,
+} from './validate-bootstrap.js';
+export {
+  substituteVariables,
+  parseSecretsFile,
+  VARIABLE_NAME_PATTERN,
+  MAX_VARIABLE_NAME_LENGTH,
+  MAX_SECRETS_FILE_BYTES,
+  MAX_SUBSTITUTED_CHARS,
+} from './bootstrap-variables.js';
+export type {
+  SubstituteVariablesOptions,
+  SubstitutionResult,
+  WholeReference,
+} from './bootstrap-variables.js';
 export type {
   Bootstrap,
   BootstrapFileAccess,

@@ -1,5 +1,10 @@
 import { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
 import type { Bootstrap } from './bootstrap-types.js';
+import {
+  substituteVariables,
+  type SubstituteVariablesOptions,
+  type WholeReference,
+} from './bootstrap-variables.js';
 import { checkBootstrapRules } from './internal/bootstrap-rules.js';
 import { checkSchema, compileSchema, throwDetails } from './internal/schema-check.js';
 import {
@@ -37,6 +42,59 @@ export function validateBootstrap(input: unknown, options: ValidateBootstrapOpti
   list.forEach((r, i) => normaliseRecord(r, i));
   checkBootstrapRules(list);
   return list as unknown as Bootstrap;
+}
+
+/** Options of {@link validateBootstrapWithVariables}. */
+export type ValidateBootstrapWithVariablesOptions = ValidateBootstrapOptions & SubstituteVariablesOptions;
+
+/** Result of {@link validateBootstrapWithVariables}. */
+export interface SubstitutedBootstrap {
+  bootstrap: Bootstrap;
+  /** Every variable the bootstrap referenced, each once. */
+  used: string[];
+}
+
+/**
+ * Reads a bootstrap, replaces its `${NAME}` references with `substituteVariables` (SPEC.md §8.1), then validates it
+ * like {@link validateBootstrap}. Substitution runs before the schema, so `"enabled": "${FLAG}"` is checked as the
+ * value FLAG holds. A string that was exactly one reference (`"port": "${PORT}"`) where the schema wants a number
+ * becomes that number when its value is JSON number text; nothing else changes type.
+ *
+ * @throws WorkflowError everything {@link validateBootstrap} and `substituteVariables` throw.
+ */
+export function validateBootstrapWithVariables(
+  input: unknown,
+  variables: ReadonlyMap<string, string>,
+  options: ValidateBootstrapWithVariablesOptions = {},
+): SubstitutedBootstrap {
+  const raw = readInput(input, options);
+  const records = isJsonObject(raw) ? [raw] : raw;
+  const { value, used, whole } = substituteVariables(records, variables, options);
+  if (whole.length > 0) retypeNumbers(value, whole);
+  return { bootstrap: validateBootstrap(value, options), used };
+}
+
+const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+/** Whole references whose position the schema types as integer or number become numbers. */
+function retypeNumbers(value: JsonValue, whole: WholeReference[]): void {
+  const validate = validateSchema();
+  if (validate(value)) return;
+  const wanted = new Set<string>();
+  for (const e of validate.errors ?? []) {
+    const t = (e.params as { type?: unknown }).type;
+    const types = typeof t === 'string' ? t.split(',') : [];
+    if (e.keyword === 'type' && (types.includes('integer') || types.includes('number')))
+      wanted.add(e.instancePath);
+  }
+  for (const w of whole) {
+    if (!wanted.has(w.pointer)) continue;
+    const text = (w.parent as Record<string | number, JsonValue>)[w.key];
+    if (typeof text !== 'string' || !JSON_NUMBER.test(text)) continue;
+    const n = Number(text);
+    if (!Number.isFinite(n) || (Number.isInteger(n) && !Number.isSafeInteger(n))) continue;
+    (w.parent as Record<string | number, JsonValue>)[w.key] = n;
+  }
 }
 
 function normaliseRecord(record: JsonObject, index: number): void {

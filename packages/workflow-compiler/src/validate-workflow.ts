@@ -14,8 +14,9 @@ export type ValidateWorkflowOptions = ParseStrictJsonOptions;
 /**
  * Reads a workflow file (bytes, JSON text, or an already parsed value) and checks it against
  * {@link WORKFLOW_SCHEMA} and the rules the schema cannot state: each processor has exactly one of `script`,
- * `resource`, `processors` (`script: null` counts as absent); `resourceName` only beside a `script`;
- * `stepId` unique across the file. Returns the value in this package's JSON form (objects that inherit nothing).
+ * `resource`, `processors` (`script: null` and `resource: ""` count as absent); `resourceName` only beside a
+ * `script`; `stepId` unique within each workflow (two workflows of one file may use the same id, ADR 0060).
+ * Returns the value in this package's JSON form (objects that inherit nothing).
  *
  * @throws WorkflowError syntax codes `WORKFLOW_JSON_*` (from the strict parser; `WORKFLOW_VALUE_INVALID` for a
  *   non-JSON value); `WORKFLOW_SCHEMA_INVALID` with every violation in `details` as `{ pointer, detail }`;
@@ -41,7 +42,7 @@ function processorFormIssues(file: JsonObject): WorkflowErrorDetail[] {
   const issues: WorkflowErrorDetail[] = [];
   forEachProcessor(file, (p, at) => {
     const hasScript = typeof p['script'] === 'string';
-    const forms = Number(hasScript) + Number(hasKey(p, 'resource')) + Number(hasKey(p, 'processors'));
+    const forms = Number(hasScript) + Number(hasResource(p)) + Number(hasKey(p, 'processors'));
     if (forms !== 1) {
       issues.push({
         pointer: toPointer(at),
@@ -58,11 +59,17 @@ function processorFormIssues(file: JsonObject): WorkflowErrorDetail[] {
   return issues;
 }
 
+/** A `resource` member that names something: `"resource": ""` counts as absent (existing apps write it). */
+function hasResource(p: JsonObject): boolean {
+  return hasKey(p, 'resource') && p['resource'] !== '';
+}
+
+/** ADR 0060: a `stepId` is unique within its workflow; other workflows of the file may reuse it. */
 function checkUniqueStepIds(file: JsonObject): void {
   const seen = new Map<string, (string | number)[]>();
   const issues: WorkflowErrorDetail[] = [];
   for (const { step, at } of listSteps(file)) {
-    const id = step['stepId'] as string;
+    const id = `${String(at[1])}\u0000${step['stepId'] as string}`;
     const first = seen.get(id);
     if (first === undefined) seen.set(id, at);
     else {

@@ -29,7 +29,7 @@ function strictObject(properties: Record<string, unknown>, required: string[] = 
 
 const processor = strictObject({
   script: { type: ['string', 'null'] },
-  resource: { type: 'string', minLength: 1, maxLength: 1024 },
+  resource: { type: 'string', maxLength: 1024 },
   resourceName: { type: 'string', maxLength: 1024 },
   processors: { type: 'array', minItems: 1, items: processorRef },
   data: freeObject,

@@ -95,6 +95,15 @@ describe('compileWorkflow', () => {
     }
   });
 
+  it('drops "resource": "" beside an inline script: no file is read, the compiled form has no resource', async () => {
+    const { workflow, resources } = await compileWorkflow(oneStep({ script: 'x', resource: '' }), {
+      resourceDirs: [],
+    });
+    expect(resources).toEqual([]);
+    expect(JSON.stringify(workflow)).not.toContain('"resource"');
+    expect(workflow.workflows[0]!.steps[0]!.resultsProcessor).toEqual({ script: 'x' });
+  });
+
   it('does not modify a value passed in', async () => {
     const input = oneStep({ resource: '/general/clear-headers.js', comment: 'c' });
     const copy = structuredClone(input);

@@ -18,6 +18,10 @@ describe('public surface', () => {
         "MAX_MANIFEST_PATH_LENGTH",
         "MAX_RESOURCE_BYTES",
         "MAX_RESOURCE_PATH_LENGTH",
+        "MAX_SECRETS_FILE_BYTES",
+        "MAX_SUBSTITUTED_CHARS",
+        "MAX_VARIABLE_NAME_LENGTH",
+        "VARIABLE_NAME_PATTERN",
         "WORKFLOW_ERROR_CODES",
         "WORKFLOW_HASH_ALGORITHM",
         "WORKFLOW_HASH_SPEC",
@@ -32,8 +36,11 @@ describe('public surface', () => {
         "hashWorkflow",
         "isSyntaxErrorCode",
         "parseManifestPath",
+        "parseSecretsFile",
         "parseStrictJson",
+        "substituteVariables",
         "validateBootstrap",
+        "validateBootstrapWithVariables",
         "validateWorkflow",
       ]
     `);

@@ -85,20 +85,43 @@ describe('validateWorkflow', () => {
     expect(validateWorkflow(oneStep({ script: 'x', resourceName: '/a.js' }))).toBeDefined();
   });
 
-  it('rejects a stepId used twice, across workflows too, with WORKFLOW_DUPLICATE_STEP_ID', () => {
+  it('rejects a stepId used twice in one workflow with WORKFLOW_DUPLICATE_STEP_ID', () => {
+    const wf = {
+      workflows: [
+        { name: 'a', steps: [{ stepId: 'y' }] },
+        { name: 'b', steps: [{ stepId: 'x' }, { stepId: 'y' }, { stepId: 'x' }] },
+      ],
+    };
+    expect(() => validateWorkflow(wf)).toThrowCode(WorkflowError, 'WORKFLOW_DUPLICATE_STEP_ID');
+    expect(details(() => validateWorkflow(wf))).toEqual([
+      {
+        pointer: '/workflows/1/steps/2/stepId',
+        detail: 'stepId repeats the one at /workflows/1/steps/0/stepId',
+      },
+    ]);
+  });
+
+  it('accepts the same stepId in two workflows of one file (ADR 0060)', () => {
     const wf = {
       workflows: [
         { name: 'a', steps: [{ stepId: 'x' }] },
         { name: 'b', steps: [{ stepId: 'x' }] },
       ],
     };
-    expect(() => validateWorkflow(wf)).toThrowCode(WorkflowError, 'WORKFLOW_DUPLICATE_STEP_ID');
-    expect(details(() => validateWorkflow(wf))).toEqual([
-      {
-        pointer: '/workflows/1/steps/0/stepId',
-        detail: 'stepId repeats the one at /workflows/0/steps/0/stepId',
-      },
-    ]);
+    expect(validateWorkflow(wf).workflows).toHaveLength(2);
+  });
+
+  it('treats "resource": "" as absent: beside a script it is accepted, alone it is no processor form', () => {
+    expect(validateWorkflow(oneStep({ script: 'x', resource: '' }))).toBeDefined();
+    expect(validateWorkflow(oneStep({ processors: [{ script: 'x' }], resource: '' }))).toBeDefined();
+    expect(() => validateWorkflow(oneStep({ resource: '' }))).toThrowCode(
+      WorkflowError,
+      'WORKFLOW_SCHEMA_INVALID',
+    );
+    expect(() => validateWorkflow(oneStep({ script: 'x', resource: '/a.js' }))).toThrowCode(
+      WorkflowError,
+      'WORKFLOW_SCHEMA_INVALID',
+    );
   });
 
   it('never echoes a secret value in the message or details', () => {

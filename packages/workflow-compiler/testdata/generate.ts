@@ -42,8 +42,8 @@ export const NEGATIVE: Record<string, Uint8Array> = {
     step('{"script":"x"}', ',"trigger":{"http":{"server":"a","path":"/","multiPartUploadByteLimit":0}}'),
   ),
   'WORKFLOW_SCHEMA_INVALID--proto-as-structure': enc(step('{"script":"x","__proto__":{"polluted":true}}')),
-  'WORKFLOW_DUPLICATE_STEP_ID--two-workflows': enc(
-    '{"workflows":[{"name":"a","steps":[{"stepId":"x"}]},{"name":"b","steps":[{"stepId":"x"}]}]}',
+  'WORKFLOW_DUPLICATE_STEP_ID--same-workflow': enc(
+    '{"workflows":[{"name":"a","steps":[{"stepId":"x"},{"stepId":"x"}]}]}',
   ),
   'WORKFLOW_RESOURCE_PATH_INVALID--dot-dot': enc(res('../x')),
   'WORKFLOW_RESOURCE_PATH_INVALID--backslash-dot-dot': enc(res('..\\x')),

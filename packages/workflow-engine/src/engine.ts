@@ -3,7 +3,7 @@ import { EngineError } from './errors.js';
 import { SecretSet } from './redact.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
 import { runStepFlow } from './step-runner.js';
-import type { EngineOptions, StepInfo, StepInput, StepResult, WorkflowEngine } from './types.js';
+import type { EngineOptions, StepInfo, StepInput, StepRef, StepResult, WorkflowEngine } from './types.js';
 import { loadWorkflow, type StepModel } from './workflow-model.js';
 
 /** Defaults for {@link EngineOptions.limits} (per processor run). */
@@ -14,7 +14,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
 });
 
 /** Upper bounds an app may configure. */
-const MAX_LIMITS: Readonly<Limits> = Object.freeze({
+export const MAX_LIMITS: Readonly<Limits> = Object.freeze({
   memoryBytes: 1024 * 1024 * 1024,
   timeMs: 10 * 60 * 1000,
   maxStackBytes: 8 * 1024 * 1024,
@@ -25,6 +25,10 @@ const RUNNABLE_TYPES = new Set(['scripted', 'scripted-auth', 'scripted-split-agg
 
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;
+
+function notFound(stepId: string): EngineError {
+  return new EngineError('ENGINE_STEP_NOT_FOUND', `no enabled step ${JSON.stringify(stepId.slice(0, 200))}`);
+}
 
 function limitsOf(options: EngineOptions): Limits {
   const out = { ...DEFAULT_LIMITS };
@@ -55,17 +59,31 @@ class Engine implements WorkflowEngine {
   readonly steps: readonly StepInfo[];
   private disposed = false;
   private forgotten = 0;
-  /** `singleThreaded: "return"` steps with a run in progress. */
+  /** `singleThreaded: "return"` steps (by uid) with a run in progress. */
   private readonly running = new Set<string>();
   private readonly shared: EngineShared;
+  /** Enabled steps by `stepId`; more than one when workflows share an id (ADR 0060). */
+  private readonly byId = new Map<string, StepModel[]>();
 
   constructor(
     private readonly models: Map<string, StepModel>,
     options: EngineOptions,
   ) {
     this.steps = Object.freeze(
-      [...models.values()].map((m) => Object.freeze({ stepId: m.stepId, trigger: m.trigger })),
+      [...models.values()].map((m) =>
+        Object.freeze({
+          stepId: m.stepId,
+          workflowIndex: m.workflowIndex,
+          workflow: m.workflow,
+          trigger: m.trigger,
+        }),
+      ),
     );
+    for (const m of models.values()) {
+      const list = this.byId.get(m.stepId);
+      if (list) list.push(m);
+      else this.byId.set(m.stepId, [m]);
+    }
     const host = options.host;
     this.shared = {
       realm: randomUUID(),
@@ -77,13 +95,42 @@ class Engine implements WorkflowEngine {
       counters: new Map(),
       deltas: new Map(),
       restricted: new Map(),
-      runNested: (id, input, depth) => this.runNested(id, input, depth, true),
-      forget: (id, input, depth) => this.forget(id, input, depth),
+      runNested: (id, input, depth, from) => this.runNested(id, input, depth, true, from),
+      forget: (id, input, depth, from) => this.forget(id, input, depth, from),
+      stepKey: (id, from) => this.find(id, from)?.uid ?? id,
     };
   }
 
-  runStep(stepId: string, input: StepInput): Promise<StepResult> {
-    return this.run(stepId, input, 0, false);
+  runStep(step: string | StepRef, input: StepInput): Promise<StepResult> {
+    // A resolution error rejects the promise like any other run error.
+    return new Promise((resolve) => resolve(this.run(this.resolve(step), input, 0, false)));
+  }
+
+  /**
+   * ADR 0060: a name resolves in the caller's workflow first, then in the whole file when exactly one enabled
+   * step uses it; used by several (and not by the caller's workflow) is `ENGINE_STEP_AMBIGUOUS`. Undefined when
+   * no enabled step uses it.
+   */
+  private find(stepId: string, fromWorkflow: number | undefined): StepModel | undefined {
+    const list = this.byId.get(stepId);
+    if (list === undefined) return undefined;
+    const local = list.find((m) => m.workflowIndex === fromWorkflow);
+    if (local) return local;
+    if (list.length === 1) return list[0];
+    throw new EngineError(
+      'ENGINE_STEP_AMBIGUOUS',
+      `step ${JSON.stringify(stepId.slice(0, 200))} is defined in ${list.length} workflows (${list
+        .map((m) => JSON.stringify(m.workflow.slice(0, 100)))
+        .join(', ')}); name it from its own workflow or pass its workflowIndex`,
+    );
+  }
+
+  private resolve(step: string | StepRef, fromWorkflow?: number): StepModel {
+    if (typeof step === 'string') return this.find(step, fromWorkflow) ?? throwError(notFound(step));
+    if (typeof step !== 'object' || step === null || typeof step.stepId !== 'string')
+      throw new TypeError('runStep: step must be a stepId string or { stepId, workflowIndex }');
+    const m = this.byId.get(step.stepId)?.find((x) => x.workflowIndex === step.workflowIndex);
+    return m ?? throwError(notFound(step.stepId));
   }
 
   dispose(): void {
@@ -92,14 +139,8 @@ class Engine implements WorkflowEngine {
     this.shared.authProps.clear();
   }
 
-  private async run(stepId: string, input: StepInput, depth: number, nested: boolean): Promise<StepResult> {
+  private async run(model: StepModel, input: StepInput, depth: number, nested: boolean): Promise<StepResult> {
     if (this.disposed) throw new EngineError('ENGINE_DISPOSED', 'the workflow engine was disposed');
-    const model = this.models.get(stepId);
-    if (!model)
-      throw new EngineError(
-        'ENGINE_STEP_NOT_FOUND',
-        `no enabled step ${JSON.stringify(stepId.slice(0, 200))}`,
-      );
     if (!RUNNABLE_TYPES.has(model.type)) {
       throw new EngineError(
         'ENGINE_UNSUPPORTED',
@@ -107,12 +148,12 @@ class Engine implements WorkflowEngine {
       );
     }
     if (!model.singleThreaded) return runStepFlow(this.shared, model, input, depth, nested);
-    if (this.running.has(stepId)) return skippedResult();
-    this.running.add(stepId);
+    if (this.running.has(model.uid)) return skippedResult();
+    this.running.add(model.uid);
     try {
       return await runStepFlow(this.shared, model, input, depth, nested);
     } finally {
-      this.running.delete(stepId);
+      this.running.delete(model.uid);
     }
   }
 
@@ -125,9 +166,10 @@ class Engine implements WorkflowEngine {
     input: StepInput,
     depth: number,
     nested: boolean,
+    fromWorkflow?: number,
   ): Promise<StepResult> {
     try {
-      return await this.run(stepId, input, depth, nested);
+      return await this.run(this.resolve(stepId, fromWorkflow), input, depth, nested);
     } catch (err) {
       const message = this.shared.secrets.scrub(errorText(err));
       return {
@@ -141,12 +183,8 @@ class Engine implements WorkflowEngine {
     }
   }
 
-  private forget(stepId: string, input: StepInput, depth: number): void {
-    if (!this.models.has(stepId))
-      throw new EngineError(
-        'ENGINE_STEP_NOT_FOUND',
-        `no enabled step ${JSON.stringify(stepId.slice(0, 200))}`,
-      );
+  private forget(stepId: string, input: StepInput, depth: number, fromWorkflow?: number): void {
+    const model = this.resolve(stepId, fromWorkflow);
     if (this.forgotten >= MAX_FORGOTTEN_RUNS) {
       throw new EngineError(
         'ENGINE_LIMIT',
@@ -154,13 +192,17 @@ class Engine implements WorkflowEngine {
       );
     }
     this.forgotten++;
-    void this.runNested(stepId, input, depth, false)
+    void this.runNested(model.stepId, input, depth, false, model.workflowIndex)
       .then((r) => {
         if (!r.errored) return;
         this.shared.host.log({ level: 'error', message: r.errors.join('; '), stepId, source: 'engine' });
       })
       .finally(() => this.forgotten--);
   }
+}
+
+function throwError(err: Error): never {
+  throw err;
 }
 
 /**

@@ -53,21 +53,23 @@ function metric(ctx: RunContext, args: Args): void {
 }
 
 function stepPropsFor(ctx: RunContext): Map<string, string> {
-  let m = ctx.shared.stepProps.get(ctx.step.stepId);
-  if (!m) ctx.shared.stepProps.set(ctx.step.stepId, (m = new Map<string, string>()));
+  let m = ctx.shared.stepProps.get(ctx.step.uid);
+  if (!m) ctx.shared.stepProps.set(ctx.step.uid, (m = new Map<string, string>()));
   return m;
 }
 
 function authPropsGet(ctx: RunContext, args: Args): string | null {
   requireAuth(ctx, 'getAuthenticationPropertiesFromStep');
-  const entry = ctx.shared.authProps.get(`${str(args, 0, 'stepId')}\u0000${str(args, 1, 'name')}`);
+  const step = ctx.shared.stepKey(str(args, 0, 'stepId'), ctx.step.workflowIndex);
+  const entry = ctx.shared.authProps.get(`${step}\u0000${str(args, 1, 'name')}`);
   if (!entry || entry.expiresAt <= ctx.shared.host.now()) return null;
   return entry.value;
 }
 
 function authPropsSet(ctx: RunContext, args: Args): void {
   requireAuth(ctx, 'setAuthenticationPropertiesOnStep');
-  const key = `${str(args, 0, 'stepId')}\u0000${str(args, 2, 'name')}`;
+  const step = ctx.shared.stepKey(str(args, 0, 'stepId'), ctx.step.workflowIndex);
+  const key = `${step}\u0000${str(args, 2, 'name')}`;
   const ttl = Math.max(0, num(args, 1, 'ttlMs'));
   const value = args[3] === null ? null : str(args, 3, 'json');
   if (value === null) ctx.shared.authProps.delete(key);
@@ -86,14 +88,14 @@ async function sleep(ctx: RunContext, args: Args): Promise<void> {
 }
 
 function counter(ctx: RunContext, args: Args): number {
-  const key = `${ctx.step.stepId}\u0000${str(args, 0, 'counter key')}`;
+  const key = `${ctx.step.uid}\u0000${str(args, 0, 'counter key')}`;
   const next = (ctx.shared.counters.get(key) ?? 0) + num(args, 1, 'counter delta');
   ctx.shared.counters.set(key, next);
   return next;
 }
 
 function delta(ctx: RunContext, args: Args): number {
-  const key = `${ctx.step.stepId}\u0000${str(args, 0, 'delta key')}`;
+  const key = `${ctx.step.uid}\u0000${str(args, 0, 'delta key')}`;
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
   ctx.shared.deltas.set(key, value);

@@ -1,4 +1,4 @@
-export { createWorkflowEngine, DEFAULT_LIMITS, MAX_FORGOTTEN_RUNS } from './engine.js';
+export { createWorkflowEngine, DEFAULT_LIMITS, MAX_FORGOTTEN_RUNS, MAX_LIMITS } from './engine.js';
 export { EngineError, ENGINE_ERROR_CODES } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { REDACTED } from './redact.js';
@@ -11,6 +11,7 @@ export type {
   OutboundResponse,
   StepInfo,
   StepInput,
+  StepRef,
   StepResult,
   WorkflowEngine,
 } from './types.js';

@@ -25,10 +25,18 @@ export interface EngineShared {
   deltas: Map<string, number>;
   /** Restricted-data values per authentication host id (may only be sent to that host). */
   restricted: Map<string, Set<string>>;
-  /** Runs a step for `sendToStep`; never rejects (failures become an errored result). */
-  runNested(stepId: string, input: StepInput, depth: number): Promise<StepResult>;
+  /**
+   * Runs a step for `sendToStep`; never rejects (failures become an errored result). `fromWorkflow`: the caller's
+   * workflow index, searched first (ADR 0060).
+   */
+  runNested(stepId: string, input: StepInput, depth: number, fromWorkflow?: number): Promise<StepResult>;
   /** Starts a step for `sendToStepAndForget`. */
-  forget(stepId: string, input: StepInput, depth: number): void;
+  forget(stepId: string, input: StepInput, depth: number, fromWorkflow?: number): void;
+  /**
+   * The state key of the step a script names (authentication properties): resolved like `sendToStep`; a name no
+   * enabled step uses keys by itself. Throws `ENGINE_STEP_AMBIGUOUS`.
+   */
+  stepKey(stepId: string, fromWorkflow: number): string;
 }
 
 /** One processor run's view: the engine, the step, the state and the context mode. */

@@ -36,11 +36,11 @@ function resultView(r: StepResult): unknown {
 /** `sendToStep(stepId, body[, headers])`: runs the step now and returns its result to the script. */
 export async function sendToStep(ctx: RunContext, args: Args): Promise<unknown> {
   const { stepId, input } = nestedInput(ctx, args, 'sendToStep');
-  return resultView(await ctx.shared.runNested(stepId, input, ctx.depth + 1));
+  return resultView(await ctx.shared.runNested(stepId, input, ctx.depth + 1, ctx.step.workflowIndex));
 }
 
 /** `sendToStepAndForget(stepId, body[, headers])`: starts the step and returns at once. */
 export function sendToStepAndForget(ctx: RunContext, args: Args): void {
   const { stepId, input } = nestedInput(ctx, args, 'sendToStepAndForget');
-  ctx.shared.forget(stepId, input, ctx.depth + 1);
+  ctx.shared.forget(stepId, input, ctx.depth + 1, ctx.step.workflowIndex);
 }

@@ -76,9 +76,22 @@ export interface EngineOptions {
   limits?: { memoryBytes?: number; timeMs?: number; maxStackBytes?: number };
 }
 
+/**
+ * Names one step exactly: its `stepId` and the index of its workflow in the file (ADR 0060). A {@link StepInfo}
+ * is one.
+ */
+export interface StepRef {
+  stepId: string;
+  workflowIndex: number;
+}
+
 /** One enabled step of the workflow. */
 export interface StepInfo {
   stepId: string;
+  /** Index of the step's workflow in the file's `workflows` array. */
+  workflowIndex: number;
+  /** The workflow's `name`. */
+  workflow: string;
   /** The step's trigger object as compiled (undefined when the step has none). */
   trigger: unknown;
 }
@@ -89,12 +102,14 @@ export interface WorkflowEngine {
   readonly steps: readonly StepInfo[];
   /**
    * Runs one step (README.md "Step flow"). Script errors, refused calls and `addSystemError` resolve with
-   * `errored: true`.
+   * `errored: true`. A {@link StepRef} (or a {@link StepInfo} from `steps`) names the step exactly; a bare
+   * `stepId` must be used by one enabled step only (ADR 0060). Triggers pass the step's `StepInfo`.
    *
-   * @throws EngineError `ENGINE_STEP_NOT_FOUND`, `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`,
-   *   `ENGINE_UNSUPPORTED` (step type), `ENGINE_DISPOSED` — as a rejected promise.
+   * @throws EngineError `ENGINE_STEP_NOT_FOUND`, `ENGINE_STEP_AMBIGUOUS` (a bare id used in several workflows),
+   *   `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`, `ENGINE_UNSUPPORTED` (step type),
+   *   `ENGINE_DISPOSED` — as a rejected promise.
    */
-  runStep(stepId: string, input: StepInput): Promise<StepResult>;
+  runStep(step: string | StepRef, input: StepInput): Promise<StepResult>;
   /** Refuses further runs and drops in-memory step and authentication properties. */
   dispose(): void;
 }

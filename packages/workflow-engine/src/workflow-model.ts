@@ -22,6 +22,15 @@ export type ProcessorSlot = (typeof PROCESSOR_SLOTS)[number];
 /** One enabled step, with defaults applied and processors flattened. */
 export interface StepModel {
   stepId: string;
+  /** Position of the step's workflow in the file's `workflows` array (ADR 0060). */
+  workflowIndex: number;
+  /** The workflow's `name`. */
+  workflow: string;
+  /**
+   * Unique within the file: the `stepId` when no other enabled step uses it, else `stepId` + NUL + the workflow
+   * index. Keys per-step state (step properties, counters, authentication properties).
+   */
+  uid: string;
   /** `scripted` (default), `scripted-auth` and `scripted-split-aggregate` run; other types are refused at run time (README.md). */
   type: string;
   trigger: unknown;
@@ -74,7 +83,9 @@ export function isTrue(v: unknown, fallback: boolean): boolean {
 export function flattenProcessor(p: unknown, data: Obj, where: string, depth = 0): ScriptUnit[] {
   if (depth > 32) throw invalid(`${where}: processor chain nested too deeply`);
   if (!isObject(p)) throw invalid(`${where}: a processor must be an object`);
-  if ('resource' in p) throw invalid(`${where}: the workflow is not compiled (a resource reference remains)`);
+  // `"resource": ""` counts as absent (workflow-compiler SPEC.md §4.1).
+  if ('resource' in p && p['resource'] !== '')
+    throw invalid(`${where}: the workflow is not compiled (a resource reference remains)`);
   const merged = mergeData(data, p['data']);
   if (typeof p['script'] === 'string') return [{ script: p['script'], data: merged }];
   if (Array.isArray(p['processors']) && p['processors'].length > 0) {
@@ -110,6 +121,9 @@ function stepModel(step: Obj, data: Obj, where: string): StepModel {
     typeof v === 'number' && Number.isFinite(v) ? v : undefined;
   return {
     stepId,
+    workflowIndex: 0,
+    workflow: '',
+    uid: stepId,
     type: typeof step['type'] === 'string' ? step['type'] : 'scripted',
     trigger: step['trigger'],
     processors,
@@ -131,30 +145,44 @@ function withDefaults(step: Obj, fileDefaults: unknown, wfDefaults: unknown): Ob
 }
 
 /**
- * Reads a compiled workflow file into enabled steps by id.
+ * Reads a compiled workflow file into enabled steps by {@link StepModel.uid}, in file order. A `stepId` is unique
+ * within its workflow; two workflows may use the same one (ADR 0060).
  *
- * @throws EngineError `ENGINE_INVALID_WORKFLOW` when the value is not a compiled workflow file.
+ * @throws EngineError `ENGINE_INVALID_WORKFLOW` when the value is not a compiled workflow file or a workflow
+ *   uses a `stepId` twice.
  */
 export function loadWorkflow(compiled: unknown, bootstrapData: Obj): Map<string, StepModel> {
   if (!isObject(compiled) || !Array.isArray(compiled['workflows'])) {
     throw invalid('a compiled workflow file must be an object with a workflows array');
   }
-  const steps = new Map<string, StepModel>();
+  const list: StepModel[] = [];
   const fileData = mergeData(bootstrapData, compiled['data']);
   compiled['workflows'].forEach((wf: unknown, wi) => {
     if (!isObject(wf) || !Array.isArray(wf['steps'])) throw invalid(`workflows[${wi}] needs a steps array`);
     if (!isTrue(wf['enabled'], true)) return;
     const wfData = mergeData(fileData, wf['data']);
+    const name = typeof wf['name'] === 'string' ? wf['name'] : '';
+    const seen = new Set<string>();
     wf['steps'].forEach((raw: unknown, si) => {
       const where = `workflows[${wi}].steps[${si}]`;
       if (!isObject(raw)) throw invalid(`${where} must be an object`);
       const step = withDefaults(raw, compiled['defaultStepProperties'], wf['defaultStepProperties']);
       if (!isTrue(step['enabled'], true)) return;
       const model = stepModel(step, wfData, where);
-      if (steps.has(model.stepId))
-        throw invalid(`${where}: stepId ${JSON.stringify(model.stepId)} is used twice`);
-      steps.set(model.stepId, model);
+      if (seen.has(model.stepId))
+        throw invalid(`${where}: stepId ${JSON.stringify(model.stepId)} is used twice in this workflow`);
+      seen.add(model.stepId);
+      list.push({ ...model, workflowIndex: wi, workflow: name });
     });
   });
+  const count = new Map<string, number>();
+  for (const m of list) count.set(m.stepId, (count.get(m.stepId) ?? 0) + 1);
+  const steps = new Map<string, StepModel>();
+  for (const m of list) {
+    m.uid = count.get(m.stepId) === 1 ? m.stepId : `${m.stepId}\u0000${m.workflowIndex}`;
+    // Only a stepId that itself holds NUL and digits could collide; refuse rather than share state.
+    if (steps.has(m.uid)) throw invalid(`workflows[${m.workflowIndex}]: stepId collides with another step`);
+    steps.set(m.uid, m);
+  }
   return steps;
 }

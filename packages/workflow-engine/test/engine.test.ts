@@ -17,8 +17,8 @@ describe('createWorkflowEngine', () => {
     ]);
     const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
     expect(engine.steps).toEqual([
-      { stepId: 'a', trigger: { runOnce: true } },
-      { stepId: 'c', trigger: undefined },
+      { stepId: 'a', workflowIndex: 0, workflow: 'test', trigger: { runOnce: true } },
+      { stepId: 'c', workflowIndex: 0, workflow: 'test', trigger: undefined },
     ]);
   });
 

@@ -8,6 +8,7 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_ERROR_CODES",
       "EngineError",
       "MAX_FORGOTTEN_RUNS",
+      "MAX_LIMITS",
       "MAX_SEND_DEPTH",
       "MAX_SPLIT_ITEMS",
       "REDACTED",
@@ -29,6 +30,7 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_SANDBOX_FAILED",
       "ENGINE_DISPOSED",
       "ENGINE_OUTBOUND_FAILED",
+      "ENGINE_STEP_AMBIGUOUS",
     ]
   `);
 });

@@ -1,4 +1,4 @@
-import type { WorkflowEngine } from '@org/workflow-engine';
+import type { StepRef, WorkflowEngine } from '@org/workflow-engine';
 import { isCodedError } from '../errors.js';
 import type { RunTracker } from './http/run-tracker.js';
 import type { Output } from './output.js';
@@ -48,7 +48,7 @@ export function startTimedTriggers(
   for (const d of deployments) {
     for (const step of d.engine.steps) {
       const t = (step.trigger ?? {}) as TimedTrigger;
-      const fire = () => void runTimed(d, step.stepId, tracker, output);
+      const fire = () => void runTimed(d, step, tracker, output);
       if (isTrue(t.runOnce) || isTrue(t.runOnceNoTrace)) handles.push(setTimeout(fire, 0));
       const period = t.timer?.period;
       if (typeof period === 'number' && period > 0) {
@@ -65,12 +65,14 @@ export function startTimedTriggers(
 
 async function runTimed(
   d: TimedDeployment,
-  stepId: string,
+  step: StepRef,
   tracker: RunTracker,
   output: Output,
 ): Promise<void> {
+  const stepId = step.stepId;
   try {
-    const result = await tracker.track(() => d.engine.runStep(stepId, EMPTY_INPUT()));
+    // The step itself, not the first with its id (ADR 0060).
+    const result = await tracker.track(() => d.engine.runStep(step, EMPTY_INPUT()));
     if (result.errored)
       output.warn('step errored', { deploymentId: d.deploymentId, stepId, errors: result.errors.join('; ') });
   } catch (err) {

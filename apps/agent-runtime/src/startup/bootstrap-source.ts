@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { decodeBase64, type KeyTuple } from '@org/envelope-crypto';
 import { MAGIC, MAX_BOOTSTRAP_BYTES, decryptBootstrap, isEncryptedBootstrapText } from '@org/oapp-format';
-import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
+import { validateBootstrapWithVariables, type Bootstrap } from '@org/workflow-compiler';
 import { AgentError, isCodedError, withContext } from '../errors.js';
+import { FORBIDDEN_VARIABLES, type BootstrapVariables } from './variables.js';
 
 /** How the bootstrap was given (logged at start; never the content). */
 export type BootstrapForm = 'file' | 'base64' | 'json' | 'encrypted' | 'encrypted-file';
@@ -11,7 +12,11 @@ export type BootstrapForm = 'file' | 'base64' | 'json' | 'encrypted' | 'encrypte
 export interface LoadedBootstrap {
   readonly bootstrap: Bootstrap;
   readonly form: BootstrapForm;
+  /** Values substituted from the secrets file: register them with the redactor (ADR 0059). Never log them. */
+  readonly secrets: readonly string[];
 }
+
+const NO_VARIABLES: BootstrapVariables = { values: new Map(), secretNames: new Set() };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -89,12 +94,23 @@ async function resolveBytes(
 
 /**
  * Reads the bootstrap from a file path, Base64 text, JSON text or encrypted text (interfaces.md §3), opens an
- * encrypted one with `AGENT_BOOTSTRAP_SECRETKEY`, and validates it with the compiler's schema and rules.
- * Nothing inside it is decrypted (S49).
+ * encrypted one with `AGENT_BOOTSTRAP_SECRETKEY`, replaces its `${NAME}` references with `variables` (after the
+ * JSON is parsed, before the schema: ADR 0059), and validates it with the compiler's schema and rules. Nothing
+ * inside it is decrypted (S49): a `-2/` string that came from a variable stays encrypted until
+ * `getRestrictedDataFromHost`.
  * @throws {@link AgentError} `AGENT_BOOTSTRAP_UNREADABLE`, `AGENT_BOOTSTRAP_SECRETKEY_MISSING`; coded errors
- *   from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`) and workflow-compiler (`WORKFLOW_*`).
+ *   from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`) and workflow-compiler (`WORKFLOW_*`, including
+ *   `WORKFLOW_VARIABLE_MISSING` naming the variable).
  */
-export async function loadBootstrap(source: string, key: KeyTuple | undefined): Promise<LoadedBootstrap> {
+export async function loadBootstrap(
+  source: string,
+  key: KeyTuple | undefined,
+  variables: BootstrapVariables = NO_VARIABLES,
+): Promise<LoadedBootstrap> {
   const { bytes, form } = await resolveBytes(source, key);
-  return { bootstrap: validateBootstrap(bytes), form };
+  const { bootstrap, used } = validateBootstrapWithVariables(bytes, variables.values, {
+    forbidden: FORBIDDEN_VARIABLES,
+  });
+  const secrets = used.filter((n) => variables.secretNames.has(n)).map((n) => variables.values.get(n)!);
+  return { bootstrap, form, secrets };
 }

@@ -1,4 +1,8 @@
 import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
+import {
+  DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS,
+  MAX_LIMITS as ENGINE_MAX_LIMITS,
+} from '@org/workflow-engine';
 import { AgentError } from '../errors.js';
 
 /** Everything the agent reads from its environment, validated once at start (house style §1). */
@@ -33,6 +37,8 @@ export interface Timeouts {
   readonly headersMs: number;
   readonly requestMs: number;
   readonly shutdownMs: number;
+  /** `AGENT_SCRIPT_TIME_MS`: time limit of one processor run in the sandbox (engine `limits.timeMs`). */
+  readonly scriptMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -49,6 +55,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
   headersMs: 20_000,
   requestMs: 600_000,
   shutdownMs: 10_000,
+  scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -62,6 +69,12 @@ function positiveInt(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   if (!/^[0-9]{1,15}$/.test(raw) || Number(raw) <= 0) invalid(name, 'must be a positive integer');
   return Number(raw);
+}
+
+function boundedInt(env: Env, name: string, fallback: number, max: number): number {
+  const value = positiveInt(env, name, fallback);
+  if (value > max) invalid(name, `must be at most ${max}`);
+  return value;
 }
 
 function flag(env: Env, name: string): boolean {
@@ -137,6 +150,7 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       headersMs: positiveInt(env, 'AGENT_HEADERS_TIMEOUT_MS', DEFAULT_TIMEOUTS.headersMs),
       requestMs: positiveInt(env, 'AGENT_REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs),
       shutdownMs: positiveInt(env, 'AGENT_SHUTDOWN_TIMEOUT_MS', DEFAULT_TIMEOUTS.shutdownMs),
+      scriptMs: boundedInt(env, 'AGENT_SCRIPT_TIME_MS', DEFAULT_TIMEOUTS.scriptMs, ENGINE_MAX_LIMITS.timeMs),
     },
   };
 }

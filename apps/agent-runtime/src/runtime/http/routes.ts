@@ -1,10 +1,12 @@
 import { AgentError } from '../../errors.js';
-import type { StepInfo, WorkflowEngine } from '@org/workflow-engine';
+import type { StepInfo, StepRef, WorkflowEngine } from '@org/workflow-engine';
 
 /** One `http` trigger, ready to match (ADR 0045). */
 export interface TriggerRoute {
   readonly deploymentId: string;
   readonly stepId: string;
+  /** The step's workflow (ADR 0060: two workflows may share a stepId; the route runs its own step). */
+  readonly step: StepRef;
   /** Upper case; undefined accepts every method. */
   readonly method: string | undefined;
   readonly pattern: RegExp;
@@ -40,7 +42,15 @@ function compilePattern(deploymentId: string, stepId: string, path: string): Reg
   }
 }
 
-/** The `http` triggers of one deployment's steps, grouped by server id. */
+function stepName(step: StepInfo): string {
+  return `step "${step.stepId}" of workflow "${step.workflow}" (#${step.workflowIndex})`;
+}
+
+/**
+ * The `http` triggers of one deployment's steps, grouped by server id. Two triggers with the same server, method
+ * (case-insensitive; none = any) and path text would leave the second unreachable: `AGENT_TRIGGER_DUPLICATE`
+ * naming both steps (ADR 0060).
+ */
 export function httpRoutes(
   deploymentId: string,
   steps: readonly StepInfo[],
@@ -48,9 +58,19 @@ export function httpRoutes(
   serverIds: ReadonlySet<string>,
 ): Map<string, TriggerRoute[]> {
   const byServer = new Map<string, TriggerRoute[]>();
+  const seen = new Map<string, StepInfo>();
   for (const step of steps) {
     const http = httpTriggerOf(step.trigger);
     if (http === undefined) continue;
+    const key = `${http.server}\u0000${http.method?.toUpperCase() ?? '*'}\u0000${http.path}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new AgentError(
+        'AGENT_TRIGGER_DUPLICATE',
+        `deployment "${deploymentId}": ${stepName(first)} and ${stepName(step)} have the same http trigger (server "${http.server}", method ${http.method?.toUpperCase() ?? 'any'}, path)`,
+      );
+    }
+    seen.set(key, step);
     if (!serverIds.has(http.server)) {
       throw new AgentError(
         'AGENT_TRIGGER_INVALID',
@@ -61,6 +81,7 @@ export function httpRoutes(
     list.push({
       deploymentId,
       stepId: step.stepId,
+      step: { stepId: step.stepId, workflowIndex: step.workflowIndex },
       method: http.method?.toUpperCase(),
       pattern: compilePattern(deploymentId, step.stepId, http.path),
       multipartLimit: http.multiPartUploadByteLimit,

@@ -67,7 +67,7 @@ async function run(
   // The 'error' event may come a tick after the step saw the failure; `errored` is set at once.
   stream?.on('error', (err) => (uploadError = err));
   const result = await ctx.tracker
-    .track(() => route.engine.runStep(route.stepId, input))
+    .track(() => route.engine.runStep(route.step, input))
     .catch((err: unknown) => {
       ctx.output.error('step run failed', {
         deploymentId: route.deploymentId,
