@@ -24,6 +24,7 @@ const children: Child[] = [];
 let packager: Child;
 let base = '';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- compared whole with the command line's JSON
 async function post(path: string, body: Uint8Array | string, type: string): Promise<any> {
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
