@@ -74,6 +74,36 @@ describe('keygen → package → inspect → verify → open', () => {
     expect(j.recipients).toHaveLength(1);
   });
 
+  it('inspect quotes text from the package: no raw control bytes reach the terminal', async () => {
+    const evil = '\u001b[2J\u001b]0;owned\u0007id';
+    const args = [
+      '-o',
+      'evil.oapp',
+      '--package-id',
+      'evil',
+      '--packager-key',
+      'packager.key',
+      '--recipient',
+      'deployment.pub',
+    ];
+    expect(
+      (await run(['package', 'workflow.json', ...args, '--signer', 'author.key', '--sign-text', evil])).code,
+    ).toBe(0);
+    const shown = await run(['inspect', 'evil.oapp']);
+    expect(shown.out).toContain(JSON.stringify(evil));
+    expect(shown.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    // (oapp-format refuses control characters in a packageId itself: FORMAT_BAD_FIELD.)
+    const refused = await run([
+      'package',
+      'workflow.json',
+      ...args.slice(0, 2),
+      '--package-id',
+      evil,
+      ...args.slice(4),
+    ]);
+    expect(refused.stderr).toMatch(/^oapp: FORMAT_BAD_FIELD: packageId: /);
+  });
+
   it('inspect reads the package from stdin with -', async () => {
     const r = await run(['inspect', '-', '--json'], readFileSync(join(dir, 'hello.oapp')));
     expect(r.code).toBe(0);

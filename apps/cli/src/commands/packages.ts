@@ -19,16 +19,19 @@ import {
 
 type Done = (code: number) => void;
 
+/** Text from a package (packageId, sign texts, license) quoted and escaped: no raw control bytes reach the terminal. */
+const quoted = (text: string) => JSON.stringify(text);
+
 function inspectionText(i: PackageInspection): string {
   const lines = [
-    `package     ${i.packageId} (${i.kind}, ${i.format})`,
+    `package     ${quoted(i.packageId)} (${i.kind}, ${i.format})`,
     `created     ${i.createdAt}`,
     `content     ${i.content.mediaType}, ${i.content.size} bytes, sha256 ${i.content.sha256}`,
     `packager    ${i.packager.fingerprint}  ${i.packager.publicKeyHex}`,
     `recipients  ${i.recipients.length}: ${i.recipients.map((r) => r.fingerprint).join(' ')}`,
     `signatures  ${i.signatures.length}`,
     ...i.signatures.map(
-      (s) => `  ${s.valid ? 'valid  ' : 'INVALID'}  ${s.fingerprint}  ${JSON.stringify(s.signText)}`,
+      (s) => `  ${s.valid ? 'valid  ' : 'INVALID'}  ${s.fingerprint}  ${quoted(s.signText)}`,
     ),
     `license     ${i.license === null ? 'none' : JSON.stringify(i.license)}`,
     `envelope    ${i.envelope.length} link(s)`,
@@ -77,7 +80,7 @@ function summary(v: VerifiedPackage) {
 function verifiedText(v: VerifiedPackage): string {
   const names = (l: readonly { id: string }[]) => (l.length === 0 ? 'none' : l.map((s) => s.id).join(', '));
   return [
-    `verified: package "${v.parsed.header.packageId}"`,
+    `verified: package ${quoted(v.parsed.header.packageId)}`,
     `  packager             ${v.packager.id} (${fingerprint(v.packager.publicKey)})`,
     `  required signers     ${names(v.signers.required)}`,
     `  additional signers   ${names(v.signers.additional)}`,
