@@ -44,6 +44,18 @@ async function* chunksOf(stream: NodeJS.ReadableStream): AsyncGenerator<Uint8Arr
   for await (const chunk of stream) yield chunk as Uint8Array;
 }
 
+/** The chunks of a file; a read error (no permission, removed meanwhile) becomes `CLI_FILE_UNREADABLE`. */
+async function* fileChunks(path: string): AsyncGenerator<Uint8Array, void, undefined> {
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
+  try {
+    for await (const chunk of stream) yield chunk as Uint8Array;
+  } catch (err) {
+    throw unreadable(path, ioReason(err), err);
+  } finally {
+    stream.destroy();
+  }
+}
+
 /**
  * Reads a whole input (a file, or standard input for `-`), refusing more than `maxBytes`.
  * @throws {@link CliError} `CLI_FILE_UNREADABLE`.
@@ -57,6 +69,7 @@ export async function readInput(path: string, maxBytes: number): Promise<Uint8Ar
     if (size > maxBytes) throw unreadable(name, `larger than ${maxBytes} bytes`);
     source = createReadStream(path);
   }
+  // (Errors of the stream, e.g. no read permission, are reported as CLI_FILE_UNREADABLE below.)
   const parts: Uint8Array[] = [];
   let total = 0;
   try {
@@ -105,7 +118,7 @@ export async function packageInput(path: string): Promise<Input> {
     return {
       name: path,
       size,
-      open: () => chunksOf(createReadStream(path, { highWaterMark: READ_CHUNK })),
+      open: () => fileChunks(path),
       dispose: () => Promise.resolve(),
     };
   }
@@ -125,7 +138,7 @@ export async function packageInput(path: string): Promise<Input> {
   return {
     name: 'standard input',
     size,
-    open: () => chunksOf(createReadStream(spool, { highWaterMark: READ_CHUNK })),
+    open: () => fileChunks(spool),
     dispose: async () => {
       await rm(dir, { recursive: true, force: true });
       pending.delete(dir);
@@ -279,7 +292,7 @@ export async function writeVerifiedStream(
   try {
     const staged = join(dir, 'staged');
     await atomicWrite(staged, chunks, { mode: 0o600 });
-    return await toStdout(chunksOf(createReadStream(staged, { highWaterMark: READ_CHUNK })));
+    return await toStdout(fileChunks(staged));
   } finally {
     await rm(dir, { recursive: true, force: true });
     pending.delete(dir);

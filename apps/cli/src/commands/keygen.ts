@@ -66,13 +66,12 @@ async function keygen(ctx: Context, o: KeygenOptions): Promise<number> {
   const id = o.id ?? basename(o.output, extname(o.output));
   const pair = generateKeyPair(purpose);
   const noClobber = o.force !== true;
+  const secretRecord = Buffer.from(record(id, purpose, 'secret', keyToHex(pair.secretKey)), 'utf8');
   try {
-    await writeOutput(o.output, record(id, purpose, 'secret', keyToHex(pair.secretKey)), {
-      mode: 0o600,
-      noClobber,
-    });
+    await writeOutput(o.output, secretRecord, { mode: 0o600, noClobber });
   } finally {
     wipe(pair.secretKey.bytes);
+    secretRecord.fill(0);
   }
   const pub = pair.publicKey;
   if (pubPath !== undefined && pub !== null) {
