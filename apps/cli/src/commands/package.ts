@@ -1,0 +1,87 @@
+import { canonicalize, hashWorkflow, parseStrictJson } from '@org/workflow-compiler';
+import { Command } from 'commander';
+import { collect, type Context } from '../context.js';
+import { asUsage, CliError } from '../errors.js';
+import { readInput, writePackage } from '../io.js';
+import {
+  addSealOptions,
+  KEY_SOURCE_HELP,
+  loadSealKeys,
+  refuseJsonWithStdout,
+  type SealFlags,
+} from './shared.js';
+import { compileFile, dirsFor } from './workflows.js';
+
+interface PackageOptions extends SealFlags {
+  output: string;
+  packageId: string;
+  license?: string;
+  resourceDir?: string[];
+  json?: boolean;
+}
+
+async function licenseOf(path: string | undefined): Promise<Record<string, unknown> | undefined> {
+  if (path === undefined) return undefined;
+  const bytes = await readInput(path, 1024 * 1024);
+  const value = await asUsage(`--license ${path}`, () => parseStrictJson(bytes));
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CliError('CLI_USAGE', `--license ${path}: must hold a JSON object`);
+  return value;
+}
+
+/** `oapp package`: like POST /workflow-package. */
+export function packageCommand(ctx: Context, done: (code: number) => void): Command {
+  const cmd = new Command('package')
+    .description(
+      'compile a workflow, sign it and encrypt it into an .oapp package (like POST /workflow-package)',
+    )
+    .argument('<workflow>', 'workflow JSON file, or - for stdin')
+    .requiredOption('-o, --output <file>', 'the .oapp file to write (- for stdout)')
+    .requiredOption('--package-id <id>', "must equal the receiving bootstrap's packaging.packageId");
+  addSealOptions(cmd, true)
+    .option('--license <file>', 'JSON object embedded in the package and covered by every signature')
+    .option(
+      '--resource-dir <dir>',
+      "resource directory; repeatable (default: the workflow's directory)",
+      collect,
+    )
+    .option('--json', 'print a JSON summary')
+    .addHelpText(
+      'after',
+      `\n${KEY_SOURCE_HELP}\n\nExample:\n  oapp package workflow.json -o hello.oapp --package-id hello-app --packager-key packager.key \\\n` +
+        '    --recipient deployment.pub --signer author.key --sign-text "release 1"',
+    )
+    .action(async (workflow: string, o: PackageOptions) => {
+      refuseJsonWithStdout(o.json, o.output);
+      const keys = await loadSealKeys(ctx, o);
+      const license = await licenseOf(o.license);
+      const { workflow: compiled } = await compileFile(workflow, dirsFor(o.resourceDir, workflow));
+      // The content is the JCS form of the compiled workflow: its SHA-256 is the workflow hash.
+      const content = Buffer.from(canonicalize(compiled), 'utf8');
+      try {
+        const bytes = await writePackage(o.output, {
+          packageId: o.packageId,
+          content,
+          packagerSecretKey: keys.packagerSecretKey,
+          recipients: keys.recipients,
+          signers: keys.signers,
+          license,
+        });
+        if (o.json === true) {
+          ctx.printJson({
+            ok: true,
+            output: o.output,
+            bytes,
+            packageId: o.packageId,
+            workflowHash: hashWorkflow(compiled),
+            recipients: keys.recipients.length,
+            signatures: keys.signers.length,
+          });
+        }
+      } finally {
+        content.fill(0);
+      }
+      done(0);
+    });
+  return cmd;
+}

@@ -1,0 +1,270 @@
+import { fingerprint, inspectPackage, type PackageInspection, type VerifiedPackage } from '@org/oapp-format';
+import type { Key } from '@org/envelope-crypto';
+import { Command } from 'commander';
+import type { Context } from '../context.js';
+import { CliError, EXIT_FAILURE } from '../errors.js';
+import { openPackageTo, packageInput, repackageTo, type Input } from '../io.js';
+import { loadKey } from '../keys.js';
+import { checkPolicy, resolvePolicy, type ResolvedPolicy, type RuleFailure } from '../policy.js';
+import {
+  addPolicyOptions,
+  addSealOptions,
+  KEY_SOURCE_HELP,
+  loadSealKeys,
+  policyFlagsOf,
+  refuseJsonWithStdout,
+  type PolicyOptionValues,
+  type SealFlags,
+} from './shared.js';
+
+type Done = (code: number) => void;
+
+/** Text from a package (packageId, sign texts, license) quoted and escaped: no raw control bytes reach the terminal. */
+const quoted = (text: string) => JSON.stringify(text);
+
+function inspectionText(i: PackageInspection): string {
+  const lines = [
+    `package     ${quoted(i.packageId)} (${i.kind}, ${i.format})`,
+    `created     ${i.createdAt}`,
+    `content     ${i.content.mediaType}, ${i.content.size} bytes, sha256 ${i.content.sha256}`,
+    `packager    ${i.packager.fingerprint}  ${i.packager.publicKeyHex}`,
+    `recipients  ${i.recipients.length}: ${i.recipients.map((r) => r.fingerprint).join(' ')}`,
+    `signatures  ${i.signatures.length}`,
+    ...i.signatures.map(
+      (s) => `  ${s.valid ? 'valid  ' : 'INVALID'}  ${s.fingerprint}  ${quoted(s.signText)}`,
+    ),
+    `license     ${i.license === null ? 'none' : JSON.stringify(i.license)}`,
+    `envelope    ${i.envelope.length} link(s)`,
+    `payload     ${i.payload.aead}, chunks of ${i.payload.chunkSize} bytes, ${i.payload.ciphertextBytes} bytes`,
+  ];
+  return lines.join('\n');
+}
+
+/** `oapp inspect`: like POST /workflow-inspect. */
+export function inspectCommand(ctx: Context, done: Done): Command {
+  return new Command('inspect')
+    .description('show what a package says without any secret key; checks every signature, decides nothing')
+    .argument('<package>', '.oapp file, or - for stdin')
+    .option('--json', 'print the /workflow-inspect response {ok, ...}')
+    .addHelpText('after', '\nExample:\n  oapp inspect hello.oapp')
+    .action(async (pkg: string, o: { json?: boolean }) => {
+      const input = await packageInput(pkg);
+      try {
+        const inspection = await inspectPackage(input.open());
+        if (o.json === true) ctx.printJson({ ok: true, ...inspection });
+        else ctx.print(inspectionText(inspection));
+      } finally {
+        await input.dispose();
+      }
+      done(0);
+    });
+}
+
+function packagePathOf(given: string | undefined, resolved: ResolvedPolicy): string {
+  if (given !== undefined) return given;
+  if (resolved.packagePath !== undefined) return resolved.packagePath;
+  throw new CliError(
+    'CLI_USAGE',
+    'name the package (or give --bootstrap, whose remoteConfiguration names it)',
+  );
+}
+
+function summary(v: VerifiedPackage) {
+  return {
+    packageId: v.parsed.header.packageId,
+    packager: { id: v.packager.id, fingerprint: fingerprint(v.packager.publicKey) },
+    signers: v.signers,
+  };
+}
+
+function verifiedText(v: VerifiedPackage): string {
+  const names = (l: readonly { id: string }[]) => (l.length === 0 ? 'none' : l.map((s) => s.id).join(', '));
+  return [
+    `verified: package ${quoted(v.parsed.header.packageId)}`,
+    `  packager             ${v.packager.id} (${fingerprint(v.packager.publicKey)})`,
+    `  required signers     ${names(v.signers.required)}`,
+    `  additional signers   ${names(v.signers.additional)}`,
+  ].join('\n');
+}
+
+/** Reports every failed rule: one `oapp: CODE: message` line each on stderr, and the JSON document. */
+function reportFailures(
+  ctx: Context,
+  json: boolean | undefined,
+  pkg: string,
+  failures: readonly RuleFailure[],
+): number {
+  for (const f of failures) ctx.error(`oapp: ${f.code}: ${f.message}`);
+  if (json === true) ctx.printJson({ ok: false, package: pkg, errors: failures });
+  return EXIT_FAILURE;
+}
+
+interface VerifyOptions extends PolicyOptionValues {
+  json?: boolean;
+}
+
+/** Verifies `input` under the policy; on a rule failure reports them all and returns undefined. */
+async function verified(
+  ctx: Context,
+  input: Input,
+  resolved: ResolvedPolicy,
+  json: boolean | undefined,
+  done: Done,
+): Promise<VerifiedPackage | undefined> {
+  const report = await checkPolicy(input, resolved.policy);
+  if (report.ok) return report.verified;
+  done(reportFailures(ctx, json, input.name, report.failures));
+  return undefined;
+}
+
+/** `oapp verify`. */
+export function verifyCommand(ctx: Context, done: Done): Command {
+  return addPolicyOptions(
+    new Command('verify')
+      .description(
+        "verify a package against a deployment's policy without decrypting it (reports every failed rule)",
+      )
+      .argument('[package]', ".oapp file or - (default with --bootstrap: the record's remoteConfiguration)"),
+  )
+    .option('--json', 'print a JSON report')
+    .addHelpText(
+      'after',
+      `\n${KEY_SOURCE_HELP}\n\nExamples:\n  oapp verify --bootstrap bootstrap.json --deployment hello-1\n` +
+        '  oapp verify hello.oapp --package-id hello-app --packager packager.pub --required-signer author.pub',
+    )
+    .action(async (pkg: string | undefined, o: VerifyOptions) => {
+      const resolved = await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m));
+      const input = await packageInput(packagePathOf(pkg, resolved));
+      try {
+        const v = await verified(ctx, input, resolved, o.json, done);
+        if (v === undefined) return;
+        if (o.json === true) ctx.printJson({ ok: true, package: input.name, ...summary(v) });
+        else ctx.print(verifiedText(v));
+        done(0);
+      } finally {
+        await input.dispose();
+      }
+    });
+}
+
+async function openingKey(ctx: Context, src: string | undefined, resolved: ResolvedPolicy): Promise<Key> {
+  if (src !== undefined) {
+    const k = await loadKey(src, { purpose: 'authenticated', type: 'secret' }, '--key', ctx.env, (m) =>
+      ctx.warn(m),
+    );
+    return k.key;
+  }
+  if (resolved.deploymentKey !== undefined) return resolved.deploymentKey;
+  throw new CliError(
+    'CLI_USAGE',
+    resolved.deploymentId === undefined
+      ? "--key is required: this deployment's authenticated secret key"
+      : `deployment "${resolved.deploymentId}" does not hold exactly one authenticated secret key: give --key`,
+  );
+}
+
+interface OpenOptions extends VerifyOptions {
+  output: string;
+  key?: string;
+}
+
+/** `oapp open`. */
+export function openCommand(ctx: Context, done: Done): Command {
+  return addPolicyOptions(
+    new Command('open')
+      .description(
+        'verify a package, then decrypt its content; the output appears only if every check passed',
+      )
+      .argument('[package]', ".oapp file or - (default with --bootstrap: the record's remoteConfiguration)")
+      .requiredOption('-o, --output <file>', 'where the content goes (mode 0600; - for stdout)')
+      .option(
+        '--key <src>',
+        "this deployment's authenticated secret key (default with --bootstrap: the record's)",
+      ),
+  )
+    .option('--json', 'print a JSON report')
+    .addHelpText(
+      'after',
+      `\n${KEY_SOURCE_HELP}\n\nExamples:\n  oapp open --bootstrap bootstrap.json -o workflow.json\n` +
+        '  oapp open hello.oapp -o - --key deployment.key --package-id hello-app --packager packager.pub',
+    )
+    .action(async (pkg: string | undefined, o: OpenOptions) => {
+      refuseJsonWithStdout(o.json, o.output);
+      const resolved = await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m));
+      const recipientSecretKey = await openingKey(ctx, o.key, resolved);
+      const input = await packageInput(packagePathOf(pkg, resolved));
+      try {
+        if ((await verified(ctx, input, resolved, o.json, done)) === undefined) return;
+        const { verified: v, bytes } = await openPackageTo(
+          input,
+          { policy: resolved.policy, recipientSecretKey, kind: 'app' },
+          o.output,
+          { mode: 0o600 },
+        );
+        if (o.json === true)
+          ctx.printJson({ ok: true, package: input.name, output: o.output, bytes, ...summary(v) });
+        done(0);
+      } finally {
+        await input.dispose();
+      }
+    });
+}
+
+interface EnvelopeOptions extends OpenOptions, SealFlags {}
+
+/** `oapp envelope`: like POST /package-envelope. */
+export function envelopeCommand(ctx: Context, done: Done): Command {
+  const cmd = addPolicyOptions(
+    new Command('envelope')
+      .description(
+        'open a received package under your policy, add your signatures and re-encrypt it for new recipients (like POST /package-envelope)',
+      )
+      .argument('[package]', ".oapp file or - (default with --bootstrap: the record's remoteConfiguration)")
+      .requiredOption('-o, --output <file>', 'the new .oapp file (- for stdout)')
+      .option(
+        '--key <src>',
+        "your authenticated secret key that opens the package (default with --bootstrap: the record's)",
+      ),
+  );
+  addSealOptions(cmd, true)
+    .option('--json', 'print a JSON summary')
+    .addHelpText(
+      'after',
+      `\n${KEY_SOURCE_HELP}\n\nExample:\n  oapp envelope hello.oapp -o hello-endorsed.oapp --bootstrap receiver.json \\\n` +
+        '    --packager-key receiver-packager.key --recipient site.pub --signer reviewer.key --sign-text "reviewed"',
+    )
+    .action(async (pkg: string | undefined, o: EnvelopeOptions) => {
+      refuseJsonWithStdout(o.json, o.output);
+      const resolved = await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m));
+      const recipientSecretKey = await openingKey(ctx, o.key, resolved);
+      const keys = await loadSealKeys(ctx, o);
+      const input = await packageInput(packagePathOf(pkg, resolved));
+      try {
+        if ((await verified(ctx, input, resolved, o.json, done)) === undefined) return;
+        const bytes = await repackageTo(
+          input,
+          {
+            open: { policy: resolved.policy, recipientSecretKey, kind: 'app' },
+            packagerSecretKey: keys.packagerSecretKey,
+            recipients: keys.recipients,
+            signers: keys.signers,
+          },
+          o.output,
+        );
+        if (o.json === true) {
+          ctx.printJson({
+            ok: true,
+            output: o.output,
+            bytes,
+            packageId: resolved.policy.packageId,
+            recipients: keys.recipients.length,
+            signaturesAdded: keys.signers.length,
+          });
+        }
+        done(0);
+      } finally {
+        await input.dispose();
+      }
+    });
+  return cmd;
+}

@@ -1,0 +1,180 @@
+import { readFileSync, statSync } from 'node:fs';
+import { basename, extname } from 'node:path';
+import {
+  derivePublicKey,
+  expectKey,
+  parseKey,
+  parseKeyTuple,
+  wipe,
+  type Key,
+  type KeyPurpose,
+  type KeySpec,
+  type KeyTuple,
+  type KeyType,
+} from '@org/envelope-crypto';
+import { parseStrictJson } from '@org/workflow-compiler';
+import { asUsage, CliError, EXIT_USAGE } from './errors.js';
+
+/** The environment the command reads key variables from. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A key source naming an environment variable: `env://NAME`. Anything else is a file path. */
+export const ENV_SCHEME = 'env://';
+/** Largest key file read. */
+export const MAX_KEY_FILE_BYTES = 64 * 1024;
+/** Aliases of `GET /key-gen` accepted in key-gen JSON files (interfaces §1.5). */
+const PURPOSE_ALIASES: Readonly<Record<string, string>> = { box: 'authenticated', secretbox: 'symmetric' };
+
+/** What a key option needs. */
+export interface KeyWant {
+  readonly purpose: KeyPurpose;
+  readonly type: KeyType;
+}
+
+/** A key read from a source, with the id used in policies and messages. */
+export interface LoadedKey {
+  readonly key: Key;
+  readonly id: string;
+}
+
+/** Every secret key read by this process, wiped by {@link wipeLoadedKeys} when the command ends. */
+const loaded: Uint8Array[] = [];
+
+/** Overwrites the bytes of every key this process read. */
+export function wipeLoadedKeys(): void {
+  for (const b of loaded.splice(0)) wipe(b);
+}
+
+function sourceError(where: string, why: string): CliError {
+  return new CliError('CLI_KEY_SOURCE', `${where}: ${why}`, EXIT_USAGE);
+}
+
+type Warn = (message: string) => void;
+
+/** The text of a key source (a file, or `env://NAME`), with a default id and a name for messages. */
+function readSource(src: string, env: Env, flag: string, secret: boolean, warn: Warn) {
+  if (src.startsWith(ENV_SCHEME)) {
+    const name = src.slice(ENV_SCHEME.length);
+    const where = `${flag} ${src}`;
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw sourceError(where, 'not a valid variable name');
+    const text = env[name];
+    if (text === undefined || text.trim() === '') throw sourceError(where, `${name} is not set`);
+    return { text, id: name, where };
+  }
+  const where = `${flag} ${src}`;
+  if (src === '' || src === '-') throw sourceError(where, 'a key source is a file path or env://NAME');
+  let size: number;
+  let mode: number;
+  try {
+    const s = statSync(src);
+    if (!s.isFile()) throw sourceError(where, 'not a regular file');
+    size = s.size;
+    mode = s.mode;
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw sourceError(
+      where,
+      (err as { code?: unknown }).code === 'ENOENT' ? 'no such file' : 'cannot be read',
+    );
+  }
+  if (size > MAX_KEY_FILE_BYTES) throw sourceError(where, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
+  if (secret && (mode & 0o077) !== 0) {
+    warn(`${src} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+  }
+  let text: string;
+  try {
+    text = readFileSync(src, 'utf8');
+  } catch {
+    throw sourceError(where, 'cannot be read');
+  }
+  return { text, id: basename(src, extname(src)), where };
+}
+
+function field(obj: Record<string, unknown>, name: string): unknown {
+  return Object.prototype.hasOwnProperty.call(obj, name) ? obj[name] : undefined;
+}
+
+/**
+ * The key spec in a source's text: a key record `{id?, purpose, type, keyHex}` (interfaces §2), the JSON of
+ * `GET /key-gen` (`{purpose, keyPair: {publicKeyHex, secretKeyHex}}`), or bare hex of the wanted key.
+ */
+function specOf(text: string, want: KeyWant, id: string, where: string): { spec: KeySpec; derive: boolean } {
+  const t = text.trim();
+  if (/^[0-9a-fA-F]+$/.test(t)) return { spec: { id, ...want, keyHex: t }, derive: false };
+  if (!t.startsWith('{')) throw sourceError(where, 'not a key record, key-gen JSON or hex');
+  let value: unknown;
+  try {
+    value = parseStrictJson(t, { maxBytes: MAX_KEY_FILE_BYTES });
+  } catch {
+    throw sourceError(where, 'not valid JSON');
+  }
+  const obj = value as Record<string, unknown>;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw sourceError(where, 'not a JSON object');
+  const pair = field(obj, 'keyPair');
+  if (pair !== undefined) {
+    const p = pair as Record<string, unknown>;
+    const raw = field(obj, 'purpose');
+    const purpose = typeof raw === 'string' ? (PURPOSE_ALIASES[raw] ?? raw) : '';
+    const hex = typeof pair === 'object' && pair !== null ? field(p, `${want.type}KeyHex`) : undefined;
+    if (typeof hex !== 'string') throw sourceError(where, `has no ${want.type} key`);
+    return { spec: { id, purpose, type: want.type, keyHex: hex }, derive: false };
+  }
+  const [rid, purpose, type, keyHex] = ['id', 'purpose', 'type', 'keyHex'].map((k) => field(obj, k));
+  if (typeof purpose !== 'string' || typeof type !== 'string' || typeof keyHex !== 'string')
+    throw sourceError(where, 'a key record needs string purpose, type and keyHex');
+  const spec = { id: typeof rid === 'string' && rid !== '' ? rid : id, purpose, type, keyHex };
+  // A secret key file also serves where its public half is wanted (like `age-keygen -y`).
+  return { spec, derive: want.type === 'public' && type === 'secret' };
+}
+
+/**
+ * Reads one key from `src` (a file path or `env://NAME`) and checks it fits `want`.
+ * @param flag the option it came from (for messages).
+ * @throws {@link CliError} `CLI_KEY_SOURCE`; `CRYPTO_*` codes (malformed key, wrong purpose or type) as usage errors.
+ */
+export async function loadKey(
+  src: string,
+  want: KeyWant,
+  flag: string,
+  env: Env,
+  warn: Warn,
+): Promise<LoadedKey> {
+  const { text, id, where } = readSource(src, env, flag, want.type === 'secret', warn);
+  const { spec, derive } = specOf(text, want, id, where);
+  const key = await asUsage(where, () => {
+    const parsed = parseKey(spec);
+    if (parsed.type === 'secret') loaded.push(parsed.bytes);
+    return derive ? derivePublicKey(parsed) : parsed;
+  });
+  // The message names the option and the key id: "--signer: key "x" has purpose authenticated, expected sign".
+  await asUsage('', () => expectKey(key, want.purpose, want.type, `${flag} ${src}`));
+  return { key, id: spec.id ?? id };
+}
+
+/** {@link loadKey} for every source of a repeatable option. */
+export async function loadKeys(
+  srcs: readonly string[],
+  want: KeyWant,
+  flag: string,
+  env: Env,
+  warn: Warn,
+): Promise<LoadedKey[]> {
+  const out: LoadedKey[] = [];
+  for (const src of srcs) out.push(await loadKey(src, want, flag, env, warn));
+  return out;
+}
+
+/**
+ * Reads a `<sender public key hex>/<secret key hex>` tuple (the `AGENT_BOOTSTRAP_SECRETKEY` form) from a file or
+ * `env://NAME`.
+ * @throws {@link CliError} `CLI_KEY_SOURCE`, `CRYPTO_BAD_KEY_TUPLE` (usage).
+ */
+export async function loadKeyTuple(src: string, flag: string, env: Env, warn: Warn): Promise<KeyTuple> {
+  const { text, where } = readSource(src, env, flag, true, warn);
+  return asUsage(where, () => {
+    const tuple = parseKeyTuple(text.trim());
+    loaded.push(tuple.recipientSecretKey);
+    return tuple;
+  });
+}

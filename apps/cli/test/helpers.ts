@@ -1,0 +1,140 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The built command line: every test runs it as a child process, as a user would. */
+export const MAIN = join(HERE, '..', 'dist', 'main.js');
+export const AGENT_MAIN = join(HERE, '..', '..', 'agent-runtime', 'dist', 'main.js');
+export const PACKAGER_MAIN = join(HERE, '..', '..', 'packager-api', 'dist', 'main.js');
+
+/** The outcome of one `oapp` run. */
+export interface Run {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+  /** stdout as UTF-8 text. */
+  out: string;
+  /** stdout parsed as JSON (loosely typed: the tests assert the shapes). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: () => any;
+}
+
+/** Options of {@link oapp}. */
+export interface RunOptions {
+  cwd?: string;
+  /** Extra environment variables (the child gets only these and PATH). */
+  env?: Record<string, string>;
+  /** Bytes for stdin (stdin is closed either way). */
+  input?: string | Uint8Array;
+}
+
+/** Runs `node dist/main.js ...args` and waits for it to exit. */
+export function oapp(args: readonly string[], options: RunOptions = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [MAIN, ...args], {
+      cwd: options.cwd,
+      env: { PATH: process.env['PATH'] ?? '', ...options.env },
+    });
+    const out: Buffer[] = [];
+    let err = '';
+    proc.stdout.on('data', (d: Buffer) => out.push(d));
+    proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      const stdout = Buffer.concat(out);
+      const text = stdout.toString('utf8');
+      resolve({ code, stdout, stderr: err, out: text, json: () => JSON.parse(text) });
+    });
+    proc.stdin.end(options.input ?? '');
+  });
+}
+
+/** A fresh temporary directory. */
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'oapp-cli-test-'));
+}
+
+/** The files of a directory (to prove no temporary output is left behind). */
+export function filesIn(dir: string): string[] {
+  return readdirSync(dir).sort();
+}
+
+/** The `keyHex` of a key record file. */
+export function keyHex(path: string): string {
+  return (JSON.parse(readFileSync(path, 'utf8')) as { keyHex: string }).keyHex;
+}
+
+/** The workflow of the README's "Run a package" walkthrough. */
+export const HELLO_WORKFLOW = {
+  workflows: [
+    {
+      name: 'hello',
+      steps: [
+        {
+          stepId: 'hello',
+          trigger: { http: { server: 'api', method: 'POST', path: '/hello' } },
+          resultsProcessor: {
+            script:
+              "const m = JSON.parse(context.getBody()); context.setHeader('Content-Type', 'application/json'); context.setBody({ greeting: 'hello ' + m.name });",
+          },
+        },
+      ],
+    },
+  ],
+};
+
+/** A spawned long-running process (agent, packager) with its captured output. */
+export interface Child {
+  proc: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Spawns `node main` with only `env` (plus PATH). */
+export function spawnMain(main: string, env: Record<string, string>, cwd?: string): Child {
+  const proc = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', ...env }, cwd });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Resolves with the first stdout JSON line whose `msg` is `listening`; rejects if the child exits first. */
+export function listening(child: Child, ms = 45_000): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line: ${child.stderr()}`)), ms);
+    const check = () => {
+      const line = child
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('"listening"'));
+      if (line === undefined) return;
+      clearTimeout(timer);
+      resolve(JSON.parse(line) as Record<string, unknown>);
+    };
+    child.proc.stdout.on('data', check);
+    check();
+    void child.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}: ${child.stderr()}`));
+    });
+  });
+}
+
+/** A port that was free a moment ago (the agent's bootstrap names a fixed port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
