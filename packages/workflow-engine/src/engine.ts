@@ -21,7 +21,7 @@ const MAX_LIMITS: Readonly<Limits> = Object.freeze({
 });
 
 /** Step types this engine runs; `scripted-split-aggregate` and `httpFile` are refused with ENGINE_UNSUPPORTED. */
-const RUNNABLE_TYPES = new Set(['scripted', 'scripted-auth']);
+export const RUNNABLE_TYPES: ReadonlySet<string> = new Set(['scripted', 'scripted-auth']);
 
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;
