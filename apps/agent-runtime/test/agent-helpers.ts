@@ -4,6 +4,7 @@ import { parseKeyTuple } from '@org/envelope-crypto';
 import { validateBootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits } from '../src/startup/config.js';
+import type { LogLevel } from '../src/runtime/output.js';
 import { closeAll, listenAll, type Listening } from '../src/runtime/listen.js';
 import { tuple, type TestKeys } from './fixtures.js';
 
@@ -21,6 +22,7 @@ export interface StartOptions {
   allowPrivateNetworkHosts?: string[];
   limits?: Partial<Limits>;
   stringKeys?: string;
+  logLevel?: LogLevel;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -42,6 +44,7 @@ export async function startAgent(
       allowPrivateNetworkHosts: o.allowPrivateNetworkHosts ?? [],
       limits: { ...DEFAULT_LIMITS, ...o.limits },
       timeouts: DEFAULT_TIMEOUTS,
+      logLevel: o.logLevel,
     },
     sink: (line) => lines.push(line),
     ports,
