@@ -129,8 +129,7 @@ const unsupported = {
           resultsProcessor: { script: "const f = context.files('inbox'); context.setBody(f.list())" },
         },
         {
-          stepId: 'split',
-          type: 'scripted-split-aggregate',
+          stepId: 'compress',
           resultsProcessor: { script: "context.bytes().gzip(context.bytes().createFromString('x'))" },
         },
         {
@@ -175,8 +174,7 @@ describe('start-up report', () => {
         key('trigger', 'fileWatcher', 'watch'),
         key('trigger', 'tcp', 'watch'),
         key('context-call', 'context.files()', 'watch'),
-        key('step-type', 'scripted-split-aggregate', 'split'),
-        key('context-call', 'bytes().gzip', 'split'),
+        key('context-call', 'bytes().gzip', 'compress'),
         key('step-type', 'httpFile', 'assets'),
         key('bootstrap-field', 'licensing', undefined),
         key('bootstrap-field', 'reloadTimeout', undefined),
