@@ -12,7 +12,8 @@ import { createTriggerServer } from './runtime/http/server.js';
 import { createOutput, type LineSink, type Output } from './runtime/output.js';
 import { Redactor } from './runtime/redactor.js';
 import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './runtime/secrets.js';
-import { startTimedTriggers, unsupportedTriggers } from './runtime/timers.js';
+import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './runtime/timers.js';
+import { DELIBERATE_DIFFERENCES, unsupportedUses } from './startup/start-up-report.js';
 
 /** Everything the agent needs; `main.ts` fills it from the environment, tests directly. */
 export interface AppDeps {
@@ -47,9 +48,17 @@ export interface Agent {
   /** The only `-2/` decryption path; `calls` proves lazy decryption (S49). */
   readonly decryptor: StringDecryptor;
   readonly tracker: RunTracker;
-  /** Starts `runOnce` and `timer` triggers (after the servers listen). */
+  /**
+   * Starts `runOnce` and `timer` triggers (after the servers listen). From here the agent keeps the process
+   * alive until {@link Agent.stop}, with or without listeners (a timer-only deployment runs until SIGTERM).
+   */
   startTriggers(): void;
-  /** Stops timers, waits up to `drainMs` for in-flight runs, disposes the engines. Servers are the caller's. */
+  /** Counters of every `runOnce`/`timer` step: runs, errors, skipped ticks, runs in flight. */
+  stepCounters(): DeploymentStepCounters[];
+  /**
+   * Stops timers, logs the step counters, waits up to `drainMs` for in-flight runs, disposes the engines.
+   * Servers are the caller's.
+   */
   stop(drainMs: number): Promise<boolean>;
 }
 
@@ -120,7 +129,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
   const s: Shared = {
     deps,
     redactor,
-    output: createOutput(deps.sink, redactor),
+    output: createOutput(deps.sink, redactor, undefined, deps.config.logLevel ?? 'info'),
     decryptor: createStringDecryptor(deps.config.stringSecretKeys),
     tracker: new RunTracker(),
   };
@@ -132,15 +141,16 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
   });
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
+  const timed: TimedDeployment[] = [];
+  s.output.info('deliberate differences from the reference agent', { differences: DELIBERATE_DIFFERENCES });
   for (const d of verified) {
     const engine = await startEngine(s, d);
     engines.set(d.record.deploymentId, engine);
+    timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
     servers.push(...serversOf(s, d, engine));
-    for (const t of unsupportedTriggers({ deploymentId: d.record.deploymentId, engine })) {
-      s.output.warn('trigger not supported by this agent; the step runs only through sendToStep', {
-        deploymentId: d.record.deploymentId,
-        ...t,
-      });
+    // One line per unsupported feature, at start-up, never first at run time (README "Start-up warnings").
+    for (const use of unsupportedUses(d.record, d.workflow, engine)) {
+      s.output.warn('unsupported feature', { deploymentId: d.record.deploymentId, ...use });
     }
     s.output.info('deployment loaded', {
       deploymentId: d.record.deploymentId,
@@ -148,7 +158,9 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
       steps: engine.steps.length,
     });
   }
-  let stopTimers: (() => void) | undefined;
+  const scheduling = createTimedTriggers(timed, s.tracker, s.output);
+  let keepAlive: NodeJS.Timeout | undefined;
+  let state: 'created' | 'started' | 'stopped' = 'created';
   return {
     servers,
     engines,
@@ -156,12 +168,20 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     decryptor: s.decryptor,
     tracker: s.tracker,
     startTriggers() {
-      const list = [...engines].map(([deploymentId, engine]) => ({ deploymentId, engine }));
-      stopTimers ??= startTimedTriggers(list, s.tracker, s.output);
+      if (state !== 'created') return;
+      state = 'started';
+      // An agent is a service: it runs until stopped even when no listener or timer holds the event loop.
+      keepAlive = setInterval(() => undefined, 2 ** 31 - 1);
+      scheduling.start();
     },
+    stepCounters: () => scheduling.counters(),
     async stop(drainMs) {
-      stopTimers?.();
+      const started = state === 'started';
+      state = 'stopped';
+      scheduling.stop();
+      clearInterval(keepAlive);
       const idle = await s.tracker.idle(drainMs);
+      if (started) for (const c of scheduling.counters()) s.output.info('step counters', { ...c });
       for (const engine of engines.values()) engine.dispose();
       return idle;
     },

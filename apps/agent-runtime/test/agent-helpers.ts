@@ -4,6 +4,7 @@ import { parseKeyTuple } from '@org/envelope-crypto';
 import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts } from '../src/startup/config.js';
+import type { LogLevel } from '../src/runtime/output.js';
 import { closeAll, listenAll, type Listening } from '../src/runtime/listen.js';
 import { tuple, type TestKeys } from './fixtures.js';
 
@@ -26,6 +27,7 @@ export interface StartOptions {
   secrets?: string[];
   /** An already validated bootstrap (instead of validating `records`). */
   bootstrap?: Bootstrap;
+  logLevel?: LogLevel;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -47,6 +49,7 @@ export async function startAgent(
       allowPrivateNetworkHosts: o.allowPrivateNetworkHosts ?? [],
       limits: { ...DEFAULT_LIMITS, ...o.limits },
       timeouts: { ...DEFAULT_TIMEOUTS, ...o.timeouts },
+      logLevel: o.logLevel,
     },
     secrets: o.secrets,
     sink: (line) => lines.push(line),

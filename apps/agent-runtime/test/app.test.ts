@@ -95,10 +95,13 @@ describe('createApp', () => {
   });
 
   it('warns about trigger kinds it does not run', () => {
-    const warn = logs().find(
-      (l) => l['msg'] === 'trigger not supported by this agent; the step runs only through sendToStep',
-    );
-    expect(warn).toMatchObject({ deploymentId: 'dep-1', stepId: 'watch', kind: 'fileWatcher' });
+    const warn = logs().find((l) => l['msg'] === 'unsupported feature' && l['kind'] === 'trigger');
+    expect(warn).toMatchObject({
+      deploymentId: 'dep-1',
+      stepId: 'watch',
+      name: 'fileWatcher',
+      effect: 'not run by this agent; the step runs only through sendToStep',
+    });
   });
 
   it('runs a step without trigger through sendToStep', async () => {

@@ -84,4 +84,14 @@ describe('loadConfig', () => {
       'AGENT_CONFIG_INVALID',
     );
   });
+
+  it('reads LOG_LEVEL (default info, any case) and refuses other values with AGENT_CONFIG_INVALID', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).logLevel).toBe('info');
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', LOG_LEVEL: ' DEBUG ' }).logLevel).toBe('debug');
+    for (const level of ['info', 'warn', 'error'])
+      expect(loadConfig({ AGENT_BOOTSTRAP: 'x', LOG_LEVEL: level }).logLevel).toBe(level);
+    const err = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', LOG_LEVEL: 'trace' }));
+    expect(err.code).toBe('AGENT_CONFIG_INVALID');
+    expect(err.message).toContain('LOG_LEVEL');
+  });
 });

@@ -21,7 +21,7 @@ export const MAX_LIMITS: Readonly<Limits> = Object.freeze({
 });
 
 /** Step types this engine runs; `httpFile` is refused with ENGINE_UNSUPPORTED. */
-const RUNNABLE_TYPES = new Set(['scripted', 'scripted-auth', 'scripted-split-aggregate']);
+export const RUNNABLE_TYPES: ReadonlySet<string> = new Set(['scripted', 'scripted-auth', 'scripted-split-aggregate']);
 
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;

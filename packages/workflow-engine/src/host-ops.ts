@@ -84,7 +84,8 @@ async function sleep(ctx: RunContext, args: Args): Promise<void> {
     throw new EngineError('ENGINE_LIMIT', `sleep: more than ${MAX_SLEEP_TOTAL_MS} ms in one processor run`);
   }
   ctx.sleptMs += ms;
-  await new Promise((r) => setTimeout(r, ms));
+  const host = ctx.shared.host;
+  await (host.sleep ? host.sleep(ms) : new Promise((r) => setTimeout(r, ms)));
 }
 
 function counter(ctx: RunContext, args: Args): number {

@@ -15,3 +15,25 @@ export type {
   StepResult,
   WorkflowEngine,
 } from './types.js';
+export { RepeatLimiter, MAX_REPEAT_KEYS } from './repeat-limiter.js';
+export type { RepeatLimiterOptions } from './repeat-limiter.js';
+export { planSchedule, MAX_TIMER_MS } from './schedule-plan.js';
+export type { ScheduledKind, ScheduledStep, SchedulePlanProblem } from './schedule-plan.js';
+export {
+  createScheduler,
+  systemClock,
+  DEFAULT_ERROR_REPEAT_INTERVAL_MS,
+  MAX_TIMEOUT_MS,
+} from './scheduler.js';
+export type {
+  ErrorReport,
+  RunOutcome,
+  RunReport,
+  Scheduler,
+  SchedulerClock,
+  SchedulerOptions,
+  SkipReport,
+  StepCounters,
+} from './scheduler.js';
+export { describeUnsupported, UNSUPPORTED_CONTEXT_CALLS, UNSUPPORTED_STEP_TYPES } from './unsupported.js';
+export type { UnsupportedCall, UnsupportedFeature } from './unsupported.js';

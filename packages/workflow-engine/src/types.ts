@@ -39,6 +39,8 @@ export interface EngineHost {
   }): void;
   metric(m: { key: string; value: number; timestamp: number; dimensions: Record<string, string> }): void;
   now(): number;
+  /** Waits for `sleep(ms)` in a script (ms already clamped); default `setTimeout`. A test host may fake time. */
+  sleep?(ms: number): Promise<void>;
 }
 
 /** What a step run gets (interfaces.md §6.1). */

@@ -4,16 +4,27 @@ import * as engine from '../src/index.js';
 it('keeps the public surface of the engine stable', () => {
   expect(Object.keys(engine).sort()).toMatchInlineSnapshot(`
     [
+      "DEFAULT_ERROR_REPEAT_INTERVAL_MS",
       "DEFAULT_LIMITS",
       "ENGINE_ERROR_CODES",
       "EngineError",
       "MAX_FORGOTTEN_RUNS",
       "MAX_LIMITS",
+      "MAX_REPEAT_KEYS",
       "MAX_SEND_DEPTH",
       "MAX_SPLIT_ITEMS",
+      "MAX_TIMEOUT_MS",
+      "MAX_TIMER_MS",
       "REDACTED",
+      "RepeatLimiter",
       "SPLIT_CONCURRENCY",
+      "UNSUPPORTED_CONTEXT_CALLS",
+      "UNSUPPORTED_STEP_TYPES",
+      "createScheduler",
       "createWorkflowEngine",
+      "describeUnsupported",
+      "planSchedule",
+      "systemClock",
     ]
   `);
   expect(engine.ENGINE_ERROR_CODES).toMatchInlineSnapshot(`

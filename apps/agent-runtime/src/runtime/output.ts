@@ -6,6 +6,10 @@ export type LineSink = (line: string) => void;
 /** Log levels of agent lines (`fatal` is written only by main.ts, to stderr). */
 export type Level = 'info' | 'warn' | 'error';
 
+/** `LOG_LEVEL` values, lowest first: lines below the configured level are not written (metrics always are). */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** Scalar fields of a log line. */
 export type Fields = Record<string, string | number | boolean | undefined | readonly object[]>;
 
@@ -31,6 +35,7 @@ export interface WorkflowMetric {
  * dimension names and values (interfaces.md §5.5).
  */
 export interface Output {
+  debug(msg: string, fields?: Fields): void;
   info(msg: string, fields?: Fields): void;
   warn(msg: string, fields?: Fields): void;
   error(msg: string, fields?: Fields): void;
@@ -46,9 +51,16 @@ function redactFields(fields: Fields, redactor: Redactor): Fields {
   return out;
 }
 
-/** Creates the output over a sink (one line per call, newline-terminated). */
-export function createOutput(sink: LineSink, redactor: Redactor, now: () => Date = () => new Date()): Output {
-  const write = (level: Level, msg: string, fields: Fields = {}) => {
+/** Creates the output over a sink (one line per call, newline-terminated); lines below `minLevel` are dropped. */
+export function createOutput(
+  sink: LineSink,
+  redactor: Redactor,
+  now: () => Date = () => new Date(),
+  minLevel: LogLevel = 'info',
+): Output {
+  const min = LOG_LEVELS.indexOf(minLevel);
+  const write = (level: LogLevel, msg: string, fields: Fields = {}) => {
+    if (LOG_LEVELS.indexOf(level) < min) return;
     const line = {
       ts: now().toISOString(),
       level,
@@ -58,6 +70,7 @@ export function createOutput(sink: LineSink, redactor: Redactor, now: () => Date
     sink(JSON.stringify(line) + '\n');
   };
   return {
+    debug: (msg, fields) => write('debug', msg, fields),
     info: (msg, fields) => write('info', msg, fields),
     warn: (msg, fields) => write('warn', msg, fields),
     error: (msg, fields) => write('error', msg, fields),

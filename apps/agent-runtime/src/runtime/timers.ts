@@ -1,85 +1,109 @@
-import type { StepRef, WorkflowEngine } from '@org/workflow-engine';
-import { isCodedError } from '../errors.js';
+import {
+  createScheduler,
+  type ErrorReport,
+  type RunReport,
+  type Scheduler,
+  type SchedulerClock,
+  type StepCounters,
+  type WorkflowEngine,
+} from '@org/workflow-engine';
+import type { DeploymentRecord } from '@org/workflow-compiler';
 import type { RunTracker } from './http/run-tracker.js';
 import type { Output } from './output.js';
 
-/** One deployment's engine, for timed triggers. */
+/** One deployment's engine and record, for timed triggers. */
 export interface TimedDeployment {
   readonly deploymentId: string;
   readonly engine: WorkflowEngine;
+  /** `workflow.maxTimerConcurrency` and `workflow.timers.staggerPct` are read from it. */
+  readonly record: DeploymentRecord;
 }
 
-interface TimedTrigger {
-  runOnce?: unknown;
-  runOnceNoTrace?: unknown;
-  timer?: { period?: number; delay?: number };
+/** Counters of one scheduled step (`runOnce`/`timer` runs only; HTTP runs are not counted here). */
+export interface DeploymentStepCounters extends StepCounters {
+  readonly deploymentId: string;
+}
+
+/** The running schedules of every deployment. */
+export interface Scheduling {
+  /** Starts every schedule (after the listeners are open). */
+  start(): void;
+  /** Clears every timer (runs in flight go on; the tracker drains them). */
+  stop(): void;
+  counters(): DeploymentStepCounters[];
 }
 
 const EMPTY_INPUT = () => ({ body: undefined, stream: undefined, headers: {}, properties: {} });
 
-function isTrue(v: unknown): boolean {
-  return v === true || v === 'true';
+/** `workflow.maxTimerConcurrency` / `workflow.timers.staggerPct` of a validated record (schema-checked types). */
+function settingsOf(record: DeploymentRecord): {
+  max: number | null | undefined;
+  stagger: number | undefined;
+} {
+  const wf = (record.workflow ?? {}) as {
+    maxTimerConcurrency?: number | null;
+    timers?: { staggerPct?: number };
+  };
+  return { max: wf.maxTimerConcurrency, stagger: wf.timers?.staggerPct };
 }
 
-const SUPPORTED_TRIGGERS = new Set(['http', 'runOnce', 'runOnceNoTrace', 'timer']);
+function reportError(output: Output, deploymentId: string, e: ErrorReport): void {
+  const fields = {
+    deploymentId,
+    stepId: e.stepId,
+    trigger: e.kind,
+    ...(e.outcome === 'errored' ? { errors: e.errors.join('; ') } : { code: e.code }),
+  };
+  // ADR 0056: the first of identical failures is logged in full, then one summary per window.
+  if (e.repeated > 0) output.warn('step error repeated', { ...fields, repeated: e.repeated });
+  else if (e.outcome === 'errored') output.warn('step errored', fields);
+  else output.error('step run failed', fields);
+}
 
-/** Trigger kinds this agent does not run (`fileWatcher`, `tcp`, `deploymentAccess`), per step, for a warning. */
-export function unsupportedTriggers(deployment: TimedDeployment): { stepId: string; kind: string }[] {
-  const out: { stepId: string; kind: string }[] = [];
-  for (const step of deployment.engine.steps) {
-    if (typeof step.trigger !== 'object' || step.trigger === null) continue;
-    for (const kind of Object.keys(step.trigger)) {
-      if (!SUPPORTED_TRIGGERS.has(kind) && kind !== 'comment') out.push({ stepId: step.stepId, kind });
-    }
-  }
-  return out;
+function traceRun(output: Output, deploymentId: string, r: RunReport): void {
+  if (r.noTrace) return;
+  output.debug('step run', {
+    deploymentId,
+    stepId: r.stepId,
+    trigger: r.kind,
+    durationMs: Math.round(r.durationMs),
+    outcome: r.outcome,
+  });
 }
 
 /**
- * Starts `runOnce` (once, right after start) and `timer` triggers (`delay`, then every `period` ms) of every
- * deployment. Timers are unref'd; the returned function clears them all (shutdown).
+ * Creates one scheduler (`@org/workflow-engine`) per deployment; `start()` runs `runOnce` at once and timers
+ * after their delay. Its timers keep the process alive until {@link Scheduling.stop}. Runs go through the
+ * tracker so shutdown can drain them.
+ * @throws RangeError for a `maxTimerConcurrency` or `staggerPct` out of range (the bootstrap schema prevents it).
  */
-export function startTimedTriggers(
+export function createTimedTriggers(
   deployments: readonly TimedDeployment[],
   tracker: RunTracker,
   output: Output,
-): () => void {
-  const handles: NodeJS.Timeout[] = [];
+  clock?: SchedulerClock,
+): Scheduling {
+  const schedulers: { deploymentId: string; scheduler: Scheduler }[] = [];
   for (const d of deployments) {
-    for (const step of d.engine.steps) {
-      const t = (step.trigger ?? {}) as TimedTrigger;
-      const fire = () => void runTimed(d, step, tracker, output);
-      if (isTrue(t.runOnce) || isTrue(t.runOnceNoTrace)) handles.push(setTimeout(fire, 0));
-      const period = t.timer?.period;
-      if (typeof period === 'number' && period > 0) {
-        const first = setTimeout(() => {
-          fire();
-          handles.push(setInterval(fire, period).unref());
-        }, t.timer?.delay ?? period);
-        handles.push(first.unref());
-      }
-    }
-  }
-  return () => handles.splice(0).forEach((h) => clearTimeout(h));
-}
-
-async function runTimed(
-  d: TimedDeployment,
-  step: StepRef,
-  tracker: RunTracker,
-  output: Output,
-): Promise<void> {
-  const stepId = step.stepId;
-  try {
-    // The step itself, not the first with its id (ADR 0060).
-    const result = await tracker.track(() => d.engine.runStep(step, EMPTY_INPUT()));
-    if (result.errored)
-      output.warn('step errored', { deploymentId: d.deploymentId, stepId, errors: result.errors.join('; ') });
-  } catch (err) {
-    output.error('step run failed', {
-      deploymentId: d.deploymentId,
-      stepId,
-      code: isCodedError(err) ? err.code : 'INTERNAL',
+    const { max, stagger } = settingsOf(d.record);
+    const id = d.deploymentId;
+    const scheduler = createScheduler({
+      steps: d.engine.steps,
+      // The step itself, not the first with its id (ADR 0060).
+      run: (step) => tracker.track(() => d.engine.runStep(step, EMPTY_INPUT())),
+      clock,
+      maxTimerConcurrency: max,
+      staggerPct: stagger,
+      onRun: (r) => traceRun(output, id, r),
+      onError: (e) => reportError(output, id, e),
+      onSkip: (s) => output.debug('timer tick skipped', { deploymentId: id, ...s }),
     });
+    schedulers.push({ deploymentId: id, scheduler });
   }
+  return {
+    start: () => schedulers.forEach((s) => s.scheduler.start()),
+    stop: () => schedulers.forEach((s) => s.scheduler.stop()),
+    counters: () =>
+      schedulers.flatMap((s) => s.scheduler.counters().map((c) => ({ deploymentId: s.deploymentId, ...c }))),
+  };
 }

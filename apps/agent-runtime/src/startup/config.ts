@@ -4,6 +4,7 @@ import {
   MAX_LIMITS as ENGINE_MAX_LIMITS,
 } from '@org/workflow-engine';
 import { AgentError } from '../errors.js';
+import { LOG_LEVELS, type LogLevel } from '../runtime/output.js';
 
 /** Everything the agent reads from its environment, validated once at start (house style §1). */
 export interface Config {
@@ -17,6 +18,8 @@ export interface Config {
   readonly allowPrivateNetworkHosts: readonly string[];
   readonly limits: Limits;
   readonly timeouts: Timeouts;
+  /** `LOG_LEVEL` (`debug`, `info`, `warn`, `error`); absent means `info`. */
+  readonly logLevel?: LogLevel | undefined;
 }
 
 /** Byte caps. */
@@ -91,6 +94,13 @@ function idList(env: Env, name: string): string[] {
     .filter((s) => s !== '');
 }
 
+function logLevel(env: Env): LogLevel {
+  const raw = (env['LOG_LEVEL'] ?? '').trim().toLowerCase();
+  if (raw === '') return 'info';
+  const level = LOG_LEVELS.find((l) => l === raw);
+  return level ?? invalid('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+}
+
 /** Re-labels a key-tuple error with the variable's name; the library message has no key material. */
 function keyError(name: string, err: unknown): never {
   if (isCryptoError(err))
@@ -152,5 +162,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       shutdownMs: positiveInt(env, 'AGENT_SHUTDOWN_TIMEOUT_MS', DEFAULT_TIMEOUTS.shutdownMs),
       scriptMs: boundedInt(env, 'AGENT_SCRIPT_TIME_MS', DEFAULT_TIMEOUTS.scriptMs, ENGINE_MAX_LIMITS.timeMs),
     },
+    logLevel: logLevel(env),
   };
 }

@@ -1,0 +1,115 @@
+import { RUNNABLE_TYPES } from './engine.js';
+import { loadWorkflow, type ScriptUnit, type StepModel } from './workflow-model.js';
+
+/** Step types of the workflow language (interfaces.md §4.2). */
+const STEP_TYPES = ['scripted', 'scripted-split-aggregate', 'scripted-auth', 'httpFile'] as const;
+
+/** Step types `runStep` refuses with `ENGINE_UNSUPPORTED` (derived from what the engine runs). */
+export const UNSUPPORTED_STEP_TYPES: readonly string[] = Object.freeze(
+  STEP_TYPES.filter((t) => !RUNNABLE_TYPES.has(t)),
+);
+
+/** A context call that throws `ENGINE_UNSUPPORTED` in a script, and how a static scan spots it. */
+export interface UnsupportedCall {
+  /** The name the sandbox puts in its error: `ENGINE_UNSUPPORTED: <call> is not supported by this agent`. */
+  readonly call: string;
+  /** True when the script text appears to make the call (textual: comments count, aliases are missed). */
+  readonly appearsIn: (script: string) => boolean;
+}
+
+const re =
+  (pattern: RegExp) =>
+  (script: string): boolean =>
+    pattern.test(script);
+
+/** Top-level argument texts of the call whose `(` is at `open`, or undefined when the text ends first. */
+function argsAt(s: string, open: number): string[] | undefined {
+  const args: string[] = [];
+  let depth = 0;
+  let start = open + 1;
+  for (let i = open; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '"' || c === "'" || c === '`') {
+      // Skip a string literal (escapes honoured; template expressions are not parsed).
+      for (i++; i < s.length && s[i] !== c; i++) if (s[i] === '\\') i++;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      depth--;
+      if (depth === 0) {
+        args.push(s.slice(start, i).trim());
+        return args.filter((a, k) => a !== '' || k > 0);
+      }
+    } else if (c === ',' && depth === 1) {
+      args.push(s.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `sendToStep(accessId, stepId, body)`: three arguments, the third not an object literal (the headers form
+ * `sendToStep(stepId, body, { … })` is supported). A third argument held in a variable is reported too.
+ */
+function crossDeploymentSend(script: string): boolean {
+  for (const m of script.matchAll(/\bsendToStep\s*\(/g)) {
+    const args = argsAt(script, m.index + m[0].length - 1);
+    if (args?.length === 3 && !args[2]!.startsWith('{')) return true;
+  }
+  return false;
+}
+
+/**
+ * Every context call the sandbox refuses with `ENGINE_UNSUPPORTED` — the one list the start-up report uses
+ * (test/unsupported.test.ts checks it against what the sandbox really throws).
+ */
+export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([
+  { call: 'context.files()', appearsIn: re(/\.\s*files\s*\(/) },
+  { call: 'context.queue()', appearsIn: re(/\.\s*queue\s*\(/) },
+  { call: 'context.setPersistedItem()', appearsIn: re(/\bsetPersistedItem\s*\(/) },
+  { call: 'context.getPersistedItem()', appearsIn: re(/\bgetPersistedItem\s*\(/) },
+  { call: 'context.getTimestampManager()', appearsIn: re(/\bgetTimestampManager\s*\(/) },
+  { call: 'sendToStep(accessId, stepId, body) across deployments', appearsIn: crossDeploymentSend },
+  { call: 'bytes().gzip', appearsIn: re(/\.\s*gzip\s*\(/) },
+  { call: 'bytes().gunzip', appearsIn: re(/\.\s*gunzip\s*\(/) },
+  { call: 'bytes().zip', appearsIn: re(/\.\s*zip\s*\(/) },
+  { call: 'bytes().unzip', appearsIn: re(/\.\s*unzip\s*\(/) },
+  { call: 'crypto().generateKeyPair', appearsIn: re(/\.\s*generateKeyPair\s*\(/) },
+  { call: 'crypto().registerKey', appearsIn: re(/\.\s*registerKey\s*\(/) },
+  { call: 'crypto().verifySignature', appearsIn: re(/\.\s*verifySignature\s*\(/) },
+  { call: 'crypto().encrypt', appearsIn: re(/\.\s*encrypt\s*\(/) },
+  { call: 'crypto().decrypt', appearsIn: re(/\.\s*decrypt\s*\(/) },
+  { call: 'crypto().sign', appearsIn: re(/(?<!\bMath\s*)\.\s*sign\s*\(/) },
+]);
+
+/** One unsupported feature a workflow uses, found before anything runs. */
+export interface UnsupportedFeature {
+  readonly kind: 'step-type' | 'context-call';
+  readonly stepId: string;
+  /** The step type, or the {@link UnsupportedCall.call} name. */
+  readonly name: string;
+}
+
+function scriptsOf(model: StepModel): ScriptUnit[] {
+  return [...Object.values(model.processors), ...Object.values(model.statusHandlers)].flat();
+}
+
+/**
+ * Lists, per enabled step, the unsupported step type and every unsupported context call its scripts appear
+ * to make (one entry per step and name), so an app can report them at start-up instead of at the first run.
+ *
+ * @throws EngineError `ENGINE_INVALID_WORKFLOW` when the value is not a compiled workflow file.
+ */
+export function describeUnsupported(compiledWorkflow: unknown): UnsupportedFeature[] {
+  const out: UnsupportedFeature[] = [];
+  for (const model of loadWorkflow(compiledWorkflow, {}).values()) {
+    if (UNSUPPORTED_STEP_TYPES.includes(model.type))
+      out.push({ kind: 'step-type', stepId: model.stepId, name: model.type });
+    const scripts = scriptsOf(model).map((u) => u.script);
+    for (const c of UNSUPPORTED_CONTEXT_CALLS) {
+      if (scripts.some((s) => c.appearsIn(s)))
+        out.push({ kind: 'context-call', stepId: model.stepId, name: c.call });
+    }
+  }
+  return out;
+}
