@@ -3,14 +3,13 @@ import type { LookupFunction } from '@org/host-policy';
 import type { Bootstrap } from '@org/workflow-compiler';
 import type { Config } from './startup/config.js';
 import { verifyDeployments, type VerifiedDeployment } from './startup/deployments.js';
-import { createWorkflowEngine } from '@org/workflow-engine';
+import { createWorkflowEngine, Redactor } from '@org/workflow-engine';
 import type { WorkflowEngine } from '@org/workflow-engine';
 import { createEngineHost } from './runtime/engine-host.js';
 import { httpRoutes, type TriggerRoute } from './runtime/http/routes.js';
 import { RunTracker } from './runtime/http/run-tracker.js';
 import { createTriggerServer } from './runtime/http/server.js';
 import { createOutput, type LineSink, type Output } from './runtime/output.js';
-import { Redactor } from './runtime/redactor.js';
 import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './runtime/secrets.js';
 import { startTimedTriggers, unsupportedTriggers } from './runtime/timers.js';
 
@@ -72,7 +71,7 @@ async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEn
     },
     lookup: s.deps.lookup,
   });
-  return createWorkflowEngine(d.workflow, { host, data: d.record.data ?? {} });
+  return createWorkflowEngine(d.workflow, { host, data: d.record.data ?? {}, redactor: s.redactor });
 }
 
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {

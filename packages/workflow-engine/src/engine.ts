@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from './errors.js';
-import { SecretSet } from './redact.js';
+import { Redactor, SecretSet } from './redact.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
 import { runStepFlow } from './step-runner.js';
 import type { EngineOptions, StepInfo, StepInput, StepResult, WorkflowEngine } from './types.js';
@@ -70,7 +70,7 @@ class Engine implements WorkflowEngine {
     this.shared = {
       realm: randomUUID(),
       host,
-      secrets: new SecretSet((v) => host.registerSecret(v)),
+      secrets: new SecretSet(options.redactor ?? new Redactor(), (v) => host.registerSecret(v)),
       limits: limitsOf(options),
       stepProps: new Map(),
       authProps: new Map(),

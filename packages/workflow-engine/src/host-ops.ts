@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EngineError } from './errors.js';
-import { REDACTED } from './redact.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
@@ -39,7 +38,7 @@ function log(ctx: RunContext, args: Args): void {
 
 /** interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. */
 function metric(ctx: RunContext, args: Args): void {
-  const strip = (s: string): string => ctx.shared.secrets.scrub(s).split(REDACTED).join('');
+  const strip = (s: string): string => ctx.shared.secrets.strip(s);
   const key = strip(str(args, 1, 'sendMetric key')).slice(0, MAX_METRIC_KEY_CHARS);
   const value = num(args, 2, 'sendMetric value');
   const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();

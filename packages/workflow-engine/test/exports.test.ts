@@ -9,7 +9,10 @@ it('keeps the public surface of the engine stable', () => {
       "EngineError",
       "MAX_FORGOTTEN_RUNS",
       "MAX_SEND_DEPTH",
+      "MIN_SECRET_CHARS",
       "REDACTED",
+      "Redactor",
+      "SECRET_FORMS",
       "createWorkflowEngine",
     ]
   `);
