@@ -78,7 +78,10 @@ export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
   });
   const lower = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries(res.headers)) lower[k.toLowerCase()] = v;
-  return { status: res.status, headers: lower, body: new TextDecoder().decode(res.body) };
+  const text = new TextDecoder().decode(res.body);
+  // The response of a login call is a credential (ADR 0054).
+  ctx.shared.secrets.addText(text);
+  return { status: res.status, headers: lower, body: text };
 }
 
 /**

@@ -79,6 +79,7 @@ class Engine implements WorkflowEngine {
       restricted: new Map(),
       runNested: (id, input, depth) => this.runNested(id, input, depth, true),
       forget: (id, input, depth) => this.forget(id, input, depth),
+      stepType: (id) => this.models.get(id)?.type,
     };
   }
 

@@ -71,7 +71,7 @@ function authPropsSet(ctx: RunContext, args: Args): void {
   if (value === null) ctx.shared.authProps.delete(key);
   else ctx.shared.authProps.set(key, { value, expiresAt: ctx.shared.host.now() + ttl });
   // Cached credentials are as secret as the headers made from them.
-  if (value !== null) ctx.shared.secrets.add(value);
+  if (value !== null) ctx.shared.secrets.addText(value);
 }
 
 async function sleep(ctx: RunContext, args: Args): Promise<void> {
@@ -83,15 +83,18 @@ async function sleep(ctx: RunContext, args: Args): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
+/** Counters and deltas of an authentication context are its own: nothing flows back through them (ADR 0054). */
+const scope = (ctx: RunContext): string => (ctx.isAuth ? `\u0001${ctx.step.stepId}` : ctx.step.stepId);
+
 function counter(ctx: RunContext, args: Args): number {
-  const key = `${ctx.step.stepId}\u0000${str(args, 0, 'counter key')}`;
+  const key = `${scope(ctx)}\u0000${str(args, 0, 'counter key')}`;
   const next = (ctx.shared.counters.get(key) ?? 0) + num(args, 1, 'counter delta');
   ctx.shared.counters.set(key, next);
   return next;
 }
 
 function delta(ctx: RunContext, args: Args): number {
-  const key = `${ctx.step.stepId}\u0000${str(args, 0, 'delta key')}`;
+  const key = `${scope(ctx)}\u0000${str(args, 0, 'delta key')}`;
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
   ctx.shared.deltas.set(key, value);

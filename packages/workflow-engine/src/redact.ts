@@ -81,9 +81,13 @@ export class Redactor {
     return this.#replace(text, REDACTED);
   }
 
-  /** `text` with every secret form removed (metric keys and dimensions, interfaces.md §5.5). */
+  /**
+   * `text` with every secret form removed (metric keys and dimensions, interfaces.md §5.5), and every
+   * {@link REDACTED} an earlier redaction left in it (a metric built from a redacted result).
+   */
   strip(text: string): string {
-    return this.#replace(text, '');
+    const out = this.#replace(text, '');
+    return out.includes(REDACTED) ? out.replaceAll(REDACTED, '') : out;
   }
 
   /**

@@ -28,6 +28,8 @@ export interface EngineShared {
   runNested(stepId: string, input: StepInput, depth: number): Promise<StepResult>;
   /** Starts a step for `sendToStepAndForget`. */
   forget(stepId: string, input: StepInput, depth: number): void;
+  /** The type of an enabled step (`scripted`, `scripted-auth`, …), undefined when there is none. */
+  stepType(stepId: string): string | undefined;
 }
 
 /** One processor run's view: the engine, the step, the state and the context mode. */
@@ -39,6 +41,11 @@ export interface RunContext {
   depth: number;
   sleptMs: number;
   errorText(err: unknown): string;
+  /**
+   * In an authentication context: the run properties as ordinary processors left them when it began (values
+   * that differ were set there and are secret when passed on, ADR 0054).
+   */
+  authBaseline?: Readonly<Record<string, string>> | undefined;
 }
 
 /** `CODE: message` for coded errors, the message otherwise. */

@@ -20,6 +20,8 @@ interface Flow {
   nested: boolean;
   /** Headers the authenticationProcessor set: sent on the main call only, never shown to other processors. */
   authHeaders: Record<string, [string, string]>;
+  /** The properties ordinary processors left when the authentication context began (auth-flow.ts). */
+  authBaseline?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -38,6 +40,7 @@ async function runUnit(
     depth: flow.depth,
     sleptMs: 0,
     errorText,
+    authBaseline: isAuth ? flow.authBaseline : undefined,
   };
   const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
   const outcome = await runInSandbox(
@@ -92,7 +95,9 @@ async function runAuth(flow: Flow, units: ScriptUnit[]): Promise<boolean> {
     inHeaders: state.inHeaders,
   };
   const before = { ...state.outHeaders };
+  flow.authBaseline = kept.properties;
   const ok = await runChain(flow, units, 'authenticationProcessor');
+  flow.authBaseline = undefined;
   for (const [k, pair] of Object.entries(state.outHeaders)) {
     if (before[k]?.[1] === pair[1]) continue;
     registerHeaderSecret(flow, pair[1]);
@@ -168,6 +173,8 @@ async function outbound(flow: Flow, url: { hostId: string; path: string }): Prom
     );
     return;
   }
+  // The login response of a scripted-auth step is a credential (ADR 0054).
+  if (req.isAuthenticationProcessor) shared.secrets.addText(utf8.decode(res.body));
   Object.assign(state, {
     body: utf8.decode(res.body),
     bytes: undefined,
@@ -237,6 +244,7 @@ export async function runStepFlow(
     nested,
     authHeaders: Object.create(null) as Flow['authHeaders'],
   };
+  if (step.type === 'scripted-auth') flow.authBaseline = { ...flow.state.properties };
   try {
     await runFlow(flow);
   } catch (err) {

@@ -84,6 +84,7 @@ describe('Redactor: the table of tracked forms (ADR 0054)', () => {
     expect(r.add('eu')).toBe(false);
     expect(MIN_SECRET_CHARS).toBe(4);
     expect(r.strip('notExfiltratedAbc123')).toBe('notExfiltrated');
+    expect(r.strip(`key-${REDACTED}-Abc123`)).toBe('key--');
     expect(r.redact('eu-1')).toBe('eu-1');
   });
 
