@@ -25,6 +25,8 @@ export interface AppDeps {
   readonly ports?: Readonly<Record<string, number>> | undefined;
   /** DNS lookup for outbound calls (tests). */
   readonly lookup?: LookupFunction | undefined;
+  /** The engines' clock (`getTimestamp`, authentication property expiry); default `Date.now`. Tests move it. */
+  readonly now?: (() => number) | undefined;
 }
 
 /** One trigger server (created, not listening). */
@@ -70,6 +72,7 @@ async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEn
       maxResponseBytes: s.deps.config.limits.outboundResponseBytes,
     },
     lookup: s.deps.lookup,
+    now: s.deps.now,
   });
   return createWorkflowEngine(d.workflow, { host, data: d.record.data ?? {}, redactor: s.redactor });
 }

@@ -21,6 +21,8 @@ export interface StartOptions {
   allowPrivateNetworkHosts?: string[];
   limits?: Partial<Limits>;
   stringKeys?: string;
+  /** The engines' clock (default `Date.now`). */
+  now?: () => number;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -45,6 +47,7 @@ export async function startAgent(
     },
     sink: (line) => lines.push(line),
     ports,
+    now: o.now,
   });
   const listening = await listenAll(agent);
   agent.startTriggers();
