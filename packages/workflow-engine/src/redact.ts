@@ -47,10 +47,8 @@ function escapeRegExp(s: string): string {
  */
 export class Redactor {
   readonly #forms = new Set<string>();
-  /** Finds the next position where some form starts. */
+  /** Every form, longest first: finds the next position where some form starts. */
   #any: RegExp | undefined;
-  /** Anchored at a position: the longest form starting there. */
-  #at: RegExp | undefined;
   #longest = 0;
 
   /**
@@ -67,7 +65,7 @@ export class Redactor {
       if (form.length > this.#longest) this.#longest = form.length;
     }
     if (this.#forms.size === before) return false;
-    this.#any = this.#at = undefined;
+    this.#any = undefined;
     return true;
   }
 
@@ -100,34 +98,34 @@ export class Redactor {
 
   #replace(text: string, by: string): string {
     if (this.#forms.size === 0 || text.length < MIN_SECRET_CHARS) return text;
-    if (this.#any === undefined || this.#at === undefined) {
-      const alternation = [...this.#forms]
+    this.#any ??= new RegExp(
+      [...this.#forms]
         .sort((a, b) => b.length - a.length)
         .map(escapeRegExp)
-        .join('|');
-      this.#any = new RegExp(alternation, 'g');
-      this.#at = new RegExp(alternation, 'y');
-    }
+        .join('|'),
+      'g',
+    );
     const any = this.#any;
-    const at = this.#at;
     any.lastIndex = 0;
     let m = any.exec(text);
     if (m === null) return text; // the common case: one scan, no allocation
     let out = '';
     let copied = 0;
     while (m !== null) {
-      // A run of overlapping occurrences: from each position inside it, the longest form starting there.
+      // The alternation is longest first, so each match is the longest form starting at its position. Occurrences
+      // starting inside this one extend it; the first that starts after it is the next match.
       const start = m.index;
       let end = start + m[0].length;
-      for (let i = start + 1; i < end; i++) {
-        at.lastIndex = i;
-        const inner = at.exec(text);
-        if (inner !== null && i + inner[0].length > end) end = i + inner[0].length;
+      any.lastIndex = start + 1;
+      let next = any.exec(text);
+      while (next !== null && next.index < end) {
+        end = Math.max(end, next.index + next[0].length);
+        any.lastIndex = next.index + 1;
+        next = any.exec(text);
       }
       out += text.slice(copied, start) + by;
       copied = end;
-      any.lastIndex = end;
-      m = any.exec(text);
+      m = next;
     }
     return out + text.slice(copied);
   }
