@@ -95,9 +95,10 @@ async function runAuth(flow: Flow, units: ScriptUnit[]): Promise<boolean> {
     inHeaders: state.inHeaders,
   };
   const before = { ...state.outHeaders };
-  flow.authBaseline = kept.properties;
+  const outer = flow.authBaseline; // a scripted-auth step's own baseline stays for its later processors
+  flow.authBaseline = outer ?? kept.properties;
   const ok = await runChain(flow, units, 'authenticationProcessor');
-  flow.authBaseline = undefined;
+  flow.authBaseline = outer;
   for (const [k, pair] of Object.entries(state.outHeaders)) {
     if (before[k]?.[1] === pair[1]) continue;
     registerHeaderSecret(flow, pair[1]);

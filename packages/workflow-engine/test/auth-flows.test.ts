@@ -240,6 +240,35 @@ describe('exchange properties into a scripted-auth step', () => {
 });
 
 describe('isolation of authentication contexts', () => {
+  it('registers what crosses into a scripted-auth step, but not the properties ordinary processors set', async () => {
+    const { host, engine } = await setup(
+      workflow([
+        {
+          stepId: 'plain',
+          urlGenerator: s("context.setProperty('route', 'from-generator')"),
+          authenticationProcessor: s(
+            "context.setProperty('own', 'set-in-auth'); context.sendToStep('auth', 'passed-body', { 'X-P': 'passed-header' })",
+          ),
+        },
+        {
+          stepId: 'auth',
+          type: 'scripted-auth',
+          authenticationProcessor: s("context.setProperty('inner', 'inner-auth')"),
+          resultsProcessor: s("context.sendToStep('leaf', null)"),
+        },
+        { stepId: 'leaf', type: 'scripted-auth', resultsProcessor: s('') },
+      ]),
+    );
+    const props = { 'http.path': '/invoices' };
+    expect((await engine.runStep('plain', input(undefined, { properties: props }))).errored).toBe(false);
+    expect((await engine.runStep('auth', input(undefined, { properties: props }))).errored).toBe(false);
+    expect(host.secrets).toEqual(expect.arrayContaining(['set-in-auth', 'passed-body', 'passed-header']));
+    expect(host.secrets).not.toContain('from-generator');
+    expect(host.secrets).not.toContain('/invoices');
+    // The scripted-auth step's own authenticationProcessor discards its properties; its baseline stays the input.
+    expect(host.secrets).not.toContain('inner-auth');
+  });
+
   it('S122: restricted data a scripted-auth step puts into its body, a property and a header reaches no ordinary processor, result or metric', async () => {
     const { host, engine } = await setup(
       workflow([
