@@ -3,14 +3,13 @@ import type { LookupFunction } from '@org/host-policy';
 import type { Bootstrap } from '@org/workflow-compiler';
 import type { Config } from './startup/config.js';
 import { verifyDeployments, type VerifiedDeployment } from './startup/deployments.js';
-import { createWorkflowEngine } from '@org/workflow-engine';
+import { createWorkflowEngine, Redactor } from '@org/workflow-engine';
 import type { WorkflowEngine } from '@org/workflow-engine';
 import { createEngineHost } from './runtime/engine-host.js';
 import { httpRoutes, type TriggerRoute } from './runtime/http/routes.js';
 import { RunTracker } from './runtime/http/run-tracker.js';
 import { createTriggerServer } from './runtime/http/server.js';
 import { createOutput, type LineSink, type Output } from './runtime/output.js';
-import { Redactor } from './runtime/redactor.js';
 import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './runtime/secrets.js';
 import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './runtime/timers.js';
 import { DELIBERATE_DIFFERENCES, unsupportedUses } from './startup/start-up-report.js';
@@ -29,6 +28,8 @@ export interface AppDeps {
   readonly lookup?: LookupFunction | undefined;
   /** Values that came from the secrets file into the bootstrap (ADR 0059): registered with the redactor. */
   readonly secrets?: readonly string[] | undefined;
+  /** The engines' clock (`getTimestamp`, authentication property expiry); default `Date.now`. Tests move it. */
+  readonly now?: (() => number) | undefined;
 }
 
 /** One trigger server (created, not listening). */
@@ -82,11 +83,13 @@ async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEn
       maxResponseBytes: s.deps.config.limits.outboundResponseBytes,
     },
     lookup: s.deps.lookup,
+    now: s.deps.now,
   });
   return createWorkflowEngine(d.workflow, {
     host,
     data: d.record.data ?? {},
     limits: { timeMs: s.deps.config.timeouts.scriptMs },
+    redactor: s.redactor,
   });
 }
 

@@ -28,6 +28,8 @@ export interface StartOptions {
   /** An already validated bootstrap (instead of validating `records`). */
   bootstrap?: Bootstrap;
   logLevel?: LogLevel;
+  /** The engines' clock (default `Date.now`). */
+  now?: () => number;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -54,6 +56,7 @@ export async function startAgent(
     secrets: o.secrets,
     sink: (line) => lines.push(line),
     ports,
+    now: o.now,
   });
   const listening = await listenAll(agent);
   agent.startTriggers();

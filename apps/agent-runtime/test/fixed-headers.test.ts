@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { REDACTED } from '@org/workflow-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAll } from '../src/runtime/listen.js';
 import { encrypted, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
@@ -58,7 +59,7 @@ describe('fixed host headers', () => {
 
   it('redacts a fixed header value and its Base64 form in logs (S50)', () => {
     const out = a.lines.join('');
-    expect(out).toContain('leak [REDACTED] / [REDACTED]');
+    expect(out).toContain(`leak ${REDACTED} / ${REDACTED}`);
     expect(out).not.toContain(FIXED);
     expect(out).not.toContain(ENC);
   });

@@ -1,3 +1,4 @@
+import { REDACTED } from '@org/workflow-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   encrypted,
@@ -124,7 +125,7 @@ describe('outbound calls', () => {
     expect(sent[0]!.body).toBe(SECRET);
     expect(sent[1]!.headers['authorization']).toBe('Bearer tok/token');
     const out = a.lines.join('');
-    expect(out).toContain('token call 200 with [REDACTED]');
+    expect(out).toContain(`token call 200 with ${REDACTED}`);
     expect(out).toContain('"type":"metric"');
     expect(out).not.toContain(SECRET);
     expect(out).not.toContain(Buffer.from(SECRET).toString('base64'));

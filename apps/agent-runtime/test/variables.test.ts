@@ -7,7 +7,7 @@ import {
   loadBootstrapVariables,
   parseSecretsSources,
 } from '../src/startup/variables.js';
-import { REDACTED } from '../src/runtime/redactor.js';
+import { REDACTED } from '@org/workflow-engine';
 import { startAgent, type RunningAgent } from './agent-helpers.js';
 import { encrypted, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 

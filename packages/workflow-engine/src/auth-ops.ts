@@ -1,5 +1,5 @@
 import { EngineError } from './errors.js';
-import { MIN_SCRUB_LENGTH } from './redact.js';
+import { MIN_SECRET_CHARS } from './redact.js';
 import type { RunContext } from './run-context.js';
 
 type Args = unknown[];
@@ -19,7 +19,7 @@ function hostIdArg(args: Args): string {
 
 function collect(value: unknown, into: Set<string>, depth = 0): void {
   if (depth > 64) return;
-  if (typeof value === 'string' && value.length >= MIN_SCRUB_LENGTH) into.add(value);
+  if (typeof value === 'string' && value.length >= MIN_SECRET_CHARS) into.add(value);
   else if (typeof value === 'object' && value !== null)
     for (const v of Object.values(value)) collect(v, into, depth + 1);
 }
@@ -78,7 +78,10 @@ export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
   });
   const lower = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries(res.headers)) lower[k.toLowerCase()] = v;
-  return { status: res.status, headers: lower, body: new TextDecoder().decode(res.body) };
+  const text = new TextDecoder().decode(res.body);
+  // The response of a login call is a credential (ADR 0054).
+  ctx.shared.secrets.addText(text);
+  return { status: res.status, headers: lower, body: text };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from './errors.js';
-import { SecretSet } from './redact.js';
+import { Redactor, SecretSet } from './redact.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
 import { runStepFlow } from './step-runner.js';
 import type { EngineOptions, StepInfo, StepInput, StepRef, StepResult, WorkflowEngine } from './types.js';
@@ -88,7 +88,7 @@ class Engine implements WorkflowEngine {
     this.shared = {
       realm: randomUUID(),
       host,
-      secrets: new SecretSet((v) => host.registerSecret(v)),
+      secrets: new SecretSet(options.redactor ?? new Redactor(), (v) => host.registerSecret(v)),
       limits: limitsOf(options),
       stepProps: new Map(),
       authProps: new Map(),
@@ -98,6 +98,14 @@ class Engine implements WorkflowEngine {
       runNested: (id, input, depth, from) => this.runNested(id, input, depth, true, from),
       forget: (id, input, depth, from) => this.forget(id, input, depth, from),
       stepKey: (id, from) => this.find(id, from)?.uid ?? id,
+      // An ambiguous name is no step's type here: the call itself then reports it (as an errored result).
+      stepType: (id, from) => {
+        try {
+          return this.find(id, from)?.type;
+        } catch {
+          return undefined;
+        }
+      },
     };
   }
 

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EngineError } from './errors.js';
-import { REDACTED } from './redact.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
@@ -40,7 +39,7 @@ function log(ctx: RunContext, args: Args): void {
 
 /** interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. */
 function metric(ctx: RunContext, args: Args): void {
-  const strip = (s: string): string => ctx.shared.secrets.scrub(s).split(REDACTED).join('');
+  const strip = (s: string): string => ctx.shared.secrets.strip(s);
   const key = strip(str(args, 1, 'sendMetric key')).slice(0, MAX_METRIC_KEY_CHARS);
   const value = num(args, 2, 'sendMetric value');
   const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();
@@ -75,7 +74,7 @@ function authPropsSet(ctx: RunContext, args: Args): void {
   if (value === null) ctx.shared.authProps.delete(key);
   else ctx.shared.authProps.set(key, { value, expiresAt: ctx.shared.host.now() + ttl });
   // Cached credentials are as secret as the headers made from them.
-  if (value !== null) ctx.shared.secrets.add(value);
+  if (value !== null) ctx.shared.secrets.addText(value);
 }
 
 async function sleep(ctx: RunContext, args: Args): Promise<void> {
@@ -88,15 +87,18 @@ async function sleep(ctx: RunContext, args: Args): Promise<void> {
   await (host.sleep ? host.sleep(ms) : new Promise((r) => setTimeout(r, ms)));
 }
 
+/** Counters and deltas of an authentication context are its own: nothing flows back through them (ADR 0054). */
+const scope = (ctx: RunContext): string => (ctx.isAuth ? `\u0001${ctx.step.uid}` : ctx.step.uid);
+
 function counter(ctx: RunContext, args: Args): number {
-  const key = `${ctx.step.uid}\u0000${str(args, 0, 'counter key')}`;
+  const key = `${scope(ctx)}\u0000${str(args, 0, 'counter key')}`;
   const next = (ctx.shared.counters.get(key) ?? 0) + num(args, 1, 'counter delta');
   ctx.shared.counters.set(key, next);
   return next;
 }
 
 function delta(ctx: RunContext, args: Args): number {
-  const key = `${ctx.step.uid}\u0000${str(args, 0, 'delta key')}`;
+  const key = `${scope(ctx)}\u0000${str(args, 0, 'delta key')}`;
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
   ctx.shared.deltas.set(key, value);

@@ -115,9 +115,9 @@ export const PRELUDE = String.raw`
       getStepProperties() { return stepProperties; },
       sendToStep(a, b, c) {
         if (arguments.length === 3 && typeof c === 'string') throw U().unsupported('sendToStep(accessId, stepId, body) across deployments');
-        return resultObject(call('sendToStep', [String(a), str(b), headersArg(c)]));
+        return resultObject(call('sendToStep', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]));
       },
-      sendToStepAndForget(a, b, c) { call('sendToStepAndForget', [String(a), str(b), headersArg(c)]); },
+      sendToStepAndForget(a, b, c) { call('sendToStepAndForget', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]); },
       addSystemError(msg) { S.errors.push(String(msg)); },
       addSplitReturnItem(item) { call('split.add', [str(item)]); },
       getRestrictedDataFromHost(hostId) {

@@ -1,61 +1,213 @@
-/** What replaces a secret in errors and log lines the engine emits (security-requirements S50). */
-export const REDACTED = '[REDACTED]';
+/**
+ * What replaces a secret in logs, errors and results (interfaces.md §5.5: `"this is <REDACTED>"`,
+ * security-requirements S50). Tests use this constant, never its text.
+ */
+export const REDACTED = '<REDACTED>';
 
-/** Secrets shorter than this are registered with the host but not scrubbed from text (they would garble it). */
-export const MIN_SCRUB_LENGTH = 4;
+/**
+ * Forms shorter than this are not tracked: replacing every "eu" or "1" in every line would destroy the output
+ * without hiding anything a guess could not find (ADR 0046).
+ */
+export const MIN_SECRET_CHARS = 4;
 
-/** Per-engine set of secret values, scrubbed from engine errors and logs; also forwarded to the host. */
-export class SecretSet {
-  private readonly values = new Set<string>();
-  /** Values long enough to scrub, longest first; rebuilt on the next scrub after an add. */
-  private sorted: string[] | undefined;
+const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
+const jsonEscape = (s: string): string => JSON.stringify(s).slice(1, -1);
 
-  constructor(private readonly forward: (value: string) => void) {}
+/**
+ * The encoded forms of a secret the redactor tracks (ADR 0054). Each is what a workflow or a library commonly
+ * turns a credential into before it ends up in a text: an `Authorization: Basic` value, a query string, a
+ * form body, a JSON document logged as text.
+ */
+export const SECRET_FORMS: readonly { readonly name: string; readonly encode: (s: string) => string }[] =
+  Object.freeze([
+    { name: 'raw', encode: (s: string) => s },
+    { name: 'Base64', encode: (s: string) => utf8(s).toString('base64') },
+    { name: 'Base64 unpadded', encode: (s: string) => utf8(s).toString('base64').replace(/=+$/, '') },
+    { name: 'Base64url', encode: (s: string) => utf8(s).toString('base64url') },
+    // Lone surrogates make encodeURIComponent throw; such a secret has no URL-encoded form to track.
+    { name: 'URL-encoded', encode: (s: string) => (s.isWellFormed() ? encodeURIComponent(s) : s) },
+    { name: 'form-encoded', encode: (s: string) => new URLSearchParams([['', s]]).toString().slice(1) },
+    { name: 'JSON-escaped', encode: jsonEscape },
+    // A JSON text inside a JSON string (a logged request body that carries JSON): the secret escaped twice.
+    { name: 'JSON-escaped twice', encode: (s: string) => jsonEscape(jsonEscape(s)) },
+  ]);
 
-  /** Registers `value` and its Base64 forms (S50: neither may appear). */
-  add(value: string): void {
-    if (value === '' || this.values.has(value)) return;
-    this.sorted = undefined;
-    this.values.add(value);
-    this.forward(value);
-    const b64 = Buffer.from(value, 'utf8').toString('base64');
-    for (const form of [b64, b64.replace(/=+$/, ''), Buffer.from(value, 'utf8').toString('base64url')]) {
-      if (form.length < MIN_SCRUB_LENGTH || this.values.has(form)) continue;
-      this.values.add(form);
-      this.forward(form);
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The one redactor of engine and agent (ADR 0054). It tracks every registered secret in each of its
+ * {@link SECRET_FORMS} and replaces them in text bound for logs, errors and results ({@link redact}) or removes
+ * them from metric keys and dimensions ({@link strip}).
+ *
+ * Matching: one precompiled alternation of every form, rebuilt on the first use after a change. Every occurrence
+ * of every form is found, overlapping ones included, and each maximal run of overlapping occurrences becomes one
+ * {@link REDACTED}, so no part of a secret survives next to another one.
+ */
+export class Redactor {
+  readonly #forms = new Set<string>();
+  /** Every form, longest first: finds the next position where some form starts. */
+  #any: RegExp | undefined;
+  #longest = 0;
+
+  /**
+   * Registers `secret` in every tracked form. Values shorter than {@link MIN_SECRET_CHARS} (and forms that
+   * short) are ignored. Returns true when a new form was added.
+   */
+  add(secret: string): boolean {
+    if (typeof secret !== 'string' || secret.length < MIN_SECRET_CHARS) return false;
+    const before = this.#forms.size;
+    for (const { encode } of SECRET_FORMS) {
+      const form = encode(secret);
+      if (form.length < MIN_SECRET_CHARS) continue;
+      this.#forms.add(form);
+      if (form.length > this.#longest) this.#longest = form.length;
     }
+    if (this.#forms.size === before) return false;
+    this.#any = undefined;
+    return true;
   }
 
-  /** Registers every string leaf of a parsed JSON value (restricted host data). */
+  /** Number of tracked forms. */
+  get size(): number {
+    return this.#forms.size;
+  }
+
+  /** `text` with every secret form replaced by {@link REDACTED}. */
+  redact(text: string): string {
+    return this.#replace(text, REDACTED);
+  }
+
+  /**
+   * `text` with every secret form removed (metric keys and dimensions, interfaces.md §5.5), and every
+   * {@link REDACTED} an earlier redaction left in it (a metric built from a redacted result).
+   */
+  strip(text: string): string {
+    const out = this.#replace(text, '');
+    return out.includes(REDACTED) ? out.replaceAll(REDACTED, '') : out;
+  }
+
+  /**
+   * The first `max` characters of the redacted `text`, without redacting more of a huge text than needed: the
+   * first cut keeps every secret that starts before `max` whole, so no part of one survives the final cut.
+   */
+  redactPrefix(text: string, max: number): string {
+    return this.redact(text.slice(0, max + this.#longest)).slice(0, max);
+  }
+
+  #replace(text: string, by: string): string {
+    if (this.#forms.size === 0 || text.length < MIN_SECRET_CHARS) return text;
+    this.#any ??= new RegExp(
+      [...this.#forms]
+        .sort((a, b) => b.length - a.length)
+        .map(escapeRegExp)
+        .join('|'),
+      'g',
+    );
+    const any = this.#any;
+    any.lastIndex = 0;
+    let m = any.exec(text);
+    if (m === null) return text; // the common case: one scan, no allocation
+    let out = '';
+    let copied = 0;
+    while (m !== null) {
+      // The alternation is longest first, so each match is the longest form starting at its position. Occurrences
+      // starting inside this one extend it; the first that starts after it is the next match.
+      const start = m.index;
+      let end = start + m[0].length;
+      any.lastIndex = start + 1;
+      let next = any.exec(text);
+      while (next !== null && next.index < end) {
+        end = Math.max(end, next.index + next[0].length);
+        any.lastIndex = next.index + 1;
+        next = any.exec(text);
+      }
+      out += text.slice(copied, start) + by;
+      copied = end;
+      m = next;
+    }
+    return out + text.slice(copied);
+  }
+}
+
+/**
+ * Values inside a received text shorter than this are not registered on their own: they are the words of the
+ * protocol (`Bearer`, `error`, a scope), not credentials; the whole text still is (ADR 0054).
+ */
+export const MIN_LEAF_CHARS = 8;
+
+/** Longer received texts are registered by their values only (a whole-text form that long is never logged). */
+export const MAX_WHOLE_TEXT_CHARS = 16_384;
+
+/**
+ * The engine's registration point for secrets: every value goes into the {@link Redactor} the engine scrubs
+ * with and, once, to the host (`EngineHost.registerSecret`), which derives the encoded forms itself.
+ */
+export class SecretSet {
+  readonly #seen = new Set<string>();
+
+  constructor(
+    readonly redactor: Redactor,
+    private readonly forward: (value: string) => void,
+  ) {}
+
+  /** Registers `value` (S50: none of its tracked forms may appear). */
+  add(value: string): void {
+    if (value === '' || this.#seen.has(value)) return;
+    this.#seen.add(value);
+    this.redactor.add(value);
+    this.forward(value);
+  }
+
+  /** Registers every string leaf (and number of 4+ digits) of a parsed JSON value (restricted host data). */
   addLeaves(value: unknown, depth = 0): void {
     if (depth > 64) return;
     if (typeof value === 'string') this.add(value);
-    else if (typeof value === 'number' && String(value).length >= MIN_SCRUB_LENGTH) this.add(String(value));
+    else if (typeof value === 'number' && String(value).length >= MIN_SECRET_CHARS) this.add(String(value));
     else if (typeof value === 'object' && value !== null) {
       for (const v of Object.values(value)) this.addLeaves(v, depth + 1);
     }
   }
 
   /**
-   * The first `max` characters of the scrubbed `text`, without scrubbing more of a huge text than needed: the
-   * first cut keeps every secret that starts before `max` whole, so no part of one survives the final cut.
+   * Registers a text received in an authentication context (a login response, a cached credential): the whole
+   * text (up to {@link MAX_WHOLE_TEXT_CHARS}) and every string value in it of at least {@link MIN_LEAF_CHARS}
+   * characters — JSON leaves, or the values of a form-encoded text (`access_token=…&token_type=bearer`).
    */
+  addText(text: string): void {
+    if (text.length <= MAX_WHOLE_TEXT_CHARS) this.add(text);
+    const leaf = (v: string): void => {
+      if (v.length >= MIN_LEAF_CHARS) this.add(v);
+    };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      if (/^[^\s=&]+=[^\s&]*(&[^\s=&]+=[^\s&]*)*$/.test(text))
+        for (const v of new URLSearchParams(text).values()) leaf(v);
+      return;
+    }
+    const walk = (v: unknown, depth: number): void => {
+      if (depth > 64) return;
+      if (typeof v === 'string') leaf(v);
+      else if (typeof v === 'object' && v !== null) for (const x of Object.values(v)) walk(x, depth + 1);
+    };
+    walk(parsed, 0);
+  }
+
+  /** See {@link Redactor.redactPrefix}. */
   scrubPrefix(text: string, max: number): string {
-    const longest = this.scrubbed()[0]?.length ?? 0;
-    return this.scrub(text.slice(0, max + longest)).slice(0, max);
+    return this.redactor.redactPrefix(text, max);
   }
 
-  /** `text` with every registered value (longest first) replaced by {@link REDACTED}. */
+  /** `text` with every registered value replaced by {@link REDACTED}. */
   scrub(text: string): string {
-    let out = text;
-    for (const v of this.scrubbed()) out = out.split(v).join(REDACTED);
-    return out;
+    return this.redactor.redact(text);
   }
 
-  private scrubbed(): string[] {
-    this.sorted ??= [...this.values]
-      .filter((v) => v.length >= MIN_SCRUB_LENGTH)
-      .sort((a, b) => b.length - a.length);
-    return this.sorted;
+  /** `text` with every registered value removed. */
+  strip(text: string): string {
+    return this.redactor.strip(text);
   }
 }

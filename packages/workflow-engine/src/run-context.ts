@@ -37,6 +37,11 @@ export interface EngineShared {
    * enabled step uses keys by itself. Throws `ENGINE_STEP_AMBIGUOUS`.
    */
   stepKey(stepId: string, fromWorkflow: number): string;
+  /**
+   * The type of the enabled step a script names (`scripted`, `scripted-auth`, …), resolved like `sendToStep`;
+   * undefined when there is none or the name is ambiguous.
+   */
+  stepType(stepId: string, fromWorkflow: number): string | undefined;
 }
 
 /** One processor run's view: the engine, the step, the state and the context mode. */
@@ -50,6 +55,11 @@ export interface RunContext {
   errorText(err: unknown): string;
   /** Where `addSplitReturnItem` puts items: set only for the splitGenerator of a split-aggregate step. */
   split?: SplitItems | undefined;
+  /**
+   * In an authentication context: the run properties as ordinary processors left them when it began (values
+   * that differ were set there and are secret when passed on, ADR 0054).
+   */
+  authBaseline?: Readonly<Record<string, string>> | undefined;
 }
 
 /** `CODE: message` for coded errors, the message otherwise. */

@@ -1,3 +1,4 @@
+import { authStepInput, checkSendTarget } from './auth-flow.js';
 import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
 import type { StepInput, StepResult } from './types.js';
@@ -7,20 +8,24 @@ export const MAX_SEND_DEPTH = 8;
 
 type Args = unknown[];
 
+/**
+ * `args`: `[stepId, body, headers, properties]`; the sandbox sends its run properties (4th) only from an
+ * authentication context, where they pass into the `scripted-auth` callee (ADR 0054).
+ */
 function nestedInput(ctx: RunContext, args: Args, call: string): { stepId: string; input: StepInput } {
-  if (ctx.isAuth)
-    throw new EngineError('ENGINE_NOT_PERMITTED', `${call} is not available in an authenticationProcessor`);
   if (ctx.depth + 1 > MAX_SEND_DEPTH) {
     throw new EngineError('ENGINE_SEND_DEPTH', `${call}: more than ${MAX_SEND_DEPTH} nested step calls`);
   }
   const stepId = args[0];
   if (typeof stepId !== 'string') throw new TypeError(`${call}: stepId must be a string`);
+  checkSendTarget(ctx, stepId, call);
   const headers = Object.create(null) as Record<string, string[]>;
   const h = args[2];
   if (typeof h === 'object' && h !== null) {
     for (const [k, v] of Object.entries(h)) headers[k] = Array.isArray(v) ? v.map(String) : [String(v)];
   }
   const body = typeof args[1] === 'string' ? args[1] : undefined;
+  if (ctx.isAuth) return { stepId, input: authStepInput(ctx, body, headers, args[3]) };
   return { stepId, input: { body, stream: undefined, headers, properties: {} } };
 }
 

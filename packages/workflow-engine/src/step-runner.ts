@@ -24,6 +24,8 @@ export interface Flow {
   authHeaders: Record<string, [string, string]>;
   /** Items of a split-aggregate step, while its splitGenerator runs. */
   split?: SplitItems | undefined;
+  /** The properties ordinary processors left when the authentication context began (auth-flow.ts). */
+  authBaseline?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -43,6 +45,7 @@ async function runUnit(
     sleptMs: 0,
     errorText,
     split: mode === 'splitGenerator' ? flow.split : undefined,
+    authBaseline: isAuth ? flow.authBaseline : undefined,
   };
   const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
   const outcome = await runInSandbox(
@@ -97,7 +100,10 @@ async function runAuth(flow: Flow, units: ScriptUnit[]): Promise<boolean> {
     inHeaders: state.inHeaders,
   };
   const before = { ...state.outHeaders };
+  const outer = flow.authBaseline; // a scripted-auth step's own baseline stays for its later processors
+  flow.authBaseline = outer ?? kept.properties;
   const ok = await runChain(flow, units, 'authenticationProcessor');
+  flow.authBaseline = outer;
   for (const [k, pair] of Object.entries(state.outHeaders)) {
     if (before[k]?.[1] === pair[1]) continue;
     registerHeaderSecret(flow, pair[1]);
@@ -177,6 +183,8 @@ async function outbound(
     );
     return;
   }
+  // The login response of a scripted-auth step is a credential (ADR 0054).
+  if (req.isAuthenticationProcessor) shared.secrets.addText(utf8.decode(res.body));
   Object.assign(state, {
     body: utf8.decode(res.body),
     bytes: undefined,
@@ -249,6 +257,7 @@ export async function runStepFlow(
     nested,
     authHeaders: Object.create(null) as Flow['authHeaders'],
   };
+  if (step.type === 'scripted-auth') flow.authBaseline = { ...flow.state.properties };
   try {
     await runFlow(flow);
   } catch (err) {

@@ -1,3 +1,5 @@
+import type { Redactor } from './redact.js';
+
 /** One outbound request the engine asks the app to make (interfaces.md §6.3). */
 export interface OutboundRequest {
   hostId: string;
@@ -29,7 +31,10 @@ export interface EngineHost {
   callOutbound(req: OutboundRequest): Promise<OutboundResponse>;
   /** Host `data` of an authentication host as JSON with every `-2/` value decrypted; only from an authenticationProcessor. */
   getRestrictedData(hostId: string): Promise<string>;
-  /** Every value that must never be logged or exported. */
+  /**
+   * Every value that must never be logged or exported, once each, as is: the app registers it with its
+   * {@link Redactor}, which derives the encoded forms.
+   */
   registerSecret(value: string): void;
   log(entry: {
     level: 'info' | 'warn' | 'error';
@@ -65,7 +70,7 @@ export interface StepResult {
   properties: Record<string, string>;
   /** A processor threw, a call was refused, or `addSystemError` was called. */
   errored: boolean;
-  /** Safe messages: registered secrets are replaced by `[REDACTED]`. */
+  /** Safe messages: registered secrets are replaced by `REDACTED`. */
   errors: string[];
 }
 
@@ -76,6 +81,11 @@ export interface EngineOptions {
   data: Record<string, unknown>;
   /** Per processor run. Defaults: 32 MiB, 5000 ms, 512 KiB. */
   limits?: { memoryBytes?: number; timeMs?: number; maxStackBytes?: number };
+  /**
+   * The redactor the engine scrubs errors, logs and results with and registers secrets into (default: its own).
+   * An app passes its own so that engine and app share one set of secrets (ADR 0054).
+   */
+  redactor?: Redactor;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createWorkflowEngine } from '../src/index.js';
+import { REDACTED, createWorkflowEngine } from '../src/index.js';
 import { codedError, fakeHost, input, textResponse, workflow } from './fake-host.js';
 
 const SECRET = 'notExfiltratedAbc123';
@@ -42,9 +42,7 @@ describe('getRestrictedDataFromHost (interfaces.md §5.5, S46)', () => {
     expect(result.errored).toBe(false);
     expect(host.restrictedCalls).toEqual(['idp']);
     expect(host.calls[0]?.body).toBe(RESTRICTED);
-    expect(host.secrets).toEqual(
-      expect.arrayContaining([SECRET, 'client-1', RESTRICTED, Buffer.from(SECRET).toString('base64')]),
-    );
+    expect(host.secrets).toEqual(expect.arrayContaining([SECRET, 'client-1', RESTRICTED]));
   });
 
   it('refuses the call outside an authentication processor with ENGINE_NOT_PERMITTED, without asking the host', async () => {
@@ -87,9 +85,9 @@ describe('getRestrictedDataFromHost (interfaces.md §5.5, S46)', () => {
     const result = await engine.runStep('a', input());
     expect(everything(host, result)).not.toContain(SECRET);
     expect(everything(host, result)).not.toContain(Buffer.from(SECRET).toString('base64').replace(/=+$/, ''));
-    expect(host.logs[0]?.message).toBe('this is [REDACTED]');
+    expect(host.logs[0]?.message).toBe(`this is ${REDACTED}`);
     expect(host.metrics[0]).toMatchObject({ key: 'm', dimensions: { k: '' } });
-    expect(result.errors).toEqual(['authenticationProcessor: failed with [REDACTED]']);
+    expect(result.errors).toEqual([`authenticationProcessor: failed with ${REDACTED}`]);
   });
 });
 
@@ -117,7 +115,7 @@ describe('authentication processor', () => {
       resultsProcessor: s(''),
     });
     await engine.runStep('a', input());
-    expect(host.logs.map((l) => l.message)).toEqual(['header set: ["[REDACTED]"]']);
+    expect(host.logs.map((l) => l.message)).toEqual([`header set: ["${REDACTED}"]`]);
     expect(everything(host, null)).not.toContain('sEcReTtOkEn2');
   });
 
@@ -137,7 +135,7 @@ describe('authentication processor', () => {
     ]);
     const engine = await createWorkflowEngine(wf, { host, data: {} });
     const result = await engine.runStep('a', input());
-    expect(result.errors).toEqual(['POLICY_HEADER_FORBIDDEN: refused header [REDACTED]']);
+    expect(result.errors).toEqual([`POLICY_HEADER_FORBIDDEN: refused header ${REDACTED}`]);
   });
 
   it('makes its own call to an authentication host with isAuthenticationProcessor true', async () => {
@@ -225,7 +223,7 @@ describe('authentication processor', () => {
       isAuthenticationProcessor: true,
       headers: { Authorization: `Basic ${SECRET}` },
     });
-    expect(result.body).toBe('token is [REDACTED] for [REDACTED]');
+    expect(result.body).toBe(`token is ${REDACTED} for ${REDACTED}`);
   });
 
   it('may not call sendToStep', async () => {

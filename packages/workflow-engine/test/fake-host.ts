@@ -16,6 +16,8 @@ export interface FakeHostOptions {
   respond?: (req: OutboundRequest) => OutboundResponse | Promise<OutboundResponse>;
   restricted?: Record<string, string | Error>;
   now?: number;
+  /** A controllable clock (wins over `now`): TTL tests move time instead of sleeping. */
+  clock?: () => number;
 }
 
 const enc = new TextEncoder();
@@ -64,7 +66,7 @@ export function fakeHost(options: FakeHostOptions = {}): FakeHost {
     metric(m) {
       host.metrics.push(m);
     },
-    now: () => options.now ?? 1_700_000_000_000,
+    now: () => options.clock?.() ?? options.now ?? 1_700_000_000_000,
   };
   return host;
 }

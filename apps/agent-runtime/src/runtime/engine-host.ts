@@ -1,9 +1,8 @@
 import { checkOutboundCall, sendOutbound, type HostPolicy, type LookupFunction } from '@org/host-policy';
 import type { DeploymentRecord } from '@org/workflow-compiler';
-import type { EngineHost, OutboundRequest, OutboundResponse } from '@org/workflow-engine';
+import type { EngineHost, OutboundRequest, OutboundResponse, Redactor } from '@org/workflow-engine';
 import { isCodedError } from '../errors.js';
 import type { Output } from './output.js';
-import type { Redactor } from './redactor.js';
 import { readRestrictedData, type StringDecryptor } from './secrets.js';
 
 /** What one deployment's {@link EngineHost} needs. */

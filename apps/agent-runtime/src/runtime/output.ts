@@ -1,4 +1,4 @@
-import type { Redactor } from './redactor.js';
+import type { Redactor } from '@org/workflow-engine';
 
 /** Where JSON lines go: `process.stdout` in production, an array in tests. */
 export type LineSink = (line: string) => void;

@@ -7,7 +7,7 @@ import {
 } from '@org/envelope-crypto';
 import type { BootstrapHost, DeploymentRecord } from '@org/workflow-compiler';
 import { AgentError } from '../errors.js';
-import type { Redactor } from './redactor.js';
+import type { Redactor } from '@org/workflow-engine';
 
 /**
  * The only path by which the agent decrypts a `-2/` string. It counts its calls so tests can prove that

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REDACTED } from '@org/workflow-engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from '../agent-helpers.js';
 import { POLICY_CALL_STEPS, POLICY_REFUSALS, tempDir } from '../fixtures.js';
@@ -260,7 +261,7 @@ describe.skipIf(!existsSync(AGENT) || !existsSync(PACKAGER))('agent dist/main.js
       agent.proc.kill('SIGTERM');
       expect(await agent.exited).toBe(0);
       const output = agent.stdout() + agent.stderr();
-      expect(output).toContain('secret [REDACTED] got 200');
+      expect(output).toContain(`secret ${REDACTED} got 200`);
       expect(output).not.toContain(SECRET);
       expect(output).not.toContain(Buffer.from(SECRET).toString('base64'));
     },

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REDACTED } from '../../src/runtime/redactor.js';
+import { REDACTED } from '@org/workflow-engine';
 import { tempDir } from '../fixtures.js';
 import { freePort, killAll, listeningLine, spawnMain } from './spawn.js';
 
