@@ -4,6 +4,7 @@ import { REDACTED } from './redact.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
+import { PERSIST_OPS, persistedDelta } from './persist-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -92,6 +93,8 @@ function counter(ctx: RunContext, args: Args): number {
 }
 
 function delta(ctx: RunContext, args: Args): number {
+  const persisted = persistedDelta(ctx, args);
+  if (persisted !== undefined) return persisted;
   const key = `${ctx.step.stepId}\u0000${str(args, 0, 'delta key')}`;
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
@@ -146,6 +149,7 @@ const OPS: Record<string, Op> = {
   sendToStepAndForget,
   restrictedData,
   authCall,
+  ...PERSIST_OPS,
 };
 
 function parseArgs(json: string): Args {

@@ -13,3 +13,16 @@ export type {
   StepResult,
   WorkflowEngine,
 } from './types.js';
+export {
+  createLmdbPersistence,
+  DEFAULT_PERSISTENCE_LIMITS,
+  storePathOf,
+} from './persistence/lmdb-provider.js';
+export type { LmdbPersistenceOptions } from './persistence/lmdb-provider.js';
+export { persistenceSpecs } from './persistence/specs.js';
+export type {
+  PersistenceLimits,
+  PersistenceProvider,
+  PersistenceSpec,
+  PersistentStore,
+} from './persistence/types.js';

@@ -1,3 +1,5 @@
+import type { PersistenceProvider } from './persistence/types.js';
+
 /** One outbound request the engine asks the app to make (interfaces.md §6.3). */
 export interface OutboundRequest {
   hostId: string;
@@ -39,6 +41,8 @@ export interface EngineHost {
   }): void;
   metric(m: { key: string; value: number; timestamp: number; dimensions: Record<string, string> }): void;
   now(): number;
+  /** Step stores (README.md "Persistence"); required when a step has `persistenceFile` or `persistence`. */
+  persistence?: PersistenceProvider | undefined;
 }
 
 /** What a step run gets (interfaces.md §6.1). */

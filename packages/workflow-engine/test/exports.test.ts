@@ -5,12 +5,16 @@ it('keeps the public surface of the engine stable', () => {
   expect(Object.keys(engine).sort()).toMatchInlineSnapshot(`
     [
       "DEFAULT_LIMITS",
+      "DEFAULT_PERSISTENCE_LIMITS",
       "ENGINE_ERROR_CODES",
       "EngineError",
       "MAX_FORGOTTEN_RUNS",
       "MAX_SEND_DEPTH",
       "REDACTED",
+      "createLmdbPersistence",
       "createWorkflowEngine",
+      "persistenceSpecs",
+      "storePathOf",
     ]
   `);
   expect(engine.ENGINE_ERROR_CODES).toMatchInlineSnapshot(`
@@ -27,6 +31,12 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_SANDBOX_FAILED",
       "ENGINE_DISPOSED",
       "ENGINE_OUTBOUND_FAILED",
+      "ENGINE_NO_PERSISTENCE",
+      "ENGINE_PERSISTENCE_INVALID",
+      "ENGINE_PERSISTENCE_CORRUPT",
+      "ENGINE_PERSISTENCE_KEY",
+      "ENGINE_PERSISTENCE_LIMIT",
+      "ENGINE_PERSISTENCE_FAILED",
     ]
   `);
 });
