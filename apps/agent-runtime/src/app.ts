@@ -3,6 +3,7 @@ import type { LookupFunction } from '@org/host-policy';
 import type { Bootstrap } from '@org/workflow-compiler';
 import type { Config } from './startup/config.js';
 import { verifyDeployments, type VerifiedDeployment } from './startup/deployments.js';
+import { closePersistence, planPersistence, type PersistencePlan } from './startup/persistence.js';
 import { createWorkflowEngine } from '@org/workflow-engine';
 import type { WorkflowEngine } from '@org/workflow-engine';
 import { createEngineHost } from './runtime/engine-host.js';
@@ -59,7 +60,8 @@ interface Shared {
   readonly tracker: RunTracker;
 }
 
-async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEngine> {
+/** On failure every store opened so far is closed (the agent does not start). */
+async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePlan): Promise<WorkflowEngine> {
   const host = createEngineHost({
     record: d.record,
     policy: d.policy,
@@ -72,7 +74,16 @@ async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEn
     },
     lookup: s.deps.lookup,
   });
-  return createWorkflowEngine(d.workflow, { host, data: d.record.data ?? {} });
+  const persistence = plan.get(d.record.deploymentId);
+  try {
+    return await createWorkflowEngine(d.workflow, {
+      host: { ...host, persistence },
+      data: d.record.data ?? {},
+    });
+  } catch (err) {
+    await closePersistence(plan);
+    throw err;
+  }
 }
 
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
@@ -123,10 +134,11 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     baseDir: deps.baseDir ?? process.cwd(),
     allowPrivateNetworkHosts: deps.config.allowPrivateNetworkHosts,
   });
+  const persistence = planPersistence(verified, deps.config.dataDir);
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
   for (const d of verified) {
-    const engine = await startEngine(s, d);
+    const engine = await startEngine(s, d, persistence);
     engines.set(d.record.deploymentId, engine);
     servers.push(...serversOf(s, d, engine));
     for (const t of unsupportedTriggers({ deploymentId: d.record.deploymentId, engine })) {
@@ -156,6 +168,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
       stopTimers?.();
       const idle = await s.tracker.idle(drainMs);
       for (const engine of engines.values()) engine.dispose();
+      await closePersistence(persistence);
       return idle;
     },
   };

@@ -21,6 +21,8 @@ export interface StartOptions {
   allowPrivateNetworkHosts?: string[];
   limits?: Partial<Limits>;
   stringKeys?: string;
+  /** AGENT_DATA_DIR (step persistence). */
+  dataDir?: string;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -42,6 +44,7 @@ export async function startAgent(
       allowPrivateNetworkHosts: o.allowPrivateNetworkHosts ?? [],
       limits: { ...DEFAULT_LIMITS, ...o.limits },
       timeouts: DEFAULT_TIMEOUTS,
+      dataDir: o.dataDir,
     },
     sink: (line) => lines.push(line),
     ports,

@@ -4,7 +4,7 @@ import { REDACTED } from './redact.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
-import { PERSIST_OPS, persistedDelta } from './persist-ops.js';
+import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -49,7 +49,8 @@ function metric(ctx: RunContext, args: Args): void {
   if (typeof dims === 'object' && dims !== null) {
     for (const [k, v] of Object.entries(dims)) dimensions[strip(k)] = strip(String(v));
   }
-  ctx.shared.host.metric({ key, value, timestamp, dimensions });
+  if (!deferMetric(ctx, { key, value, timestamp, dimensions }))
+    ctx.shared.host.metric({ key, value, timestamp, dimensions });
 }
 
 function stepPropsFor(ctx: RunContext): Map<string, string> {

@@ -14,6 +14,7 @@ export type {
   WorkflowEngine,
 } from './types.js';
 export {
+  checkPersistenceSpec,
   createLmdbPersistence,
   DEFAULT_PERSISTENCE_LIMITS,
   storePathOf,

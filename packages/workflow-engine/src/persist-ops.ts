@@ -1,6 +1,7 @@
 import { EngineError } from './errors.js';
 import type { RunContext, EngineShared } from './run-context.js';
 import type { PersistentStore } from './persistence/types.js';
+import type { RunState } from './run-state.js';
 import type { EngineHost } from './types.js';
 import type { StepModel } from './workflow-model.js';
 
@@ -124,16 +125,36 @@ export async function openStores(
   return stores;
 }
 
+type Metric = Parameters<EngineHost['metric']>[0];
+
+/** Metrics of a running step with persistence, held until its writes are durable (S127). */
+const heldMetrics = new WeakMap<RunState, Metric[]>();
+
 /**
- * Waits until the step's writes are durable (flushed, or committed with `persistenceFileFlush: false`) before
- * its result is returned (S127); a failed write errors the run.
+ * Holds a metric of a step with persistence until {@link settleStep}, so a value reported by a metric is
+ * never ahead of what the store gives back after a crash. False when the step has no persistence.
  */
-export async function settleStep(shared: EngineShared, step: StepModel, errors: string[]): Promise<void> {
+export function deferMetric(ctx: RunContext, m: Metric): boolean {
+  if (!ctx.shared.stores.has(ctx.step.stepId)) return false;
+  const held = heldMetrics.get(ctx.state);
+  if (held) held.push(m);
+  else heldMetrics.set(ctx.state, [m]);
+  return true;
+}
+
+/**
+ * Waits until the step's writes are durable (flushed, or committed with `persistenceFileFlush: false`), then
+ * emits its held metrics; runs before the result is returned (S127). A failed write errors the run.
+ */
+export async function settleStep(shared: EngineShared, step: StepModel, state: RunState): Promise<void> {
   const store = shared.stores.get(step.stepId);
   if (!store || !step.persistence) return;
   try {
     await store.settle(step.persistence.flush);
   } catch {
-    errors.push("ENGINE_PERSISTENCE_FAILED: the step's writes could not be stored");
+    state.errors.push("ENGINE_PERSISTENCE_FAILED: the step's writes could not be stored");
   }
+  const held = heldMetrics.get(state) ?? [];
+  heldMetrics.delete(state);
+  for (const m of held) shared.host.metric(m);
 }

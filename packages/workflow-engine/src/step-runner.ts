@@ -244,7 +244,8 @@ export async function runStepFlow(
     if (err instanceof EngineError)
       throw new EngineError(err.code, shared.secrets.scrub(err.message), { cause: err });
     throw err;
+  } finally {
+    await settleStep(shared, step, flow.state);
   }
-  await settleStep(shared, step, flow.state.errors);
   return toResult(flow);
 }

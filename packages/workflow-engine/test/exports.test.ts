@@ -11,6 +11,7 @@ it('keeps the public surface of the engine stable', () => {
       "MAX_FORGOTTEN_RUNS",
       "MAX_SEND_DEPTH",
       "REDACTED",
+      "checkPersistenceSpec",
       "createLmdbPersistence",
       "createWorkflowEngine",
       "persistenceSpecs",

@@ -1,4 +1,5 @@
 import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
+import { resolve } from 'node:path';
 import { AgentError } from '../errors.js';
 
 /** Everything the agent reads from its environment, validated once at start (house style §1). */
@@ -13,7 +14,15 @@ export interface Config {
   readonly allowPrivateNetworkHosts: readonly string[];
   readonly limits: Limits;
   readonly timeouts: Timeouts;
+  /**
+   * `AGENT_DATA_DIR` (default `./agent-data`), absolute: step persistence files live under it. Optional for
+   * tests; without it a deployment with persistence is refused at start-up.
+   */
+  readonly dataDir?: string | undefined;
 }
+
+/** `AGENT_DATA_DIR` when unset, relative to the working directory. */
+export const DEFAULT_DATA_DIR = 'agent-data';
 
 /** Byte caps. */
 export interface Limits {
@@ -103,6 +112,12 @@ function stringKeys(env: Env): KeyTuple[] {
   }
 }
 
+function dataDir(env: Env): string {
+  const raw = env['AGENT_DATA_DIR'];
+  if (raw !== undefined && raw.includes('\u0000')) invalid('AGENT_DATA_DIR', 'must not contain NUL');
+  return resolve(raw === undefined || raw.trim() === '' ? DEFAULT_DATA_DIR : raw);
+}
+
 /**
  * Reads the environment and arguments once. Key variables are parsed here so a malformed value stops
  * start-up (S45, S114); nothing is decrypted here (S49).
@@ -138,5 +153,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       requestMs: positiveInt(env, 'AGENT_REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs),
       shutdownMs: positiveInt(env, 'AGENT_SHUTDOWN_TIMEOUT_MS', DEFAULT_TIMEOUTS.shutdownMs),
     },
+    dataDir: dataDir(env),
   };
 }

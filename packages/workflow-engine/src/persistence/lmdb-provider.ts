@@ -1,6 +1,7 @@
 import { EngineError } from '../errors.js';
 import { LmdbStore } from './lmdb-store.js';
 import { resolveStorePath } from './paths.js';
+import { StoreCodec } from './store-codec.js';
 import type { PersistenceLimits, PersistenceProvider, PersistenceSpec, PersistentStore } from './types.js';
 
 const MiB = 1024 * 1024;
@@ -36,6 +37,15 @@ function limitsOf(o: LmdbPersistenceOptions): PersistenceLimits {
     out[k] = v;
   }
   return out;
+}
+
+/**
+ * Checks a step's key settings as opening its store would (strict hex, `obfuscate` needs a key), without
+ * touching any file.
+ * @throws EngineError `ENGINE_PERSISTENCE_INVALID`.
+ */
+export function checkPersistenceSpec(spec: PersistenceSpec, where: string): void {
+  void new StoreCodec(spec.hexSymmetricKey, spec.obfuscate, where);
 }
 
 /**
