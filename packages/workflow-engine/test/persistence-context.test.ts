@@ -254,6 +254,26 @@ describe('delta and steps without persistence', () => {
   });
 });
 
+describe('durability and metrics', () => {
+  it('S127: metrics of a step with persistence are emitted once its writes are durable, in order', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        `const n = Number(context.getPersistedItem('n') || '0') + 1;
+         context.setPersistedItem('n', String(n)); context.sendMetric('counter', n); context.sendMetric('again', n);`,
+      ),
+    ]);
+    await agent.run('s');
+    await agent.run('s');
+    expect(agent.host.metrics.map((m) => `${m.key}=${m.value}`)).toEqual([
+      'counter=1',
+      'again=1',
+      'counter=2',
+      'again=2',
+    ]);
+  });
+});
+
 describe('createWorkflowEngine with persistence', () => {
   it('rejects a step with persistence when the host has no provider (ENGINE_PERSISTENCE_INVALID)', async () => {
     await expect(

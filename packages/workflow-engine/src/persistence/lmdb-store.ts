@@ -19,6 +19,11 @@ interface Stats {
   bytes: number;
 }
 
+/** A Buffer over the same bytes (lmdb-js takes Buffers; no copy). */
+function view(u8: Uint8Array): Buffer {
+  return Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+}
+
 function limit(message: string): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_LIMIT', message);
 }
@@ -172,17 +177,25 @@ export class LmdbStore implements PersistentStore {
   // ---- raw access: overlay of pending writes over LMDB ----
 
   private read(key: Uint8Array): Uint8Array | undefined {
-    const id = Buffer.from(key).toString('latin1');
+    const k = view(key);
+    const id = k.toString('latin1');
     if (this.pending.has(id)) return this.pending.get(id) ?? undefined;
-    const v = this.db.getBinary(Buffer.from(key));
-    return v === undefined ? undefined : new Uint8Array(v);
+    return this.db.getBinary(k);
+  }
+
+  /** Stored size of an entry, or -1 when absent (no copy of the value: lmdb's reused buffer). */
+  private sizeOf(key: Uint8Array): number {
+    const k = view(key);
+    const id = k.toString('latin1');
+    if (this.pending.has(id)) return this.pending.get(id)?.length ?? -1;
+    return this.db.getBinaryFast(k)?.length ?? -1;
   }
 
   private write(key: Uint8Array, stored: Uint8Array | null): void {
-    const id = Buffer.from(key).toString('latin1');
+    const k = view(key);
+    const id = k.toString('latin1');
     this.pending.set(id, stored);
-    const k = Buffer.from(key);
-    const p: Promise<unknown> = stored === null ? this.db.remove(k) : this.db.put(k, Buffer.from(stored));
+    const p: Promise<unknown> = stored === null ? this.db.remove(k) : this.db.put(k, view(stored));
     this.lastWrite = p.then(
       () => {
         if (this.pending.get(id) === stored) this.pending.delete(id);
@@ -196,16 +209,16 @@ export class LmdbStore implements PersistentStore {
   /** Writes one entry (after the limit checks) and updates the counts; {@link mutate} writes them. */
   private setEntry(key: Uint8Array, value: Uint8Array | null): void {
     this.throwIfFailed();
-    const old = this.read(key);
+    const old = this.sizeOf(key);
     const stored = value === null ? null : this.codec.seal(key, value);
-    const entries = this.stats.entries + (stored ? 1 : 0) - (old ? 1 : 0);
+    const entries = this.stats.entries + (stored ? 1 : 0) - (old >= 0 ? 1 : 0);
     const bytes =
-      this.stats.bytes + (stored ? key.length + stored.length : 0) - (old ? key.length + old.length : 0);
+      this.stats.bytes + (stored ? key.length + stored.length : 0) - (old >= 0 ? key.length + old : 0);
     if (entries > this.stats.entries && entries > this.limits.maxEntries)
       throw limit(`the store holds its limit of ${this.limits.maxEntries} entries`);
     if (bytes > this.stats.bytes && bytes > this.limits.maxStoreBytes)
       throw limit(`the store holds its limit of ${this.limits.maxStoreBytes} bytes`);
-    if (old === undefined && stored === null) return;
+    if (old < 0 && stored === null) return;
     this.stats = { entries, bytes };
     this.statsDirty = true;
     this.write(key, stored);
@@ -246,13 +259,13 @@ export class LmdbStore implements PersistentStore {
   }
 
   private name(name: string, what: string): string {
-    if (enc.encode(name).length > this.limits.maxKeyBytes)
+    if (Buffer.byteLength(name, 'utf8') > this.limits.maxKeyBytes)
       throw limit(`${what} is longer than ${this.limits.maxKeyBytes} bytes`);
     return name;
   }
 
   private valueBytes(value: string, what: string): Uint8Array {
-    const bytes = enc.encode(value);
+    const bytes = Buffer.from(value, 'utf8');
     if (bytes.length > this.limits.maxValueBytes)
       throw limit(`${what} is larger than ${this.limits.maxValueBytes} bytes`);
     return bytes;

@@ -66,14 +66,14 @@ export class StoreCodec {
   }
 
   private name(name: string): Uint8Array {
-    const bytes = encodeUtf8(name);
+    const bytes = Buffer.from(name, 'utf8');
     if (!this.nameKey) return bytes;
     return new Uint8Array(createHmac('sha256', this.nameKey).update(bytes).digest());
   }
 
   key(kind: number, name: string): Uint8Array {
     const n = this.name(name);
-    const out = new Uint8Array(1 + n.length);
+    const out = Buffer.allocUnsafe(1 + n.length);
     out[0] = kind;
     out.set(n, 1);
     return out;
@@ -144,7 +144,7 @@ export class StoreCodec {
 }
 
 function prefixed(tag: number, value: Uint8Array): Uint8Array {
-  const out = new Uint8Array(1 + value.length);
+  const out = Buffer.allocUnsafe(1 + value.length);
   out[0] = tag;
   out.set(value, 1);
   return out;
