@@ -1,7 +1,8 @@
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
+import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
 import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
 import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
 
@@ -12,21 +13,6 @@ const MAGIC_OFFSET = 24;
 const QUEUE_BASE = 2 ** 40;
 
 const utf8 = new TextDecoder('utf-8');
-const enc = new TextEncoder();
-
-interface Stats {
-  entries: number;
-  bytes: number;
-}
-
-/** A Buffer over the same bytes (lmdb-js takes Buffers; no copy). */
-function view(u8: Uint8Array): Buffer {
-  return Buffer.from(u8.buffer, u8.byteOffset, u8.length);
-}
-
-function limit(message: string): EngineError {
-  return new EngineError('ENGINE_PERSISTENCE_LIMIT', message);
-}
 
 function corrupt(where: string, why: string): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: ${why}; the file was left untouched`);
@@ -75,21 +61,16 @@ function parseJson<T>(bytes: Uint8Array | undefined, where: string, what: string
 }
 
 /** One LMDB environment = one persistence file (ADR 0052). Writes are visible at once, durable at `settle`. */
-export class LmdbStore implements PersistentStore {
-  /** Writes handed to LMDB and not yet committed: read-your-writes until the commit lands. */
-  private readonly pending = new Map<string, Uint8Array | null>();
-  private lastWrite: Promise<unknown> = Promise.resolve();
-  private failure: unknown;
-  private stats: Stats = { entries: 0, bytes: 0 };
-  private statsDirty = false;
-
+export class LmdbStore extends LmdbEntries implements PersistentStore {
   private constructor(
-    private readonly db: RootDatabase<Buffer, Buffer>,
-    private readonly codec: StoreCodec,
-    private readonly limits: PersistenceLimits,
+    db: RootDatabase<Buffer, Buffer>,
+    codec: StoreCodec,
+    limits: PersistenceLimits,
     readonly path: string,
     readonly hexKey: string | undefined,
-  ) {}
+  ) {
+    super(db, codec, limits);
+  }
 
   /**
    * Opens or creates the store at `path` (already checked by `resolveStorePath`).
@@ -172,109 +153,6 @@ export class LmdbStore implements PersistentStore {
         cause,
       });
     }
-  }
-
-  // ---- raw access: overlay of pending writes over LMDB ----
-
-  private read(key: Uint8Array): Uint8Array | undefined {
-    const k = view(key);
-    const id = k.toString('latin1');
-    if (this.pending.has(id)) return this.pending.get(id) ?? undefined;
-    return this.db.getBinary(k);
-  }
-
-  /** Stored size of an entry, or -1 when absent (no copy of the value: lmdb's reused buffer). */
-  private sizeOf(key: Uint8Array): number {
-    const k = view(key);
-    const id = k.toString('latin1');
-    if (this.pending.has(id)) return this.pending.get(id)?.length ?? -1;
-    return this.db.getBinaryFast(k)?.length ?? -1;
-  }
-
-  private write(key: Uint8Array, stored: Uint8Array | null): void {
-    const k = view(key);
-    const id = k.toString('latin1');
-    this.pending.set(id, stored);
-    const p: Promise<unknown> = stored === null ? this.db.remove(k) : this.db.put(k, view(stored));
-    this.lastWrite = p.then(
-      () => {
-        if (this.pending.get(id) === stored) this.pending.delete(id);
-      },
-      (err: unknown) => {
-        this.failure ??= err;
-      },
-    );
-  }
-
-  /** Writes one entry (after the limit checks) and updates the counts; {@link mutate} writes them. */
-  private setEntry(key: Uint8Array, value: Uint8Array | null): void {
-    this.throwIfFailed();
-    const old = this.sizeOf(key);
-    const stored = value === null ? null : this.codec.seal(key, value);
-    const entries = this.stats.entries + (stored ? 1 : 0) - (old >= 0 ? 1 : 0);
-    const bytes =
-      this.stats.bytes + (stored ? key.length + stored.length : 0) - (old >= 0 ? key.length + old : 0);
-    if (entries > this.stats.entries && entries > this.limits.maxEntries)
-      throw limit(`the store holds its limit of ${this.limits.maxEntries} entries`);
-    if (bytes > this.stats.bytes && bytes > this.limits.maxStoreBytes)
-      throw limit(`the store holds its limit of ${this.limits.maxStoreBytes} bytes`);
-    if (old < 0 && stored === null) return;
-    this.stats = { entries, bytes };
-    this.statsDirty = true;
-    this.write(key, stored);
-  }
-
-  /**
-   * Runs one public write: its entries and the stats record are written in the same event turn, hence in the
-   * same LMDB transaction (lmdb-js batches the writes of one turn), so the counts never drift from the data.
-   */
-  private mutate<T>(fn: () => T): T {
-    try {
-      return fn();
-    } finally {
-      if (this.statsDirty) {
-        this.statsDirty = false;
-        this.write(STATS_KEY, enc.encode(JSON.stringify(this.stats)));
-      }
-    }
-  }
-
-  private getValue(key: Uint8Array): Uint8Array | undefined {
-    const stored = this.read(key);
-    return stored === undefined ? undefined : this.codec.open(key, stored);
-  }
-
-  private getJson<T>(key: Uint8Array): T | undefined {
-    const v = this.getValue(key);
-    if (v === undefined) return undefined;
-    try {
-      return JSON.parse(utf8.decode(v)) as T;
-    } catch {
-      throw new EngineError('ENGINE_PERSISTENCE_CORRUPT', 'a stored record is not readable');
-    }
-  }
-
-  private setJson(key: Uint8Array, value: unknown): void {
-    this.setEntry(key, enc.encode(JSON.stringify(value)));
-  }
-
-  private name(name: string, what: string): string {
-    if (Buffer.byteLength(name, 'utf8') > this.limits.maxKeyBytes)
-      throw limit(`${what} is longer than ${this.limits.maxKeyBytes} bytes`);
-    return name;
-  }
-
-  private valueBytes(value: string, what: string): Uint8Array {
-    const bytes = Buffer.from(value, 'utf8');
-    if (bytes.length > this.limits.maxValueBytes)
-      throw limit(`${what} is larger than ${this.limits.maxValueBytes} bytes`);
-    return bytes;
-  }
-
-  private throwIfFailed(): void {
-    if (this.failure === undefined) return;
-    this.failure = undefined;
-    throw new EngineError('ENGINE_PERSISTENCE_FAILED', 'an earlier write to the store failed');
   }
 
   // ---- PersistentStore ----
@@ -385,23 +263,5 @@ export class LmdbStore implements PersistentStore {
     }
     if (out.length > 0) this.saveHeader(q);
     return out;
-  }
-
-  async settle(flush: boolean): Promise<void> {
-    await this.lastWrite;
-    if (flush) await this.db.flushed;
-    this.throwIfFailed();
-  }
-
-  /** Waits for every write, then closes the environment. */
-  async close(): Promise<void> {
-    await this.lastWrite;
-    await this.db.flushed;
-    await this.db.close();
-  }
-
-  /** For tests and benchmarks: the LMDB database under this store. */
-  get database(): Database<Buffer, Buffer> {
-    return this.db;
   }
 }
