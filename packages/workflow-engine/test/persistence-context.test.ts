@@ -274,6 +274,19 @@ describe('durability and metrics', () => {
   });
 });
 
+describe('persistenceFileFlush', () => {
+  it('with persistenceFileFlush "false" writes are committed before the result and survive a restart', async () => {
+    const script =
+      "context.setPersistedItem('k', String(Number(context.getPersistedItem('k') || '0') + 1)); context.setBody(context.getPersistedItem('k'))";
+    const steps = [persisted('s', script, { persistenceFileFlush: 'false' })];
+    let agent = await start(steps);
+    expect((await agent.run('s')).body).toBe('1');
+    await restart();
+    agent = await start(steps);
+    expect((await agent.run('s')).body).toBe('2');
+  });
+});
+
 describe('createWorkflowEngine with persistence', () => {
   it('rejects a step with persistence when the host has no provider (ENGINE_PERSISTENCE_INVALID)', async () => {
     await expect(
