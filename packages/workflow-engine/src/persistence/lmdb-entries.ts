@@ -34,6 +34,9 @@ export class LmdbEntries {
   protected statsDirty = false;
   /** Set when overlay entries were dropped after a commit: the next LMDB read starts a fresh snapshot. */
   protected staleSnapshot = false;
+  /** Writes of the call in progress and the promise of its last write ({@link mutate}). */
+  private callWrites: [string, Uint8Array | null][] = [];
+  private callPromise: Promise<unknown> | undefined;
 
   protected constructor(
     protected readonly db: RootDatabase<Buffer, Buffer>,
@@ -71,12 +74,27 @@ export class LmdbEntries {
     const k = view(key);
     const id = k.toString('latin1');
     this.pending.set(id, stored);
-    const p: Promise<unknown> = stored === null ? this.db.remove(k) : this.db.put(k, view(stored));
+    this.callWrites.push([id, stored]);
+    this.callPromise = stored === null ? this.db.remove(k) : this.db.put(k, view(stored));
+  }
+
+  /**
+   * After the last write of a call commits (the writes of one call share its transaction), its overlay entries
+   * that were not overwritten since are dropped; one callback per call, not per write.
+   */
+  private trackCall(): void {
+    const writes = this.callWrites;
+    const p = this.callPromise;
+    if (writes.length === 0 || p === undefined) return;
+    this.callWrites = [];
+    this.callPromise = undefined;
     this.lastWrite = p.then(
       () => {
-        if (this.pending.get(id) !== stored) return;
-        this.pending.delete(id);
-        this.staleSnapshot = true;
+        for (const [id, stored] of writes) {
+          if (this.pending.get(id) !== stored) continue;
+          this.pending.delete(id);
+          this.staleSnapshot = true;
+        }
       },
       (err: unknown) => {
         this.failure ??= err;
@@ -114,6 +132,7 @@ export class LmdbEntries {
         this.statsDirty = false;
         this.write(STATS_KEY, enc.encode(JSON.stringify(this.stats)));
       }
+      this.trackCall();
     }
   }
 
