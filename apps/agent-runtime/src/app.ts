@@ -4,6 +4,7 @@ import type { Bootstrap } from '@org/workflow-compiler';
 import type { Config } from './startup/config.js';
 import { verifyDeployments, type VerifiedDeployment } from './startup/deployments.js';
 import { createWorkflowEngine, Redactor } from '@org/workflow-engine';
+import { closePersistence, planPersistence, type PersistencePlan } from './startup/persistence.js';
 import type { WorkflowEngine } from '@org/workflow-engine';
 import { createEngineHost } from './runtime/engine-host.js';
 import { httpRoutes, type TriggerRoute } from './runtime/http/routes.js';
@@ -71,7 +72,8 @@ interface Shared {
   readonly tracker: RunTracker;
 }
 
-async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEngine> {
+/** On failure every store opened so far is closed (the agent does not start). */
+async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePlan): Promise<WorkflowEngine> {
   const host = createEngineHost({
     record: d.record,
     policy: d.policy,
@@ -85,12 +87,18 @@ async function startEngine(s: Shared, d: VerifiedDeployment): Promise<WorkflowEn
     lookup: s.deps.lookup,
     now: s.deps.now,
   });
-  return createWorkflowEngine(d.workflow, {
-    host,
-    data: d.record.data ?? {},
-    limits: { timeMs: s.deps.config.timeouts.scriptMs },
-    redactor: s.redactor,
-  });
+  const persistence = plan.get(d.record.deploymentId);
+  try {
+    return await createWorkflowEngine(d.workflow, {
+      host: { ...host, persistence },
+      data: d.record.data ?? {},
+      limits: { timeMs: s.deps.config.timeouts.scriptMs },
+      redactor: s.redactor,
+    });
+  } catch (err) {
+    await closePersistence(plan);
+    throw err;
+  }
 }
 
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
@@ -142,12 +150,13 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     baseDir: deps.baseDir ?? process.cwd(),
     allowPrivateNetworkHosts: deps.config.allowPrivateNetworkHosts,
   });
+  const persistence = planPersistence(verified, deps.config.dataDir);
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
   const timed: TimedDeployment[] = [];
   s.output.info('deliberate differences from the reference agent', { differences: DELIBERATE_DIFFERENCES });
   for (const d of verified) {
-    const engine = await startEngine(s, d);
+    const engine = await startEngine(s, d, persistence);
     engines.set(d.record.deploymentId, engine);
     timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
     servers.push(...serversOf(s, d, engine));
@@ -186,6 +195,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
       const idle = await s.tracker.idle(drainMs);
       if (started) for (const c of scheduling.counters()) s.output.info('step counters', { ...c });
       for (const engine of engines.values()) engine.dispose();
+      await closePersistence(persistence);
       return idle;
     },
   };

@@ -30,6 +30,8 @@ export interface StartOptions {
   logLevel?: LogLevel;
   /** The engines' clock (default `Date.now`). */
   now?: () => number;
+  /** AGENT_DATA_DIR (step persistence). */
+  dataDir?: string;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -52,6 +54,7 @@ export async function startAgent(
       limits: { ...DEFAULT_LIMITS, ...o.limits },
       timeouts: { ...DEFAULT_TIMEOUTS, ...o.timeouts },
       logLevel: o.logLevel,
+      dataDir: o.dataDir,
     },
     secrets: o.secrets,
     sink: (line) => lines.push(line),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EngineError } from './errors.js';
 import { Redactor, SecretSet } from './redact.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
+import { openStores } from './persist-ops.js';
 import { runStepFlow } from './step-runner.js';
 import type { EngineOptions, StepInfo, StepInput, StepRef, StepResult, WorkflowEngine } from './types.js';
 import { loadWorkflow, type StepModel } from './workflow-model.js';
@@ -94,6 +95,7 @@ class Engine implements WorkflowEngine {
       authProps: new Map(),
       counters: new Map(),
       deltas: new Map(),
+      stores: new Map(),
       restricted: new Map(),
       runNested: (id, input, depth, from) => this.runNested(id, input, depth, true, from),
       forget: (id, input, depth, from) => this.forget(id, input, depth, from),
@@ -107,6 +109,16 @@ class Engine implements WorkflowEngine {
         }
       },
     };
+    for (const m of models.values()) {
+      const key = m.persistence?.hexSymmetricKey;
+      if (key !== undefined)
+        for (const k of [key, key.toLowerCase(), key.toUpperCase()]) this.shared.secrets.add(k);
+    }
+  }
+
+  /** Opens the step stores through the host (persist-ops.ts). */
+  async openStores(): Promise<void> {
+    this.shared.stores = await openStores(this.models.values(), this.shared.host);
   }
 
   runStep(step: string | StepRef, input: StepInput): Promise<StepResult> {
@@ -217,14 +229,14 @@ function throwError(err: Error): never {
  * Loads a compiled workflow file (`@org/workflow-compiler` output) and returns an engine for its enabled steps.
  *
  * @throws EngineError `ENGINE_INVALID_WORKFLOW` (as a rejected promise) when the value is not a compiled
- *   workflow file; RangeError for out-of-range limits.
+ *   workflow file; RangeError for out-of-range limits; the persistence codes (`ENGINE_PERSISTENCE_*`) when a
+ *   step's store cannot be opened.
  */
-export function createWorkflowEngine(
+export async function createWorkflowEngine(
   compiledWorkflow: unknown,
   options: EngineOptions,
 ): Promise<WorkflowEngine> {
-  return new Promise((resolve) => {
-    const models = loadWorkflow(compiledWorkflow, options.data ?? {});
-    resolve(new Engine(models, options));
-  });
+  const engine = new Engine(loadWorkflow(compiledWorkflow, options.data ?? {}), options);
+  await engine.openStores();
+  return engine;
 }

@@ -4,6 +4,7 @@ import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
+import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -48,7 +49,8 @@ function metric(ctx: RunContext, args: Args): void {
   if (typeof dims === 'object' && dims !== null) {
     for (const [k, v] of Object.entries(dims)) dimensions[strip(k)] = strip(String(v));
   }
-  ctx.shared.host.metric({ key, value, timestamp, dimensions });
+  if (!deferMetric(ctx, { key, value, timestamp, dimensions }))
+    ctx.shared.host.metric({ key, value, timestamp, dimensions });
 }
 
 function stepPropsFor(ctx: RunContext): Map<string, string> {
@@ -98,6 +100,8 @@ function counter(ctx: RunContext, args: Args): number {
 }
 
 function delta(ctx: RunContext, args: Args): number {
+  const persisted = persistedDelta(ctx, args);
+  if (persisted !== undefined) return persisted;
   const key = `${scope(ctx)}\u0000${str(args, 0, 'delta key')}`;
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
@@ -153,6 +157,7 @@ const OPS: Record<string, Op> = {
   restrictedData,
   authCall,
   'split.add': addSplitReturnItem,
+  ...PERSIST_OPS,
 };
 
 function parseArgs(json: string): Args {

@@ -37,3 +37,17 @@ export type {
 } from './scheduler.js';
 export { describeUnsupported, UNSUPPORTED_CONTEXT_CALLS, UNSUPPORTED_STEP_TYPES } from './unsupported.js';
 export type { UnsupportedCall, UnsupportedFeature } from './unsupported.js';
+export {
+  checkPersistenceSpec,
+  createLmdbPersistence,
+  DEFAULT_PERSISTENCE_LIMITS,
+  storePathOf,
+} from './persistence/lmdb-provider.js';
+export type { LmdbPersistenceOptions } from './persistence/lmdb-provider.js';
+export { persistenceSpecs } from './persistence/specs.js';
+export type {
+  PersistenceLimits,
+  PersistenceProvider,
+  PersistenceSpec,
+  PersistentStore,
+} from './persistence/types.js';

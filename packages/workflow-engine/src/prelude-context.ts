@@ -74,6 +74,8 @@ export const PRELUDE = String.raw`
       if (typeof a === 'number' && typeof b === 'string') call('metric', [a, b, Number(c), d || {}]);
       else call('metric', [null, String(a), Number(b), c || {}]);
     }
+    const timestampManager = freeze({ get(k) { return call('ts.get', [String(k)]); }, set(k, t) { call('ts.set', [String(k), t]); }, setIfLastest(k, t) { return call('ts.setIfLatest', [String(k), t]); }, firstTimestamp(k) { return call('ts.first', [String(k)]); }, minutesAgo(n) { return call('ts.minutesAgo', [Number(n)]); } });
+    function queueOf(q) { return freeze({ push(item) { call('queue.push', [q, str(item)]); }, take(n) { return call('queue.take', [q, Number(n)]); }, returnItem(item) { call('queue.return', [q, str(item)]); }, size() { return call('queue.size', [q]); } }); }
     const stepProperties = {
       get(k) { return call('stepProps.get', [String(k)]); },
       set(k, v) { call('stepProps.set', [String(k), str(v)]); },
@@ -141,8 +143,12 @@ export const PRELUDE = String.raw`
       mergeJsonStrings(a, b) { return JSON.stringify(U().deepMerge(JSON.parse(a), JSON.parse(b))); },
       bytes() { return U().bytes; },
       crypto() { return U().crypto; },
+      setPersistedItem(k, v) { call('persist.set', [String(k), str(v)]); },
+      getPersistedItem(k) { return call('persist.get', [String(k)]); },
+      getTimestampManager() { call('persist.check'); return timestampManager; },
+      queue(name) { call('persist.check'); return queueOf(name === undefined || name === null ? 'default' : String(name)); },
     };
-    for (const n of ['files', 'queue', 'setPersistedItem', 'getPersistedItem', 'getTimestampManager']) {
+    for (const n of ['files']) {
       context[n] = () => { throw U().unsupported('context.' + n + '()'); };
     }
     function fmt(args) { return Array.prototype.map.call(args, (a) => (typeof a === 'string' ? a : (() => { try { return JSON.stringify(a); } catch (e) { return String(a); } })())).join(' '); }

@@ -2,6 +2,7 @@ import { codeOf, messageOf } from './errors.js';
 import type { SecretSet } from './redact.js';
 import type { RunState } from './run-state.js';
 import type { SplitItems } from './split-ops.js';
+import type { PersistentStore } from './persistence/types.js';
 import type { EngineHost, StepInput, StepResult } from './types.js';
 import type { StepModel } from './workflow-model.js';
 
@@ -23,6 +24,8 @@ export interface EngineShared {
   authProps: Map<string, { value: string; expiresAt: number }>;
   counters: Map<string, number>;
   deltas: Map<string, number>;
+  /** The store of each step with persistence, by step id (persist-ops.ts). */
+  stores: Map<string, PersistentStore>;
   /** Restricted-data values per authentication host id (may only be sent to that host). */
   restricted: Map<string, Set<string>>;
   /**

@@ -1,6 +1,7 @@
 import { EngineError, codeOf } from './errors.js';
 import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
+import { settleStep } from './persist-ops.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
 import { runInSandbox } from './sandbox.js';
@@ -264,6 +265,8 @@ export async function runStepFlow(
     if (err instanceof EngineError)
       throw new EngineError(err.code, shared.secrets.scrub(err.message), { cause: err });
     throw err;
+  } finally {
+    await settleStep(shared, step, flow.state);
   }
   return toResult(flow);
 }

@@ -1,4 +1,5 @@
 import type { Redactor } from './redact.js';
+import type { PersistenceProvider } from './persistence/types.js';
 
 /** One outbound request the engine asks the app to make (interfaces.md §6.3). */
 export interface OutboundRequest {
@@ -46,6 +47,8 @@ export interface EngineHost {
   now(): number;
   /** Waits for `sleep(ms)` in a script (ms already clamped); default `setTimeout`. A test host may fake time. */
   sleep?(ms: number): Promise<void>;
+  /** Step stores (README.md "Persistence"); required when a step has `persistenceFile` or `persistence`. */
+  persistence?: PersistenceProvider | undefined;
 }
 
 /** What a step run gets (interfaces.md §6.1). */

@@ -65,10 +65,6 @@ function crossDeploymentSend(script: string): boolean {
  */
 export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([
   { call: 'context.files()', appearsIn: re(/\.\s*files\s*\(/) },
-  { call: 'context.queue()', appearsIn: re(/\.\s*queue\s*\(/) },
-  { call: 'context.setPersistedItem()', appearsIn: re(/\bsetPersistedItem\s*\(/) },
-  { call: 'context.getPersistedItem()', appearsIn: re(/\bgetPersistedItem\s*\(/) },
-  { call: 'context.getTimestampManager()', appearsIn: re(/\bgetTimestampManager\s*\(/) },
   { call: 'sendToStep(accessId, stepId, body) across deployments', appearsIn: crossDeploymentSend },
   { call: 'bytes().gzip', appearsIn: re(/\.\s*gzip\s*\(/) },
   { call: 'bytes().gunzip', appearsIn: re(/\.\s*gunzip\s*\(/) },

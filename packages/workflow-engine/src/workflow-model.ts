@@ -1,4 +1,6 @@
 import { EngineError } from './errors.js';
+import { persistenceSpecOf } from './persistence/step-spec.js';
+import type { PersistenceSpec } from './persistence/types.js';
 
 /** A processor flattened to one script, with the data merged down to it (interfaces.md §4.3, §4.6). */
 export interface ScriptUnit {
@@ -40,6 +42,8 @@ export interface StepModel {
   timestampOverride: number | undefined;
   /** `singleThreaded: "return"`: one run at a time; a concurrent run returns at once (README.md). */
   singleThreaded: boolean;
+  /** `persistenceFile` / `persistence` (README.md "Persistence"); undefined when the step has none. */
+  persistence: PersistenceSpec | undefined;
 }
 
 type Obj = Record<string, unknown>;
@@ -131,6 +135,7 @@ function stepModel(step: Obj, data: Obj, where: string): StepModel {
     httpTimeout: num(step['httpTimeout']),
     timestampOverride: num(step['timestampOverride']),
     singleThreaded: step['singleThreaded'] === 'return',
+    persistence: persistenceSpecOf(step, stepId),
   };
 }
 

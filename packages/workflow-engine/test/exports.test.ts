@@ -6,6 +6,7 @@ it('keeps the public surface of the engine stable', () => {
     [
       "DEFAULT_ERROR_REPEAT_INTERVAL_MS",
       "DEFAULT_LIMITS",
+      "DEFAULT_PERSISTENCE_LIMITS",
       "ENGINE_ERROR_CODES",
       "EngineError",
       "MAX_FORGOTTEN_RUNS",
@@ -23,10 +24,14 @@ it('keeps the public surface of the engine stable', () => {
       "SPLIT_CONCURRENCY",
       "UNSUPPORTED_CONTEXT_CALLS",
       "UNSUPPORTED_STEP_TYPES",
+      "checkPersistenceSpec",
+      "createLmdbPersistence",
       "createScheduler",
       "createWorkflowEngine",
       "describeUnsupported",
+      "persistenceSpecs",
       "planSchedule",
+      "storePathOf",
       "systemClock",
     ]
   `);
@@ -45,6 +50,12 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_DISPOSED",
       "ENGINE_OUTBOUND_FAILED",
       "ENGINE_STEP_AMBIGUOUS",
+      "ENGINE_NO_PERSISTENCE",
+      "ENGINE_PERSISTENCE_INVALID",
+      "ENGINE_PERSISTENCE_CORRUPT",
+      "ENGINE_PERSISTENCE_KEY",
+      "ENGINE_PERSISTENCE_LIMIT",
+      "ENGINE_PERSISTENCE_FAILED",
     ]
   `);
 });

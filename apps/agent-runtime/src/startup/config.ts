@@ -3,6 +3,7 @@ import {
   DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS,
   MAX_LIMITS as ENGINE_MAX_LIMITS,
 } from '@org/workflow-engine';
+import { resolve } from 'node:path';
 import { AgentError } from '../errors.js';
 import { LOG_LEVELS, type LogLevel } from '../runtime/output.js';
 
@@ -20,7 +21,15 @@ export interface Config {
   readonly timeouts: Timeouts;
   /** `LOG_LEVEL` (`debug`, `info`, `warn`, `error`); absent means `info`. */
   readonly logLevel?: LogLevel | undefined;
+  /**
+   * `AGENT_DATA_DIR` (default `./agent-data`), absolute: step persistence files live under it. Optional for
+   * tests; without it a deployment with persistence is refused at start-up.
+   */
+  readonly dataDir?: string | undefined;
 }
+
+/** `AGENT_DATA_DIR` when unset, relative to the working directory. */
+export const DEFAULT_DATA_DIR = 'agent-data';
 
 /** Byte caps. */
 export interface Limits {
@@ -126,6 +135,12 @@ function stringKeys(env: Env): KeyTuple[] {
   }
 }
 
+function dataDir(env: Env): string {
+  const raw = env['AGENT_DATA_DIR'];
+  if (raw !== undefined && raw.includes('\u0000')) invalid('AGENT_DATA_DIR', 'must not contain NUL');
+  return resolve(raw === undefined || raw.trim() === '' ? DEFAULT_DATA_DIR : raw);
+}
+
 /**
  * Reads the environment and arguments once. Key variables are parsed here so a malformed value stops
  * start-up (S45, S114); nothing is decrypted here (S49).
@@ -163,5 +178,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       scriptMs: boundedInt(env, 'AGENT_SCRIPT_TIME_MS', DEFAULT_TIMEOUTS.scriptMs, ENGINE_MAX_LIMITS.timeMs),
     },
     logLevel: logLevel(env),
+    dataDir: dataDir(env),
   };
 }

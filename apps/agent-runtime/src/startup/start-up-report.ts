@@ -28,7 +28,6 @@ export const SUPPORTED_TRIGGERS: ReadonlySet<string> = new Set([
  */
 export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'agentPrivateKey',
-  'persistenceRoot',
   'licensing',
   'remoteConfigurationAuth',
   'remoteConfigurationHeaders',

@@ -1,0 +1,176 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/startup/config.js';
+import { startAgent, type RunningAgent } from './agent-helpers.js';
+import { makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
+
+const keys = makeKeys();
+const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+
+function counterWorkflow(file = 'counter.store', extra: Record<string, unknown> = {}): object {
+  return {
+    workflows: [
+      {
+        name: 'persist',
+        steps: [
+          {
+            stepId: 'count',
+            persistenceFile: file,
+            ...extra,
+            trigger: { http: { server: 'api', method: 'POST', path: '/count' } },
+            resultsProcessor: {
+              script: `const n = Number(context.getPersistedItem('n') || '0') + 1;
+                context.setPersistedItem('n', String(n));
+                context.queue().push('run ' + n);
+                context.getTimestampManager().setIfLastest('last', n);
+                context.setBody(JSON.stringify({ n, queued: context.queue().size(), last: context.getTimestampManager().get('last') }));`,
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+let running: RunningAgent | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+async function post(agent: RunningAgent, deploymentId = 'dep-1'): Promise<unknown> {
+  const res = await fetch(`${agent.url('api', deploymentId)}/count`, { method: 'POST' });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+function startError(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  return p.then(
+    () => ({ message: 'started' }),
+    (e: unknown) => e as { code?: string; message: string },
+  );
+}
+
+describe('step persistence in the agent', () => {
+  it('a persistence app keeps its store across a restart (two createApp lifetimes on one data dir)', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const pkg = writePackage(dir, keys, { workflow: counterWorkflow() });
+    const records = [makeRecord(keys, pkg, { persistenceRoot: 'dep-1' })];
+    running = await startAgent(keys, records, { dataDir });
+    expect(await post(running)).toEqual({ n: 1, queued: 1, last: 1 });
+    expect(await post(running)).toEqual({ n: 2, queued: 2, last: 2 });
+    await running.close();
+    running = await startAgent(keys, records, { dataDir });
+    expect(await post(running)).toEqual({ n: 3, queued: 3, last: 3 });
+    expect(readdirSync(join(dataDir, 'dep-1')).sort()).toEqual(['counter.store', 'counter.store-lock']);
+  });
+
+  it.each([
+    ['../escape.store', undefined],
+    ['/tmp/absolute.store', undefined],
+    ['ok.store', '../outside'],
+    ['ok.store', '/abs-root'],
+  ])(
+    'S126: persistenceFile %j under persistenceRoot %j is refused at deploy time naming the step; nothing created',
+    async (file, persistenceRoot) => {
+      const dir = tempDir();
+      const dataDir = join(dir, 'data');
+      const pkg = writePackage(dir, keys, { workflow: counterWorkflow(file) });
+      const err = await startError(
+        startAgent(keys, [makeRecord(keys, pkg, persistenceRoot ? { persistenceRoot } : {})], { dataDir }),
+      );
+      expect(err.code).toBe('ENGINE_PERSISTENCE_INVALID');
+      expect(err.message).toContain('dep-1');
+      if (persistenceRoot === undefined) expect(err.message).toContain('"count"');
+      expect(existsSync(dataDir)).toBe(false);
+      expect(readdirSync(dir).filter((f) => !f.endsWith('.oapp'))).toEqual([]);
+    },
+  );
+
+  it('S129: two deployments naming the same persistence file are refused at deploy time; nothing created', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const pkg = writePackage(dir, keys, { workflow: counterWorkflow() });
+    const err = await startError(
+      startAgent(keys, [makeRecord(keys, pkg), makeRecord(keys, pkg, { deploymentId: 'dep-2' })], {
+        dataDir,
+      }),
+    );
+    expect(err.code).toBe('AGENT_PERSISTENCE_CONFLICT');
+    expect(err.message).toContain('dep-1');
+    expect(err.message).toContain('dep-2');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('S129: with their own persistenceRoot the same file name is isolated per deployment', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const pkg = writePackage(dir, keys, { workflow: counterWorkflow() });
+    running = await startAgent(
+      keys,
+      [
+        makeRecord(keys, pkg, { persistenceRoot: 'one' }),
+        makeRecord(keys, pkg, { deploymentId: 'dep-2', persistenceRoot: 'two' }),
+      ],
+      { dataDir },
+    );
+    expect(await post(running, 'dep-1')).toMatchObject({ n: 1 });
+    expect(await post(running, 'dep-1')).toMatchObject({ n: 2 });
+    expect(await post(running, 'dep-2')).toMatchObject({ n: 1 });
+  });
+
+  it('S128: a corrupt store file stops start-up with ENGINE_PERSISTENCE_CORRUPT and is left as it was', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'counter.store'), randomBytes(10_000));
+    const before = sha(join(dataDir, 'counter.store'));
+    const pkg = writePackage(dir, keys, { workflow: counterWorkflow() });
+    const err = await startError(startAgent(keys, [makeRecord(keys, pkg)], { dataDir }));
+    expect(err.code).toBe('ENGINE_PERSISTENCE_CORRUPT');
+    expect(sha(join(dataDir, 'counter.store'))).toBe(before);
+  });
+
+  it('S131: a wrong hexSymmetricKey at restart stops start-up with ENGINE_PERSISTENCE_KEY; the store is unchanged', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const withKey = (k: string) =>
+      writePackage(dir, keys, {
+        workflow: counterWorkflow(undefined, {
+          persistence: { persistenceFile: 'enc.store', hexSymmetricKey: k },
+        }),
+      });
+    running = await startAgent(keys, [makeRecord(keys, withKey('11'.repeat(32)))], { dataDir });
+    expect(await post(running)).toMatchObject({ n: 1 });
+    await running.close();
+    running = undefined;
+    const before = sha(join(dataDir, 'enc.store'));
+    const err = await startError(startAgent(keys, [makeRecord(keys, withKey('22'.repeat(32)))], { dataDir }));
+    expect(err.code).toBe('ENGINE_PERSISTENCE_KEY');
+    expect(err.message).not.toContain('22'.repeat(32));
+    expect(sha(join(dataDir, 'enc.store'))).toBe(before);
+  });
+
+  it('refuses a deployment with persistence when no data directory is configured', async () => {
+    const dir = tempDir();
+    const pkg = writePackage(dir, keys, { workflow: counterWorkflow() });
+    const err = await startError(startAgent(keys, [makeRecord(keys, pkg)]));
+    expect(err.code).toBe('AGENT_PERSISTENCE_CONFLICT');
+  });
+});
+
+describe('AGENT_DATA_DIR', () => {
+  it('defaults to ./agent-data in the working directory and resolves relative values', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'b.json' }).dataDir).toBe(join(process.cwd(), 'agent-data'));
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'b.json', AGENT_DATA_DIR: 'x/y' }).dataDir).toBe(
+      join(process.cwd(), 'x/y'),
+    );
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'b.json', AGENT_DATA_DIR: '/var/lib/agent' }).dataDir).toBe(
+      '/var/lib/agent',
+    );
+  });
+});

@@ -1,0 +1,160 @@
+import { EngineError } from './errors.js';
+import type { RunContext, EngineShared } from './run-context.js';
+import type { PersistentStore } from './persistence/types.js';
+import type { RunState } from './run-state.js';
+import type { EngineHost } from './types.js';
+import type { StepModel } from './workflow-model.js';
+
+type Args = unknown[];
+type Op = (ctx: RunContext, args: Args) => unknown;
+
+/** Largest `take(n)`; the byte cap of the store applies too. */
+export const MAX_TAKE_ITEMS = 10_000;
+const MINUTE_MS = 60_000;
+
+function str(args: Args, i: number, name: string): string {
+  const v = args[i];
+  if (typeof v !== 'string') throw new TypeError(`${name}: expected a string`);
+  return v;
+}
+
+function storeOf(ctx: RunContext, call: string): PersistentStore {
+  const store = ctx.shared.stores.get(ctx.step.stepId);
+  if (store) return store;
+  throw new EngineError(
+    'ENGINE_NO_PERSISTENCE',
+    `${call} needs persistenceFile or persistence on step ${JSON.stringify(ctx.step.stepId.slice(0, 200))}`,
+  );
+}
+
+/** A store to write to: persisted state outlives the run, so an authentication context only reads it. */
+function writable(ctx: RunContext, call: string): PersistentStore {
+  const store = storeOf(ctx, call);
+  if (ctx.isAuth)
+    throw new EngineError('ENGINE_NOT_PERMITTED', `${call} is read-only in an authentication context`);
+  return store;
+}
+
+/** Epoch ms as a number or a string of digits (apps pass `key.toString()`), a safe integer. */
+function timestamp(args: Args, i: number): number {
+  const v = args[i];
+  const n =
+    typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?[0-9]{1,16}\s*$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n)) throw new TypeError('timestamp: expected epoch milliseconds (an integer)');
+  return n;
+}
+
+function finite(args: Args, i: number, name: string): number {
+  const v = args[i];
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name}: expected a finite number`);
+  return v;
+}
+
+/** `delta(key, value)` on a step with persistence (host-ops.ts keeps the in-memory one for other steps). */
+export function persistedDelta(ctx: RunContext, args: Args): number | undefined {
+  const store = ctx.shared.stores.get(ctx.step.stepId);
+  if (!store) return undefined;
+  return writable(ctx, 'delta').delta(str(args, 0, 'delta key'), finite(args, 1, 'delta value'));
+}
+
+/** Host ops of `setPersistedItem`, `getPersistedItem`, `getTimestampManager()` and `queue()` (README.md). */
+export const PERSIST_OPS: Record<string, Op> = {
+  'persist.check': (ctx) => {
+    storeOf(ctx, 'persistence');
+    return null;
+  },
+  'persist.get': (ctx, a) => storeOf(ctx, 'getPersistedItem').getItem(str(a, 0, 'key')),
+  'persist.set': (ctx, a) => {
+    const value = a[1] === null ? null : str(a, 1, 'value');
+    writable(ctx, 'setPersistedItem').setItem(str(a, 0, 'key'), value);
+    return null;
+  },
+  'ts.get': (ctx, a) => storeOf(ctx, 'getTimestampManager').getTimestamp(str(a, 0, 'key')),
+  'ts.first': (ctx, a) => storeOf(ctx, 'getTimestampManager').firstTimestamp(str(a, 0, 'key')),
+  'ts.set': (ctx, a) => {
+    writable(ctx, 'getTimestampManager().set').setTimestamp(str(a, 0, 'key'), timestamp(a, 1));
+    return null;
+  },
+  'ts.setIfLatest': (ctx, a) =>
+    writable(ctx, 'getTimestampManager().setIfLastest').setTimestampIfLatest(
+      str(a, 0, 'key'),
+      timestamp(a, 1),
+    ),
+  // interfaces.md §5.6: the step's timestampOverride is "now" when set, as for getTimestamp().
+  'ts.minutesAgo': (ctx, a) => {
+    storeOf(ctx, 'getTimestampManager');
+    const now = ctx.step.timestampOverride ?? ctx.shared.host.now();
+    return Math.round(now - finite(a, 0, 'minutesAgo n') * MINUTE_MS);
+  },
+  'queue.push': (ctx, a) => {
+    writable(ctx, 'queue().push').push(str(a, 0, 'queue'), str(a, 1, 'item'));
+    return null;
+  },
+  'queue.return': (ctx, a) => {
+    writable(ctx, 'queue().returnItem').returnItem(str(a, 0, 'queue'), str(a, 1, 'item'));
+    return null;
+  },
+  'queue.take': (ctx, a) => {
+    const n = finite(a, 1, 'take n');
+    if (!Number.isInteger(n) || n < 0 || n > MAX_TAKE_ITEMS)
+      throw new RangeError(`take: n must be an integer from 0 to ${MAX_TAKE_ITEMS}`);
+    return writable(ctx, 'queue().take').take(str(a, 0, 'queue'), n);
+  },
+  'queue.size': (ctx, a) => storeOf(ctx, 'queue().size').queueSize(str(a, 0, 'queue')),
+};
+
+/**
+ * Opens the store of every step with persistence (README.md "Persistence"): at load, so a bad, foreign or
+ * wrongly keyed file stops start-up rather than a later run.
+ * @throws EngineError `ENGINE_PERSISTENCE_INVALID` (no provider), or what the provider throws.
+ */
+export async function openStores(
+  models: Iterable<StepModel>,
+  host: EngineHost,
+): Promise<Map<string, PersistentStore>> {
+  const stores = new Map<string, PersistentStore>();
+  for (const m of models) {
+    if (!m.persistence) continue;
+    if (!host.persistence)
+      throw new EngineError(
+        'ENGINE_PERSISTENCE_INVALID',
+        `step ${JSON.stringify(m.stepId.slice(0, 200))} has persistence but the host provides none`,
+      );
+    stores.set(m.stepId, await host.persistence.open(m.stepId, m.persistence));
+  }
+  return stores;
+}
+
+type Metric = Parameters<EngineHost['metric']>[0];
+
+/** Metrics of a running step with persistence, held until its writes are durable (S127). */
+const heldMetrics = new WeakMap<RunState, Metric[]>();
+
+/**
+ * Holds a metric of a step with persistence until {@link settleStep}, so a value reported by a metric is
+ * never ahead of what the store gives back after a crash. False when the step has no persistence.
+ */
+export function deferMetric(ctx: RunContext, m: Metric): boolean {
+  if (!ctx.shared.stores.has(ctx.step.stepId)) return false;
+  const held = heldMetrics.get(ctx.state);
+  if (held) held.push(m);
+  else heldMetrics.set(ctx.state, [m]);
+  return true;
+}
+
+/**
+ * Waits until the step's writes are durable (flushed, or committed with `persistenceFileFlush: false`), then
+ * emits its held metrics; runs before the result is returned (S127). A failed write errors the run.
+ */
+export async function settleStep(shared: EngineShared, step: StepModel, state: RunState): Promise<void> {
+  const store = shared.stores.get(step.stepId);
+  if (!store || !step.persistence) return;
+  try {
+    await store.settle(step.persistence.flush);
+  } catch {
+    state.errors.push("ENGINE_PERSISTENCE_FAILED: the step's writes could not be stored");
+  }
+  const held = heldMetrics.get(state) ?? [];
+  heldMetrics.delete(state);
+  for (const m of held) shared.host.metric(m);
+}

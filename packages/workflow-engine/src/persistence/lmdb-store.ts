@@ -1,0 +1,267 @@
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+import { EngineError } from '../errors.js';
+import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
+import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
+import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
+
+/** The LMDB meta page magic (0xBEEFC0DE, little-endian) at offset 24 of page 0 (lmdb-js 3.x data format). */
+const LMDB_MAGIC = [0xde, 0xc0, 0xef, 0xbe];
+const MAGIC_OFFSET = 24;
+/** Queue sequence numbers start here, so `returnItem` can go below the first pushed item. */
+const QUEUE_BASE = 2 ** 40;
+
+const utf8 = new TextDecoder('utf-8');
+
+function corrupt(where: string, why: string): EngineError {
+  return new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: ${why}; the file was left untouched`);
+}
+
+/**
+ * S128: a file that exists must start with an LMDB meta page before LMDB is allowed to map it; random bytes,
+ * an empty file or another program's file are refused without being opened for writing.
+ */
+function checkExistingFile(path: string, where: string): void {
+  let size: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw corrupt(where, 'the persistence file is not a regular file');
+    size = st.size;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT') return;
+    throw err;
+  }
+  const head = Buffer.alloc(MAGIC_OFFSET + 4);
+  const fd = openSync(path, 'r');
+  try {
+    if (size < head.length || readSync(fd, head, 0, head.length, 0) < head.length)
+      throw corrupt(where, 'the persistence file is not a store (too short)');
+  } finally {
+    closeSync(fd);
+  }
+  if (!LMDB_MAGIC.every((b, i) => head[MAGIC_OFFSET + i] === b))
+    throw corrupt(where, 'the persistence file is not a store (no LMDB header)');
+}
+
+interface Meta {
+  format: string;
+  version: number;
+  encrypted: boolean;
+  obfuscated: boolean;
+  kcv?: string;
+}
+
+function parseJson<T>(bytes: Uint8Array | undefined, where: string, what: string): T {
+  try {
+    return JSON.parse(utf8.decode(bytes)) as T;
+  } catch {
+    throw corrupt(where, `unreadable ${what} record`);
+  }
+}
+
+/** One LMDB environment = one persistence file (ADR 0052). Writes are visible at once, durable at `settle`. */
+export class LmdbStore extends LmdbEntries implements PersistentStore {
+  private constructor(
+    db: RootDatabase<Buffer, Buffer>,
+    codec: StoreCodec,
+    limits: PersistenceLimits,
+    readonly path: string,
+    readonly hexKey: string | undefined,
+  ) {
+    super(db, codec, limits);
+  }
+
+  /**
+   * Opens or creates the store at `path` (already checked by `resolveStorePath`).
+   * @throws EngineError `ENGINE_PERSISTENCE_CORRUPT`, `ENGINE_PERSISTENCE_KEY`, `ENGINE_PERSISTENCE_INVALID`,
+   *   `ENGINE_PERSISTENCE_FAILED`.
+   */
+  static open(path: string, spec: PersistenceSpec, limits: PersistenceLimits, where: string): LmdbStore {
+    const codec = new StoreCodec(spec.hexSymmetricKey, spec.obfuscate, where);
+    checkExistingFile(path, where);
+    let db: RootDatabase<Buffer, Buffer>;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      db = open<Buffer, Buffer>({
+        path,
+        noSubdir: true,
+        encoding: 'binary',
+        keyEncoding: 'binary',
+        compression: false,
+        cache: false,
+        mapSize: 2 * limits.maxStoreBytes + 64 * 1024 * 1024,
+      });
+    } catch (cause) {
+      throw new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: the persistence file cannot be opened`, {
+        cause,
+      });
+    }
+    const store = new LmdbStore(db, codec, limits, path, spec.hexSymmetricKey);
+    try {
+      store.init(where);
+    } catch (err) {
+      void db.close();
+      throw err;
+    }
+    return store;
+  }
+
+  private init(where: string): void {
+    const raw = this.db.getBinary(Buffer.from(META_KEY));
+    if (raw === undefined) return this.create(where);
+    const meta = parseJson<Meta>(raw, where, 'meta');
+    if (meta.format !== STORE_FORMAT || meta.version !== STORE_VERSION)
+      throw corrupt(where, 'the persistence file belongs to another program or version');
+    if (meta.encrypted !== this.codec.encrypted)
+      throw new EngineError(
+        'ENGINE_PERSISTENCE_KEY',
+        `${where}: the store was created ${meta.encrypted ? 'with' : 'without'} hexSymmetricKey`,
+      );
+    if (meta.encrypted && (typeof meta.kcv !== 'string' || !this.codec.checkKey(meta.kcv)))
+      throw new EngineError('ENGINE_PERSISTENCE_KEY', `${where}: hexSymmetricKey does not open this store`);
+    if (meta.obfuscated !== this.codec.obfuscated)
+      throw new EngineError(
+        'ENGINE_PERSISTENCE_INVALID',
+        `${where}: the store was created with obfuscate ${String(meta.obfuscated)}`,
+      );
+    const stats = parseJson<Stats>(this.db.getBinary(Buffer.from(STATS_KEY)), where, 'stats');
+    if (!Number.isSafeInteger(stats.entries) || !Number.isSafeInteger(stats.bytes))
+      throw corrupt(where, 'unreadable stats record');
+    this.stats = stats;
+  }
+
+  /** A new (or empty) environment gets its meta record; a non-empty one without it is someone else's. */
+  private create(where: string): void {
+    for (const _ of this.db.getKeys({ limit: 1 }))
+      throw corrupt(where, 'the persistence file is an LMDB file of another program');
+    const meta: Meta = {
+      format: STORE_FORMAT,
+      version: STORE_VERSION,
+      encrypted: this.codec.encrypted,
+      obfuscated: this.codec.obfuscated,
+    };
+    const kcv = this.codec.keyCheck();
+    if (kcv !== undefined) meta.kcv = kcv;
+    try {
+      this.db.transactionSync(() => {
+        this.db.putSync(Buffer.from(META_KEY), Buffer.from(JSON.stringify(meta)));
+        this.db.putSync(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(this.stats)));
+      });
+    } catch (cause) {
+      throw new EngineError('ENGINE_PERSISTENCE_FAILED', `${where}: the store could not be created`, {
+        cause,
+      });
+    }
+  }
+
+  // ---- PersistentStore ----
+
+  getItem(key: string): string | null {
+    const v = this.getValue(this.codec.key(KIND.item, this.name(key, 'key')));
+    return v === undefined ? null : utf8.decode(v);
+  }
+
+  setItem(key: string, value: string | null): void {
+    const k = this.codec.key(KIND.item, this.name(key, 'key'));
+    this.mutate(() => this.setEntry(k, value === null ? null : this.valueBytes(value, 'value')));
+  }
+
+  private tsRecord(key: string): { f: number; l: number } | undefined {
+    return this.getJson(this.codec.key(KIND.timestamp, this.name(key, 'timestamp key')));
+  }
+
+  getTimestamp(key: string): number | null {
+    return this.tsRecord(key)?.l ?? null;
+  }
+
+  firstTimestamp(key: string): number | null {
+    return this.tsRecord(key)?.f ?? null;
+  }
+
+  setTimestamp(key: string, ts: number): void {
+    const rec = this.tsRecord(key);
+    this.mutate(() => this.setJson(this.codec.key(KIND.timestamp, key), { f: rec?.f ?? ts, l: ts }));
+  }
+
+  setTimestampIfLatest(key: string, ts: number): boolean {
+    const rec = this.tsRecord(key);
+    if (rec !== undefined && !(ts > rec.l)) return false;
+    this.mutate(() => this.setJson(this.codec.key(KIND.timestamp, key), { f: rec?.f ?? ts, l: ts }));
+    return true;
+  }
+
+  delta(key: string, value: number): number {
+    const k = this.codec.key(KIND.delta, this.name(key, 'delta key'));
+    const prev = this.getJson<number>(k);
+    this.mutate(() => this.setJson(k, value));
+    return typeof prev === 'number' ? value - prev : 0;
+  }
+
+  private header(queue: string): { key: Uint8Array; h: number; t: number } {
+    const key = this.codec.key(KIND.queueHeader, this.name(queue, 'queue name'));
+    const rec = this.getJson<{ h: number; t: number }>(key);
+    return { key, h: rec?.h ?? QUEUE_BASE, t: rec?.t ?? QUEUE_BASE };
+  }
+
+  private saveHeader(q: { key: Uint8Array; h: number; t: number }): void {
+    if (q.h === q.t) this.setEntry(q.key, null);
+    else this.setJson(q.key, { h: q.h, t: q.t });
+  }
+
+  queueSize(queue: string): number {
+    const q = this.header(queue);
+    return q.t - q.h;
+  }
+
+  push(queue: string, item: string): void {
+    this.mutate(() => this.pushItem(queue, item));
+  }
+
+  private pushItem(queue: string, item: string): void {
+    const q = this.header(queue);
+    const bytes = this.valueBytes(item, 'queue item');
+    if (q.t - q.h >= this.limits.maxQueueItems)
+      throw limit(`the queue holds its limit of ${this.limits.maxQueueItems} items`);
+    this.setEntry(this.codec.queueItemKey(queue, q.t), bytes);
+    q.t++;
+    this.saveHeader(q);
+  }
+
+  returnItem(queue: string, item: string): void {
+    this.mutate(() => this.returnOne(queue, item));
+  }
+
+  private returnOne(queue: string, item: string): void {
+    const q = this.header(queue);
+    const bytes = this.valueBytes(item, 'queue item');
+    if (q.t - q.h >= this.limits.maxQueueItems)
+      throw limit(`the queue holds its limit of ${this.limits.maxQueueItems} items`);
+    if (q.h <= 0) throw limit('the queue cannot take more returned items');
+    q.h--;
+    this.setEntry(this.codec.queueItemKey(queue, q.h), bytes);
+    this.saveHeader(q);
+  }
+
+  take(queue: string, n: number): string[] {
+    return this.mutate(() => this.takeItems(queue, n));
+  }
+
+  private takeItems(queue: string, n: number): string[] {
+    const q = this.header(queue);
+    const out: string[] = [];
+    let bytes = 0;
+    while (out.length < n && q.h < q.t) {
+      const key = this.codec.queueItemKey(queue, q.h);
+      const v = this.getValue(key);
+      if (v === undefined) throw new EngineError('ENGINE_PERSISTENCE_CORRUPT', 'a queue item is missing');
+      if (out.length > 0 && bytes + v.length > this.limits.maxTakeBytes) break;
+      bytes += v.length;
+      out.push(utf8.decode(v));
+      this.setEntry(key, null);
+      q.h++;
+    }
+    if (out.length > 0) this.saveHeader(q);
+    return out;
+  }
+}

@@ -1,0 +1,65 @@
+/** A step's persistence settings (interfaces.md §4.2: `persistenceFile`, `persistenceFileFlush`, `persistence`). */
+export interface PersistenceSpec {
+  /** Relative path of the store file under the provider's root (never absolute, never `..`). */
+  file: string;
+  /** `persistenceFileFlush` (default true): wait for the disk flush, not only the commit, before a step returns. */
+  flush: boolean;
+  /** `persistence.hexSymmetricKey`: 64 hex characters; values are sealed with secretbox when set. Secret. */
+  hexSymmetricKey: string | undefined;
+  /** `persistence.obfuscate`: store key names as HMACs (needs `hexSymmetricKey`). */
+  obfuscate: boolean;
+}
+
+/** Bounds of one store (README.md "Persistence limits"). */
+export interface PersistenceLimits {
+  /** Longest key or queue name, in UTF-8 bytes. */
+  maxKeyBytes: number;
+  /** Largest value or queue item, in UTF-8 bytes. */
+  maxValueBytes: number;
+  /** Most items in one queue. */
+  maxQueueItems: number;
+  /** Most entries (items, timestamps, deltas, queue items and headers) in one store. */
+  maxEntries: number;
+  /** Most stored bytes (keys and values as written, before LMDB's own overhead) in one store. */
+  maxStoreBytes: number;
+  /** Most bytes one `take(n)` returns (at least one item is always returned when the queue is not empty). */
+  maxTakeBytes: number;
+}
+
+/** One opened store: what the engine's host ops call. Every method is synchronous except {@link settle}. */
+export interface PersistentStore {
+  getItem(key: string): string | null;
+  /** `null` removes the key. */
+  setItem(key: string, value: string | null): void;
+  getTimestamp(key: string): number | null;
+  setTimestamp(key: string, ts: number): void;
+  /** Sets only when there is no timestamp yet or `ts` is greater; true when it set. */
+  setTimestampIfLatest(key: string, ts: number): boolean;
+  firstTimestamp(key: string): number | null;
+  /** Stores `value` and returns `value - previous` (0 the first time). */
+  delta(key: string, value: number): number;
+  push(queue: string, item: string): void;
+  take(queue: string, n: number): string[];
+  returnItem(queue: string, item: string): void;
+  queueSize(queue: string): number;
+  /**
+   * Resolves once every write made so far is committed, and flushed to disk when `flush`.
+   * @throws EngineError `ENGINE_PERSISTENCE_FAILED` when a write failed (as a rejected promise).
+   */
+  settle(flush: boolean): Promise<void>;
+}
+
+/**
+ * Where step stores come from: implemented by the app and injected as `EngineHost.persistence`
+ * (`createLmdbPersistence` is the implementation this package ships).
+ */
+export interface PersistenceProvider {
+  /**
+   * Opens (or creates) the store of one step. Steps of one engine naming the same file share one store.
+   * @throws EngineError `ENGINE_PERSISTENCE_INVALID`, `ENGINE_PERSISTENCE_CORRUPT`, `ENGINE_PERSISTENCE_KEY`,
+   *   `ENGINE_PERSISTENCE_FAILED` (as a rejected promise).
+   */
+  open(stepId: string, spec: PersistenceSpec): Promise<PersistentStore>;
+  /** Waits for pending writes and closes every store it opened. */
+  close(): Promise<void>;
+}

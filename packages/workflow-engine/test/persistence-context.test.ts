@@ -1,0 +1,307 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createLmdbPersistence,
+  createWorkflowEngine,
+  EngineError,
+  persistenceSpecs,
+  type PersistenceProvider,
+} from '../src/index.js';
+import { fakeHost, input, scriptStep, workflow, type FakeHost } from './fake-host.js';
+import { KEY_A, tempDataDir } from './persistence-helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+const providers: PersistenceProvider[] = [];
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDataDir());
+});
+
+afterEach(async () => {
+  for (const p of providers.splice(0)) await p.close();
+  cleanup();
+});
+
+interface Started {
+  host: FakeHost;
+  run(stepId: string, body?: string): Promise<{ body: unknown; errors: string[] }>;
+}
+
+/** An engine whose host has an LMDB provider on the test's data directory. */
+async function start(steps: unknown[], limits = {}, now?: number): Promise<Started> {
+  const persistence = createLmdbPersistence({ dataDir: dir, limits });
+  providers.push(persistence);
+  const host = Object.assign(fakeHost(now === undefined ? {} : { now }), { persistence });
+  const engine = await createWorkflowEngine(workflow(steps), { host, data: {} });
+  return {
+    host,
+    async run(stepId, body) {
+      const r = await engine.runStep(stepId, input(body));
+      return { body: r.body, errors: r.errors };
+    },
+  };
+}
+
+/** Closes the providers: the next {@link start} is a restart on the same data directory. */
+async function restart(): Promise<void> {
+  for (const p of providers.splice(0)) await p.close();
+}
+
+const persisted = (stepId: string, script: string, extra: Record<string, unknown> = {}) =>
+  scriptStep(stepId, script, { persistenceFile: `${stepId}.store`, ...extra });
+
+describe('setPersistedItem / getPersistedItem', () => {
+  it('keeps values across runs and across a restart; null when absent', async () => {
+    const script = `
+      const n = Number(context.getPersistedItem('count') || '0') + 1;
+      context.setPersistedItem('count', String(n));
+      context.setBody(String(n) + ' ' + context.getPersistedItem('missing'));`;
+    let agent = await start([persisted('s', script)]);
+    expect((await agent.run('s')).body).toBe('1 null');
+    expect((await agent.run('s')).body).toBe('2 null');
+    await restart();
+    agent = await start([persisted('s', script)]);
+    expect((await agent.run('s')).body).toBe('3 null');
+  });
+
+  it('stores objects as JSON and removes a key with null', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        `context.setPersistedItem('o', { a: [1] }); const o = context.getPersistedItem('o');
+         context.setPersistedItem('o', null); context.setBody(o + '|' + context.getPersistedItem('o'));`,
+      ),
+    ]);
+    expect((await agent.run('s')).body).toBe('{"a":[1]}|null');
+  });
+
+  it('the `persistence` object form works the same, with the key registered as a secret', async () => {
+    const agent = await start([
+      scriptStep('s', "context.setPersistedItem('k', 'v'); context.setBody(context.getPersistedItem('k'))", {
+        persistence: { persistenceFile: 'enc.store', hexSymmetricKey: KEY_A.toUpperCase() },
+      }),
+    ]);
+    expect((await agent.run('s')).body).toBe('v');
+    expect(agent.host.secrets).toContain(KEY_A);
+    expect(agent.host.secrets).toContain(KEY_A.toUpperCase());
+  });
+});
+
+describe('getTimestampManager()', () => {
+  it('get/set/setIfLastest/firstTimestamp with numbers or digit strings, as real apps call them', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        `const tm = context.getTimestampManager();
+         const out = [tm.get('lastRun'), tm.firstTimestamp('lastRun')];
+         out.push(tm.setIfLastest('lastRun', (1648522800000).toString()));
+         out.push(tm.setIfLastest('lastRun', 1648522760000));
+         out.push(tm.setIfLastest('lastRun', '1648522860000'));
+         out.push(tm.get('lastRun'), tm.firstTimestamp('lastRun'));
+         tm.set('lastRun', 5); out.push(tm.get('lastRun'));
+         context.setBody(JSON.stringify(out));`,
+      ),
+    ]);
+    expect(JSON.parse(String((await agent.run('s')).body))).toEqual([
+      null,
+      null,
+      true,
+      false,
+      true,
+      1648522860000,
+      1648522800000,
+      5,
+    ]);
+  });
+
+  it('minutesAgo(n) is now − n minutes, honouring timestampOverride', async () => {
+    const agent = await start(
+      [
+        persisted('fixed', 'context.setBody(String(context.getTimestampManager().minutesAgo(2)))', {
+          timestampOverride: 1_700_000_000_000,
+        }),
+        persisted('clock', 'context.setBody(String(context.getTimestampManager().minutesAgo(1.5)))'),
+      ],
+      {},
+      1_000_000_000_000,
+    );
+    expect((await agent.run('fixed')).body).toBe(String(1_700_000_000_000 - 120_000));
+    expect((await agent.run('clock')).body).toBe(String(1_000_000_000_000 - 90_000));
+  });
+
+  it('rejects a timestamp that is not epoch milliseconds (a script error)', async () => {
+    const agent = await start([persisted('s', "context.getTimestampManager().set('k', 'yesterday')")]);
+    expect((await agent.run('s')).errors).toEqual([
+      'resultsProcessor: timestamp: expected epoch milliseconds (an integer)',
+    ]);
+  });
+});
+
+describe('queue()', () => {
+  it('push, take(n) removes from the head, returnItem puts one back; named queues are apart', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        `const q = context.queue();
+         ['a', 'b', 'c'].forEach((x) => q.push(x));
+         context.queue('other').push({ n: 1 });
+         const first = q.take(2);
+         q.returnItem(first[1]);
+         context.setBody(JSON.stringify([first, q.take(5), q.take(1), context.queue('other').take(1)]));`,
+      ),
+    ]);
+    expect(JSON.parse(String((await agent.run('s')).body))).toEqual([
+      ['a', 'b'],
+      ['b', 'c'],
+      [],
+      ['{"n":1}'],
+    ]);
+  });
+
+  it('a producer and a consumer step naming the same file share the queue, across a restart', async () => {
+    const steps = [
+      persisted('produce', 'context.queue().push(context.getBody())', { persistenceFile: 'shared.store' }),
+      persisted('consume', 'context.setBody(JSON.stringify(context.queue().take(10)))', {
+        persistenceFile: 'shared.store',
+      }),
+    ];
+    let agent = await start(steps);
+    await agent.run('produce', 'one');
+    await agent.run('produce', 'two');
+    await restart();
+    agent = await start(steps);
+    expect((await agent.run('consume')).body).toBe('["one","two"]');
+    expect((await agent.run('consume')).body).toBe('[]');
+  });
+
+  it('S130: a million pushes from a script stop at the queue limit with ENGINE_PERSISTENCE_LIMIT', async () => {
+    const agent = await start(
+      [
+        persisted(
+          's',
+          `let i = 0, code = null;
+           for (; i < 1000000; i++) { try { context.queue().push('item ' + i); } catch (e) { code = e.code; break; } }
+           context.setBody(i + ' ' + code + ' ' + context.queue().size());`,
+        ),
+      ],
+      { maxQueueItems: 500 },
+    );
+    expect((await agent.run('s')).body).toBe('500 ENGINE_PERSISTENCE_LIMIT 500');
+  });
+
+  it('S130: a value over the size limit is a coded script error', async () => {
+    const agent = await start(
+      [
+        persisted(
+          's',
+          "try { context.setPersistedItem('k', 'x'.repeat(2048)); } catch (e) { context.setBody(e.code); }",
+        ),
+      ],
+      { maxValueBytes: 1024 },
+    );
+    expect((await agent.run('s')).body).toBe('ENGINE_PERSISTENCE_LIMIT');
+  });
+
+  it('take(n) refuses n outside 0…10000', async () => {
+    const agent = await start([persisted('s', 'context.queue().take(-1)')]);
+    expect((await agent.run('s')).errors[0]).toBe(
+      'resultsProcessor: take: n must be an integer from 0 to 10000',
+    );
+  });
+});
+
+describe('delta and steps without persistence', () => {
+  it('delta is persisted on a step with persistence and in memory without', async () => {
+    const script = "context.setBody(String(context.delta('d', Number(context.getBody()))))";
+    const steps = [persisted('p', script), scriptStep('m', script)];
+    let agent = await start(steps);
+    expect((await agent.run('p', '10')).body).toBe('0');
+    expect((await agent.run('m', '10')).body).toBe('0');
+    await restart();
+    agent = await start(steps);
+    expect((await agent.run('p', '15')).body).toBe('5');
+    expect((await agent.run('m', '15')).body).toBe('0');
+  });
+
+  it('every persistence call throws ENGINE_NO_PERSISTENCE on a step without persistence', async () => {
+    const agent = await start([
+      scriptStep(
+        's',
+        `const seen = [];
+         for (const f of [() => context.setPersistedItem('a', 'b'), () => context.getPersistedItem('a'),
+           () => context.getTimestampManager(), () => context.queue(), () => context.queue('x')]) {
+           try { f(); seen.push('no error'); } catch (e) { seen.push(e.code); }
+         }
+         context.setBody(seen.join(','));`,
+      ),
+    ]);
+    expect((await agent.run('s')).body).toBe(Array(5).fill('ENGINE_NO_PERSISTENCE').join(','));
+  });
+
+  it('an authenticationProcessor may read but not write persisted state (ENGINE_NOT_PERMITTED)', async () => {
+    const agent = await start([
+      {
+        stepId: 's',
+        persistenceFile: 's.store',
+        authenticationProcessor: {
+          script: `let code = null; try { context.setPersistedItem('k', 'v'); } catch (e) { code = e.code; }
+                   if (code !== 'ENGINE_NOT_PERMITTED' || context.getPersistedItem('k') !== null) throw new Error('bad');`,
+        },
+        resultsProcessor: { script: "context.setBody('ok')" },
+      },
+    ]);
+    expect(await agent.run('s')).toEqual({ body: 'ok', errors: [] });
+  });
+});
+
+describe('durability and metrics', () => {
+  it('S127: metrics of a step with persistence are emitted once its writes are durable, in order', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        `const n = Number(context.getPersistedItem('n') || '0') + 1;
+         context.setPersistedItem('n', String(n)); context.sendMetric('counter', n); context.sendMetric('again', n);`,
+      ),
+    ]);
+    await agent.run('s');
+    await agent.run('s');
+    expect(agent.host.metrics.map((m) => `${m.key}=${m.value}`)).toEqual([
+      'counter=1',
+      'again=1',
+      'counter=2',
+      'again=2',
+    ]);
+  });
+});
+
+describe('persistenceFileFlush', () => {
+  it('with persistenceFileFlush "false" writes are committed before the result and survive a restart', async () => {
+    const script =
+      "context.setPersistedItem('k', String(Number(context.getPersistedItem('k') || '0') + 1)); context.setBody(context.getPersistedItem('k'))";
+    const steps = [persisted('s', script, { persistenceFileFlush: 'false' })];
+    let agent = await start(steps);
+    expect((await agent.run('s')).body).toBe('1');
+    await restart();
+    agent = await start(steps);
+    expect((await agent.run('s')).body).toBe('2');
+  });
+});
+
+describe('createWorkflowEngine with persistence', () => {
+  it('rejects a step with persistence when the host has no provider (ENGINE_PERSISTENCE_INVALID)', async () => {
+    await expect(
+      createWorkflowEngine(workflow([persisted('s', '')]), { host: fakeHost(), data: {} }),
+    ).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_INVALID');
+  });
+
+  it('persistenceSpecs lists the enabled steps with persistence', () => {
+    const wf = workflow([
+      persisted('a', '', { persistenceFileFlush: 'false' }),
+      scriptStep('b', ''),
+      persisted('c', '', { enabled: false }),
+    ]);
+    expect(persistenceSpecs(wf)).toEqual([
+      { stepId: 'a', spec: { file: 'a.store', flush: false, hexSymmetricKey: undefined, obfuscate: false } },
+    ]);
+  });
+});
