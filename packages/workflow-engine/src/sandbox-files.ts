@@ -6,10 +6,12 @@ import { EngineError } from './errors.js';
  * resolves to that folder both from `src/*.ts` (tests, benches) and from `dist/*.js` (the published package),
  * so the module holding it must stay directly in `src/` and be bundled directly into `dist/`.
  */
-const SANDBOX_DIST = new URL('../dist/sandbox/', import.meta.url);
+export const SANDBOX_DIST = new URL('../dist/sandbox/', import.meta.url);
 
-/** The worker thread program (`src/sandbox/worker.ts`), started with `new Worker(SANDBOX_WORKER_URL)`. */
-export const SANDBOX_WORKER_URL = new URL('worker.js', SANDBOX_DIST);
+/** The worker thread program (`src/sandbox/worker.ts`), started with `new Worker(url)`. */
+export function sandboxWorkerUrl(dir: URL = SANDBOX_DIST): URL {
+  return new URL('worker.js', dir);
+}
 
 /** The realm scripts every worker gets: the prelude, and the helper source the prelude compiles on first use. */
 export interface SandboxScripts {
@@ -17,20 +19,17 @@ export interface SandboxScripts {
   utilSource: string;
 }
 
-const PRELUDE_URL = new URL('prelude.global.js', SANDBOX_DIST);
-const UTIL_URL = new URL('util.global.js', SANDBOX_DIST);
-
 /**
- * Reads the realm scripts and checks that the worker program is there (once per process: `sandbox.ts`).
+ * Reads the realm scripts and checks that the worker program is there (`sandbox.ts`: once per process).
  *
  * @throws EngineError `ENGINE_SANDBOX_FAILED` when the package was not built.
  */
-export async function readSandboxScripts(): Promise<SandboxScripts> {
+export async function readSandboxScripts(dir: URL = SANDBOX_DIST): Promise<SandboxScripts> {
   try {
     const [prelude, utilSource] = await Promise.all([
-      readFile(PRELUDE_URL, 'utf8'),
-      readFile(UTIL_URL, 'utf8'),
-      access(SANDBOX_WORKER_URL),
+      readFile(new URL('prelude.global.js', dir), 'utf8'),
+      readFile(new URL('util.global.js', dir), 'utf8'),
+      access(sandboxWorkerUrl(dir)),
     ]);
     return { prelude, utilSource };
   } catch (cause) {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EngineError } from './errors.js';
-import { SANDBOX_WORKER_URL, readSandboxScripts } from './sandbox-files.js';
+import { readSandboxScripts, sandboxWorkerUrl } from './sandbox-files.js';
 import type { SandboxWorkerData } from './sandbox/protocol.js';
 import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
 
@@ -49,7 +49,7 @@ function spawn(b: Boot): SandboxWorker {
   const signal = new SharedArrayBuffer(4);
   return new SandboxWorker(
     () =>
-      new Worker(SANDBOX_WORKER_URL, {
+      new Worker(sandboxWorkerUrl(), {
         workerData: { ...b, rpcPort: port2, signal } satisfies SandboxWorkerData,
         transferList: [port2],
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
