@@ -121,7 +121,7 @@ export class SandboxWorker {
   }
 
   private onResult(m: WorkerResult): void {
-    if (m.kind === 'ready' || m.kind === 'boot-failed') return;
+    if (m.kind === 'ready') return;
     this.settle((p) => {
       if (m.interrupted)
         return p.reject(new EngineError('ENGINE_TIMEOUT', 'the script exceeded its time limit'));

@@ -37,9 +37,12 @@ export interface ErrorFields {
   message: string;
 }
 
-/** What the worker posts back: readiness once, then one result per job. */
+/**
+ * What the worker posts back: `ready` once when it has loaded (a worker that fails to load emits `error`
+ * instead), then one result per job.
+ */
 export interface WorkerResult {
-  kind: 'done' | 'fail' | 'ready' | 'boot-failed';
+  kind: 'done' | 'fail' | 'ready';
   output?: string | undefined;
   outBytes?: Uint8Array | undefined;
   scriptError?: ErrorFields | undefined;
