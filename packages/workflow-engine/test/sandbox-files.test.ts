@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../src/index.js';
+import { EngineError, createWorkflowEngine } from '../src/index.js';
 import { SANDBOX_DIST, readSandboxScripts } from '../src/sandbox-files.js';
+import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
 describe('built sandbox files (ADR 0050)', () => {
   it('are read from <package>/dist/sandbox/', async () => {
@@ -22,5 +23,16 @@ describe('built sandbox files (ADR 0050)', () => {
   it('a missing build fails with ENGINE_SANDBOX_FAILED', async () => {
     const nowhere = new URL('../no-such-build/', import.meta.url);
     await expect(readSandboxScripts(nowhere)).toThrowCode(EngineError, 'ENGINE_SANDBOX_FAILED');
+  });
+
+  it('leave nothing on the global object, also once the helper script is compiled', async () => {
+    const script =
+      "context.bytes(); context.crypto(); context.setBody(Object.getOwnPropertyNames(globalThis).filter((k) => k.startsWith('__')).join(','))";
+    const engine = await createWorkflowEngine(workflow([scriptStep('s', script)]), {
+      host: fakeHost(),
+      data: {},
+    });
+    for (let i = 0; i < 2; i++) expect((await engine.runStep('s', input())).body).toBe('');
+    engine.dispose();
   });
 });
