@@ -2,6 +2,15 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Realm scripts (ADR 0050): TypeScript that runs inside QuickJS, where no Node, browser or timer API exists.
+const NOT_IN_QUICKJS = [
+  ...['process', 'require', 'module', 'exports', '__dirname', '__filename', 'Buffer', 'global', 'console'],
+  ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'queueMicrotask'],
+  ...['structuredClone', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'fetch', 'URL', 'performance', 'crypto'],
+  ...['WebAssembly', 'MessageChannel', 'navigator', 'window', 'self'],
+].map((name) => ({ name, message: `${name} does not exist inside QuickJS (realm scripts, ADR 0050)` }));
+const ONLY_REALM_IMPORTS = { regex: '^(?!\\./)', message: 'realm scripts run inside QuickJS: import only other realm files' };
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js'] },
   js.configs.recommended,
@@ -32,6 +41,38 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    // Realm scripts (ADR 0050): they use none of the APIs above and import only each other. Three rules are off:
+    // capturing built-ins before any script runs is the point (ADR 0042, `unbound-method`: each captured method
+    // is static or called through Reflect.apply); `String(x)` of a script's value is the context API's documented
+    // conversion (`no-base-to-string`); `arguments.length` tells a missing argument from `undefined`
+    // (`prefer-rest-params`).
+    files: ['packages/workflow-engine/src/sandbox/realm/**/*.ts'],
+    rules: {
+      '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/no-base-to-string': 'off',
+      'prefer-rest-params': 'off',
+      'no-restricted-globals': ['error', ...NOT_IN_QUICKJS],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [ONLY_REALM_IMPORTS] }],
+    },
+  },
+  {
+    // The helper factory is a separate script the prelude compiles on first use: the prelude imports its types only.
+    files: ['packages/workflow-engine/src/sandbox/realm/prelude.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [ONLY_REALM_IMPORTS],
+          paths: ['./util-factory.js', './util.js', './extras.js'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'the helper factory is a separate script, compiled on first use: import its types only',
+          })),
+        },
+      ],
     },
   },
   {

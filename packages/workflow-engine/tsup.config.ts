@@ -1,9 +1,61 @@
-import { defineConfig } from 'tsup';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-});
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+
+/**
+ * The name the realm scripts' bundle gets inside their wrapper function. The wrapper (banner + footer) makes
+ * each built file a plain script whose completion value is its entry's `completion` export, with nothing left on
+ * the global object: `var` in a function is local.
+ */
+const REALM_SCRIPT = '__realmScript';
+
+/** The same output from any working directory (esbuild's path comments are relative to it). */
+const fromPackageDir: Options['esbuildOptions'] = (o) => {
+  o.absWorkingDir = here('.');
+};
+
+/**
+ * The sandbox (ADR 0050), built into `dist/sandbox/` apart from the package's API: the worker thread program, and
+ * the two scripts evaluated inside QuickJS. Paths are absolute and nothing depends on the working directory, so
+ * `test/build-sandbox.ts` (vitest globalSetup) builds exactly what `pnpm build` builds.
+ */
+export const sandboxBuilds: Options[] = [
+  {
+    name: 'sandbox-worker',
+    entry: { worker: here('src/sandbox/worker.ts') },
+    outDir: here('dist/sandbox'),
+    tsconfig: here('tsconfig.json'),
+    format: ['esm'],
+    platform: 'node',
+    target: 'node20',
+    // Resolved from dist/sandbox/ at run time, like the package's other dependencies.
+    external: ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'],
+    sourcemap: true,
+    clean: false,
+    esbuildOptions: fromPackageDir,
+  },
+  {
+    name: 'sandbox-realm',
+    // prelude.global.js (completes with [begin, audit]) and util.global.js (evaluates to the helper factory).
+    entry: { prelude: here('src/sandbox/realm/prelude.ts'), util: here('src/sandbox/realm/util-factory.ts') },
+    outDir: here('dist/sandbox'),
+    tsconfig: here('tsconfig.json'),
+    format: ['iife'],
+    platform: 'neutral',
+    // QuickJS 2024-01 runs ES2023; es2022 keeps the source's syntax as written (no helpers, no downlevelling).
+    target: 'es2022',
+    globalName: REALM_SCRIPT,
+    banner: { js: "(function () {\n'use strict';" },
+    footer: { js: `return ${REALM_SCRIPT}.completion;\n})();` },
+    sourcemap: false,
+    clean: false,
+    esbuildOptions: fromPackageDir,
+  },
+];
+
+export default defineConfig([
+  // dist/sandbox/ is written by the builds above, which run at the same time.
+  { entry: ['src/index.ts'], format: ['esm'], dts: true, clean: ['!sandbox/**'], sourcemap: true },
+  ...sandboxBuilds,
+]);

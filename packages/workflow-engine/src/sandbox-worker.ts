@@ -1,23 +1,12 @@
 import type { MessagePort, Worker } from 'node:worker_threads';
 import { ByteChunks } from './byte-stream.js';
 import { EngineError } from './errors.js';
-import { WORKER_SOURCE } from './worker-source.js';
+import type { HostCallMessage, HostReply, SandboxJob, WorkerResult } from './sandbox/protocol.js';
+
+export type { SandboxJob } from './sandbox/protocol.js';
 
 /** Extra wall time before a worker that ignores its interrupt deadline is terminated. */
 const WATCHDOG_GRACE_MS = 1000;
-
-/** One processor run as the worker receives it. */
-export interface SandboxJob {
-  /** The engine the run belongs to: a worker reuses a sandbox only for runs of the engine that created it. */
-  realm: string;
-  script: string;
-  /** Run state as JSON (read by the prelude). */
-  input: string;
-  inBytes?: Uint8Array | undefined;
-  memoryBytes: number;
-  timeMs: number;
-  maxStackBytes: number;
-}
 
 /** What a finished run returns; `scriptError` is set when the script threw. */
 export interface SandboxOutcome {
@@ -28,23 +17,6 @@ export interface SandboxOutcome {
 
 /** Answers one host call from the sandbox: a JSON-able value, bytes, or a thrown error. */
 export type HostHandler = (op: string, json: string, bytes: Uint8Array | undefined) => Promise<unknown>;
-
-interface WorkerResult {
-  kind: 'done' | 'fail' | 'ready' | 'boot-failed';
-  output?: string;
-  outBytes?: Uint8Array;
-  scriptError?: { name: string; message: string };
-  error?: { name: string; message: string };
-  interrupted?: boolean;
-  message?: string;
-}
-
-/** A host call from the sandbox; `spare` is the buffer of the previous stream read, given back for reuse. */
-interface HostCallMessage {
-  op: string;
-  args: { json: string; bytes?: Uint8Array };
-  spare?: ArrayBuffer;
-}
 
 interface Pending {
   resolve: (o: SandboxOutcome) => void;
@@ -71,12 +43,12 @@ export class SandboxWorker {
   private readonly spares: ArrayBuffer[] = [];
 
   constructor(
-    make: (source: string) => Worker,
+    make: () => Worker,
     private readonly port: MessagePort,
     signal: SharedArrayBuffer,
   ) {
     this.flag = new Int32Array(signal);
-    this.worker = make(WORKER_SOURCE);
+    this.worker = make();
     this.ready = new Promise((resolve, reject) => {
       this.worker.once('message', (m: WorkerResult) =>
         m.kind === 'ready' ? resolve() : reject(new Error(m.message ?? 'boot failed')),
@@ -149,7 +121,7 @@ export class SandboxWorker {
   }
 
   private onResult(m: WorkerResult): void {
-    if (m.kind === 'ready' || m.kind === 'boot-failed') return;
+    if (m.kind === 'ready') return;
     this.settle((p) => {
       if (m.interrupted)
         return p.reject(new EngineError('ENGINE_TIMEOUT', 'the script exceeded its time limit'));
@@ -186,10 +158,7 @@ export class SandboxWorker {
     this.reply({ value: bytes, stream: true }, [bytes.buffer]);
   }
 
-  private reply(
-    msg: { value?: unknown; error?: string; stream?: boolean },
-    transfer: ArrayBuffer[] = [],
-  ): void {
+  private reply(msg: HostReply, transfer: ArrayBuffer[] = []): void {
     if (!this.pending || !this.alive) return;
     this.port.postMessage(msg, transfer);
     Atomics.store(this.flag, 0, 1);

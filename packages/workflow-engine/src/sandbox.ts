@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EngineError } from './errors.js';
-import { PRELUDE } from './prelude-context.js';
-import { PRELUDE_UTIL } from './prelude-util.js';
+import { readSandboxScripts, sandboxWorkerUrl } from './sandbox-files.js';
+import type { SandboxWorkerData } from './sandbox/protocol.js';
 import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
 
 export type { SandboxJob, SandboxOutcome, HostHandler } from './sandbox-worker.js';
@@ -15,9 +15,9 @@ const require = createRequire(import.meta.url);
 export const MAX_POOLED_WORKERS = Math.max(2, Math.min(8, availableParallelism() * 2));
 
 interface Boot {
-  corePath: string;
-  variantPath: string;
   wasmModule: WebAssembly.Module;
+  prelude: string;
+  utilSource: string;
 }
 
 let boot: Promise<Boot> | undefined;
@@ -27,14 +27,20 @@ const wasmApi = (
   globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<WebAssembly.Module> } }
 ).WebAssembly;
 
-/** Compiles the QuickJS wasm once per process (ADR 0040); every worker instantiates this module. */
+/**
+ * Compiles the QuickJS wasm and reads the realm scripts once per process (ADR 0040, 0050); every worker
+ * instantiates this module and gets these scripts. A failure is not kept: the next run tries again.
+ */
 function loadBoot(): Promise<Boot> {
   boot ??= (async () => {
-    const variantPath = require.resolve('@jitl/quickjs-wasmfile-release-sync');
+    const scripts = await readSandboxScripts();
     const wasmPath = require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
     const wasmModule = await wasmApi.compile(readFileSync(wasmPath));
-    return { corePath: require.resolve('quickjs-emscripten-core'), variantPath, wasmModule };
-  })();
+    return { wasmModule, ...scripts };
+  })().catch((e: unknown) => {
+    boot = undefined;
+    throw e;
+  });
   return boot;
 }
 
@@ -42,16 +48,9 @@ function spawn(b: Boot): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   const signal = new SharedArrayBuffer(4);
   return new SandboxWorker(
-    (source) =>
-      new Worker(source, {
-        eval: true,
-        workerData: {
-          ...b,
-          rpcPort: port2,
-          signal,
-          prelude: PRELUDE,
-          utilSource: PRELUDE_UTIL,
-        },
+    () =>
+      new Worker(sandboxWorkerUrl(), {
+        workerData: { ...b, rpcPort: port2, signal } satisfies SandboxWorkerData,
         transferList: [port2],
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
       }),
@@ -90,6 +89,7 @@ class SandboxPool {
       return w;
     } catch (cause) {
       this.total--;
+      if (cause instanceof EngineError) throw cause;
       throw new EngineError('ENGINE_SANDBOX_FAILED', 'the sandbox could not start', { cause });
     }
   }

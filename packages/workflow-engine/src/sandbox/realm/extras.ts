@@ -1,0 +1,177 @@
+/**
+ * Sandbox-side `bytes()`, `crypto()` and `doc` (interfaces.md §5.1, §5.7), made fresh for every run by the helper
+ * factory (`util-factory.ts`), which the context prelude compiles on first use. `env` carries the prelude's host
+ * call and run-state accessors.
+ */
+import type { UtilEnv } from './types.js';
+import {
+  concat,
+  fromBase64,
+  fromHex,
+  memoryReader,
+  toBase64,
+  toBytes,
+  toHex,
+  unsupported,
+  utf8Decode,
+  utf8Encode,
+  validate,
+} from './util.js';
+
+/** What `doc.inSchema(…)…` collects before `run(fn)`. */
+interface DocSpec {
+  description?: string;
+  inSchema?: unknown;
+  dataSchema?: unknown;
+  outSchema?: unknown;
+  user?: boolean;
+}
+
+/** The builder `doc.description(…)` and the others return. */
+export interface DocBuilder {
+  description(t: unknown): DocBuilder;
+  inSchema(x: unknown): DocBuilder;
+  dataSchema(x: unknown): DocBuilder;
+  outSchema(x: unknown): DocBuilder;
+  asUserErrors(): DocBuilder;
+  run(fn: unknown): unknown;
+}
+
+export function createExtras(env: UtilEnv) {
+  const bytes = {
+    create(n: unknown) {
+      return new Uint8Array(Number(n) | 0);
+    },
+    createFrom(x: unknown) {
+      return toBytes(x).slice();
+    },
+    createFromString(s: unknown) {
+      return utf8Encode(s);
+    },
+    createFromByteArray(a: unknown) {
+      return toBytes(a).slice();
+    },
+    copy(b: unknown) {
+      return toBytes(b).slice();
+    },
+    concat(a: unknown, b: unknown) {
+      return concat(a, b);
+    },
+    writeBytes(dst: Uint8Array, off: unknown, src: unknown) {
+      dst.set(toBytes(src), Number(off) | 0);
+      return dst;
+    },
+    writeByte(b: Uint8Array, i: unknown, v: unknown) {
+      b[Number(i) | 0] = Number(v) & 255;
+      return b;
+    },
+    readByte(b: unknown, i: unknown) {
+      return toBytes(b)[Number(i) | 0];
+    },
+    getSize(b: unknown) {
+      return toBytes(b).length;
+    },
+    hexToBinary: (h: unknown) => fromHex(h),
+    binaryToHex: (b: unknown) => toHex(b),
+    base64ToBinary: (s: unknown) => fromBase64(s),
+    binaryToBase64: (b: unknown) => toBase64(b),
+    toString(b: unknown) {
+      return utf8Decode(toBytes(b));
+    },
+    sha256(b: unknown) {
+      return new Uint8Array(env.call('sha256', [], toBytes(b).slice().buffer) as ArrayBuffer);
+    },
+    reader(b?: unknown) {
+      return b === undefined ? env.streamReader() : memoryReader(b);
+    },
+    release() {},
+    gzip() {
+      throw unsupported('bytes().gzip');
+    },
+    gunzip() {
+      throw unsupported('bytes().gunzip');
+    },
+    zip() {
+      throw unsupported('bytes().zip');
+    },
+    unzip() {
+      throw unsupported('bytes().unzip');
+    },
+  };
+  const crypto = {
+    randomBytes(n: unknown) {
+      return new Uint8Array(env.call('randomBytes', [Number(n)]) as ArrayBuffer);
+    },
+    hash(b: unknown) {
+      return bytes.sha256(b);
+    },
+  };
+  for (const n of ['generateKeyPair', 'registerKey', 'verifySignature', 'encrypt', 'decrypt', 'sign'])
+    (crypto as Record<string, unknown>)[n] = () => {
+      throw unsupported('crypto().' + n);
+    };
+  // interfaces.md §5.1: validates the input body, the processor data and the output body; asUserErrors() turns
+  // a failure into a 400 answer for the caller instead of a processor error.
+  function docCheck(spec: DocSpec, schema: unknown, json: string | null, what: string): void {
+    if (!schema) return;
+    let value: unknown, err: string | null | undefined;
+    try {
+      value = env.parse(json as string);
+    } catch {
+      err = what + ' is not JSON';
+    }
+    err = err || validate(schema, value, what, 0);
+    if (!err) return;
+    if (spec.user) {
+      env.S.properties.status_code = '400';
+      env.setBodyValue({ error: err });
+      env.S.ended = true;
+      const stop = new Error('doc: ' + err) as Error & { docUserError?: boolean };
+      stop.docUserError = true;
+      throw stop;
+    }
+    throw new Error('doc: ' + err);
+  }
+  function docRun(spec: DocSpec, fn: unknown): unknown {
+    try {
+      docCheck(spec, spec.inSchema, env.getBodyString(), 'body');
+      docCheck(spec, spec.dataSchema, env.stringify(env.S.data), 'data');
+      const out = (fn as () => unknown)();
+      docCheck(spec, spec.outSchema, env.getBodyString(), 'output');
+      return out;
+    } catch (e) {
+      if (e && (e as { docUserError?: unknown }).docUserError) return undefined;
+      throw e;
+    }
+  }
+  function makeDoc(): DocBuilder {
+    const spec: DocSpec = {};
+    const d: DocBuilder = {
+      description(t) {
+        spec.description = String(t);
+        return d;
+      },
+      inSchema(x) {
+        spec.inSchema = x;
+        return d;
+      },
+      dataSchema(x) {
+        spec.dataSchema = x;
+        return d;
+      },
+      outSchema(x) {
+        spec.outSchema = x;
+        return d;
+      },
+      asUserErrors() {
+        spec.user = true;
+        return d;
+      },
+      run(fn) {
+        return docRun(spec, fn);
+      },
+    };
+    return d;
+  }
+  return { bytes, crypto, makeDoc };
+}

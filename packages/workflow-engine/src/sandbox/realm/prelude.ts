@@ -1,0 +1,425 @@
+/**
+ * Sandbox-side `context`, `console` and `doc` (interfaces.md §5). This is the realm prelude, built to the script
+ * `dist/sandbox/prelude.global.js` (ADR 0050): it runs once when a sandbox realm is created (ADR 0042), captures
+ * the one host function and the helper source, hardens the realm (`harden.ts`) and completes with
+ * `[begin, audit]` (the `completion` export), which only the worker holds.
+ *
+ * `begin(input, inBytes)` starts one processor run: it builds a fresh run state, `context`, `console` and `doc`
+ * and returns `{ exec(source), finish() }`. `exec` compiles the processor script as the body of a function of
+ * `(context, console, doc)` and calls it; `finish` ends the run (later host calls of its `context` fail) and
+ * returns the run state as JSON. Calls that need the host go through the captured `__host` function, which the
+ * engine checks again (the script can reach nothing else, but it is never trusted).
+ *
+ * Runs inside QuickJS: no Node or browser API, no imports at run time (only `harden.ts` is bundled in; the helper
+ * factory is compiled from `__utilSource` on first use, so it is imported here for its type only).
+ */
+import { hardenRealm } from './harden.js';
+import type { ByteReader, RealmGlobals, RunState, UtilEnv } from './types.js';
+import type { Util, UtilFactory } from './util-factory.js';
+
+/** What `sendToStep` returns from the host (`send-ops.ts`). */
+interface StepResult {
+  body: string | null;
+  properties: Record<string, string>;
+  headers: Record<string, string[]>;
+  errored: boolean;
+  errors: string[];
+}
+
+/** What `callAuthenticationHost` returns from the host (`auth-ops.ts`). */
+interface AuthResponse {
+  status: number;
+  body: string | null;
+  headers: Record<string, string[]>;
+}
+
+/** One processor run as the worker drives it. */
+interface Run {
+  exec(source: string): void;
+  finish(): [string, ArrayBuffer | undefined];
+}
+
+const G = globalThis as typeof globalThis & RealmGlobals;
+const host = G.__host,
+  utilSource = G.__utilSource,
+  indirectEval = G.eval;
+delete G.__host;
+delete G.__utilSource;
+const stringify = JSON.stringify,
+  parse = JSON.parse,
+  freeze = Object.freeze,
+  Fn = Function,
+  apply = Reflect.apply;
+const hasOwnProperty = Object.prototype.hasOwnProperty,
+  U8 = Uint8Array;
+const hasOwn = (o: object, k: string): boolean => apply(hasOwnProperty, o, [k]);
+if (typeof host !== 'function' || typeof utilSource !== 'string')
+  throw new Error('the sandbox worker did not install the host function and the helper source');
+let utilFactory: UtilFactory | undefined;
+function begin(input: string, inBytes: unknown): Run {
+  let live = true;
+  const S = parse(input) as RunState;
+  let util: Util | undefined;
+  const U = (): Util =>
+    util ||
+    (util = (utilFactory || (utilFactory = indirectEval(utilSource!) as UtilFactory))({
+      call,
+      S,
+      setBodyValue,
+      getBodyString,
+      streamReader,
+      stringify,
+      parse,
+    } satisfies UtilEnv));
+  let bytesBody = inBytes instanceof ArrayBuffer ? new Uint8Array(inBytes) : null;
+  const isAuth = S.auth === true;
+  function call(op: string, args?: unknown[], bytes?: ArrayBuffer): unknown {
+    if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+    let r;
+    try {
+      r = host!(op, stringify(args || []), bytes);
+    } catch (e) {
+      const m = /^([A-Z][A-Z0-9_]+): /.exec(String(e && (e as Error).message));
+      if (m) (e as Error & { code?: string }).code = m[1];
+      throw e;
+    }
+    return typeof r === 'string' ? parse(r) : r;
+  }
+  function str(v: unknown): string | null {
+    if (v === null || v === undefined) return null;
+    return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  function lower(n: unknown): string {
+    return String(n).toLowerCase();
+  }
+  function notPermitted(what: string): Error {
+    const e = new Error('ENGINE_NOT_PERMITTED: ' + what) as Error & { code?: string };
+    e.code = 'ENGINE_NOT_PERMITTED';
+    return e;
+  }
+  function setBodyValue(x: unknown): void {
+    if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) {
+      bytesBody = new U8(U().toBytes(x));
+      S.body = null;
+      return;
+    }
+    bytesBody = null;
+    S.body = x === null || x === undefined ? null : typeof x === 'object' ? U().serialize(x, 0) : String(x);
+  }
+  function getBodyString(): string | null {
+    return bytesBody ? U().utf8Decode(bytesBody) : S.body;
+  }
+  function streamReader(): ByteReader {
+    return {
+      read(n) {
+        return new Uint8Array(call('stream.read', [n === undefined ? -1 : Number(n)]) as ArrayBuffer);
+      },
+      readAll() {
+        return new Uint8Array(call('stream.read', [-1]) as ArrayBuffer);
+      },
+      available() {
+        return call('stream.available');
+      },
+    };
+  }
+  function resultObject(r: StepResult) {
+    return {
+      getBody() {
+        return r.body;
+      },
+      getProperty(k: unknown) {
+        const v = r.properties[String(k)];
+        return v === undefined ? null : v;
+      },
+      getHeader(n: unknown) {
+        const v = r.headers[lower(n)];
+        return v === undefined ? null : JSON.stringify(v);
+      },
+      isErrored() {
+        return r.errored;
+      },
+      getAllErrors() {
+        return r.errors.slice();
+      },
+    };
+  }
+  function headersArg(h: unknown): Record<string, string | string[]> {
+    const out: Record<string, string | string[]> = {};
+    if (h === null || h === undefined) return out;
+    const o = h as Record<string, unknown>;
+    for (const k of Object.keys(o))
+      out[String(k)] = Array.isArray(o[k]) ? (o[k] as unknown[]).map(String) : String(o[k]);
+    return out;
+  }
+  function sendMetric(a: unknown, b: unknown, c: unknown, d: unknown): void {
+    if (typeof a === 'number' && typeof b === 'string') call('metric', [a, b, Number(c), d || {}]);
+    else call('metric', [null, String(a), Number(b), c || {}]);
+  }
+  // Persistence (README "Persistence"): every check and all storage are on the host side (persist-ops.ts).
+  const timestampManager = freeze({
+    get(k: unknown) {
+      return call('ts.get', [String(k)]);
+    },
+    set(k: unknown, t: unknown) {
+      call('ts.set', [String(k), t]);
+    },
+    setIfLastest(k: unknown, t: unknown) {
+      return call('ts.setIfLatest', [String(k), t]);
+    },
+    firstTimestamp(k: unknown) {
+      return call('ts.first', [String(k)]);
+    },
+    minutesAgo(n: unknown) {
+      return call('ts.minutesAgo', [Number(n)]);
+    },
+  });
+  function queueOf(q: string) {
+    return freeze({
+      push(item: unknown) {
+        call('queue.push', [q, str(item)]);
+      },
+      take(n: unknown) {
+        return call('queue.take', [q, Number(n)]);
+      },
+      returnItem(item: unknown) {
+        call('queue.return', [q, str(item)]);
+      },
+      size() {
+        return call('queue.size', [q]);
+      },
+    });
+  }
+  const stepProperties = {
+    get(k: unknown) {
+      return call('stepProps.get', [String(k)]);
+    },
+    set(k: unknown, v: unknown) {
+      call('stepProps.set', [String(k), str(v)]);
+    },
+    remove(k: unknown) {
+      call('stepProps.set', [String(k), null]);
+    },
+    keys() {
+      return call('stepProps.keys');
+    },
+  };
+  const context = {
+    getBody: getBodyString,
+    getMessageBodyAsString: getBodyString,
+    setBody: setBodyValue,
+    setMessage: setBodyValue,
+    getPassedMessageAsString() {
+      return S.passed;
+    },
+    getData(key?: unknown) {
+      if (arguments.length === 0 || key === undefined) return JSON.stringify(S.data);
+      const v = hasOwn(S.data, String(key)) ? S.data[String(key)] : undefined;
+      return v === undefined ? null : str(v);
+    },
+    getStream() {
+      return streamReader();
+    },
+    setStream(x: unknown) {
+      if (x === null || x === undefined) {
+        bytesBody = null;
+        S.streamCleared = true;
+        return;
+      }
+      if (x && typeof (x as Partial<ByteReader>).readAll === 'function') x = (x as ByteReader).readAll();
+      bytesBody = new U8(U().toBytes(x));
+      S.body = null;
+    },
+    end() {
+      S.ended = true;
+    },
+    getHeader(n: unknown) {
+      const k = lower(n);
+      if (hasOwn(S.outHeaders, k)) return JSON.stringify([S.outHeaders[k]![1]]);
+      if (hasOwn(S.inHeaders, k)) return JSON.stringify(S.inHeaders[k]);
+      return null;
+    },
+    setHeader(n: unknown, v: unknown) {
+      S.outHeaders[lower(n)] = [String(n), String(v)];
+      if (isAuth) call('auth.header', [String(v)]);
+    },
+    removeHeader(n: unknown) {
+      delete S.outHeaders[lower(n)];
+      delete S.inHeaders[lower(n)];
+    },
+    removeAllHeaders() {
+      S.outHeaders = {};
+      S.inHeaders = {};
+    },
+    setUrl(hostId: unknown, path: unknown) {
+      S.url = { hostId: String(hostId), path: String(path) };
+    },
+    setHttpMethod(m: unknown) {
+      S.method = String(m).toUpperCase();
+    },
+    setProperty(k: unknown, v: unknown) {
+      S.properties[String(k)] = v === null || v === undefined ? null : String(v);
+    },
+    getProperty(k: unknown) {
+      const v = S.properties[String(k)];
+      return v === undefined ? null : v;
+    },
+    getStepProperties() {
+      return stepProperties;
+    },
+    sendToStep(a: unknown, b: unknown, c?: unknown) {
+      if (arguments.length === 3 && typeof c === 'string')
+        throw U().unsupported('sendToStep(accessId, stepId, body) across deployments');
+      // An authentication context passes its exchange properties on (ADR 0054); the host decides what it may.
+      return resultObject(
+        call('sendToStep', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]) as StepResult,
+      );
+    },
+    sendToStepAndForget(a: unknown, b: unknown, c?: unknown) {
+      call('sendToStepAndForget', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]);
+    },
+    addSystemError(msg: unknown) {
+      S.errors.push(String(msg));
+    },
+    addSplitReturnItem(item: unknown) {
+      call('split.add', [str(item)]);
+    },
+    getRestrictedDataFromHost(hostId: unknown) {
+      if (!isAuth)
+        throw notPermitted('getRestrictedDataFromHost is only available in an authentication context');
+      return call('restrictedData', [String(hostId)]);
+    },
+    callAuthenticationHost(hostId: unknown, path: unknown, options?: unknown) {
+      if (!isAuth)
+        throw notPermitted('callAuthenticationHost is only available in an authentication context');
+      const o = (options || {}) as { method?: unknown; headers?: unknown; body?: unknown };
+      const r = call('authCall', [
+        String(hostId),
+        String(path),
+        o.method === undefined ? null : String(o.method),
+        headersArg(o.headers),
+        str(o.body),
+      ]) as AuthResponse;
+      return {
+        getStatus() {
+          return r.status;
+        },
+        getBody() {
+          return r.body;
+        },
+        getHeader(n: unknown) {
+          const v = r.headers[lower(n)];
+          return v === undefined ? null : JSON.stringify(v);
+        },
+      };
+    },
+    setAuthenticationPropertiesOnStep(stepId: unknown, ttlMs: unknown, name: unknown, json: unknown) {
+      call('authProps.set', [String(stepId), Number(ttlMs), String(name), str(json)]);
+    },
+    getAuthenticationPropertiesFromStep(stepId: unknown, name: unknown) {
+      return call('authProps.get', [String(stepId), String(name)]);
+    },
+    sendMetric,
+    counter(k: unknown, d: unknown) {
+      return call('counter', [String(k), Number(d)]);
+    },
+    delta(k: unknown, v: unknown) {
+      return call('delta', [String(k), Number(v)]);
+    },
+    diagnosticLog(msg: unknown) {
+      call('log', ['info', 'diagnostic', str(msg)]);
+    },
+    getTimestamp() {
+      return S.timestampOverride === null ? call('now') : S.timestampOverride;
+    },
+    sleep(ms: unknown) {
+      call('sleep', [Number(ms)]);
+    },
+    hash(s: unknown) {
+      return U().crc32(s);
+    },
+    regexMatch(re: unknown, s: unknown) {
+      const m = new RegExp(String(re)).exec(String(s));
+      return m === null ? null : Array.from(m, (x) => (x === undefined ? null : x));
+    },
+    mergeJsonStrings(a: unknown, b: unknown) {
+      return JSON.stringify(U().deepMerge(JSON.parse(a as string), JSON.parse(b as string)));
+    },
+    bytes() {
+      return U().bytes;
+    },
+    crypto() {
+      return U().crypto;
+    },
+    setPersistedItem(k: unknown, v: unknown) {
+      call('persist.set', [String(k), str(v)]);
+    },
+    getPersistedItem(k: unknown) {
+      return call('persist.get', [String(k)]);
+    },
+    getTimestampManager() {
+      call('persist.check');
+      return timestampManager;
+    },
+    queue(name?: unknown) {
+      call('persist.check');
+      return queueOf(name === undefined || name === null ? 'default' : String(name));
+    },
+  };
+  for (const n of ['files']) {
+    (context as Record<string, unknown>)[n] = () => {
+      throw U().unsupported('context.' + n + '()');
+    };
+  }
+  function fmt(args: IArguments): string {
+    return (
+      Array.prototype.map.call(args as unknown as unknown[], (a) =>
+        typeof a === 'string'
+          ? a
+          : (() => {
+              try {
+                return JSON.stringify(a);
+              } catch {
+                return String(a);
+              }
+            })(),
+      ) as string[]
+    ).join(' ');
+  }
+  const console = {
+    log() {
+      call('log', ['info', 'console', fmt(arguments)]);
+    },
+    info() {
+      call('log', ['info', 'console', fmt(arguments)]);
+    },
+    warn() {
+      call('log', ['warn', 'console', fmt(arguments)]);
+    },
+    error() {
+      call('log', ['error', 'console', fmt(arguments)]);
+    },
+    debug() {
+      call('log', ['info', 'console', fmt(arguments)]);
+    },
+  };
+  const doc: Record<string, (...a: unknown[]) => unknown> = {};
+  type DocMethods = Record<string, (...a: unknown[]) => unknown>;
+  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors', 'run'])
+    doc[n] = (...a: unknown[]) => (U().makeDoc() as unknown as DocMethods)[n]!(...a);
+  const api = [freeze(context), freeze(console), freeze(doc)];
+  return freeze({
+    exec(source: string) {
+      apply(new Fn('context', 'console', 'doc', source), globalThis, api);
+    },
+    finish(): [string, ArrayBuffer | undefined] {
+      live = false;
+      S.bodyIsBytes = !!bytesBody;
+      return [stringify(S), bytesBody ? new U8(bytesBody).buffer : undefined];
+    },
+  });
+}
+
+const audit = hardenRealm();
+
+/** The completion value of the prelude: the worker keeps these functions; no script ever sees them. */
+export const completion = [begin, audit] as const;

@@ -1,0 +1,426 @@
+/**
+ * The sandbox worker thread (ADR 0040), built to `dist/sandbox/worker.js` and started by `sandbox.ts` with
+ * `new Worker(new URL(…))` (ADR 0050).
+ *
+ * The worker keeps one sandbox per engine that ran here (ADR 0042): a wasm instance of QuickJS (sync variant),
+ * a runtime with a memory limit, a stack limit and an interrupt deadline, and one hardened realm, created with
+ * exactly one host function (`__host`) and the prelude (`realm/prelude.ts`), which builds a fresh `context`,
+ * `console` and `doc` for every run; the worker evaluates the processor script in it, posts the final run state
+ * back and audits the realm before reusing it. `__host` is a synchronous call to the main thread: the request
+ * goes out on a dedicated port and the worker blocks on `Atomics.wait` until the reply is there
+ * (`receiveMessageOnPort`). Time spent blocked in a host call does not count against the script's deadline.
+ */
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import * as variantModule from '@jitl/quickjs-wasmfile-release-sync';
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+} from 'quickjs-emscripten-core';
+import type {
+  ErrorFields,
+  HostCallMessage,
+  HostReply,
+  SandboxJob,
+  SandboxWorkerData,
+  WorkerResult,
+} from './protocol.js';
+
+const { rpcPort, signal, wasmModule, prelude, utilSource } = workerData as SandboxWorkerData;
+const parent = parentPort!;
+// The variant's types describe its CommonJS build; imported as ESM, its default export is the variant.
+const variant = variantModule.default;
+const flag = new Int32Array(signal);
+let hostWaitMs = 0;
+
+/** `WebAssembly` is a global in Node, but this package's `lib` only declares its types. */
+const wasmApi = (
+  globalThis as unknown as {
+    WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => object };
+  }
+).WebAssembly;
+
+// Only calls that wait on something outside the sandbox stop the script's clock; cheap ones (log, metric,
+// counters) count as script time, so a loop of them still ends at the deadline.
+const WAITING_OPS = new Set([
+  'sendToStep',
+  'authCall',
+  'restrictedData',
+  'sleep',
+  'stream.read',
+  'stream.available',
+]);
+
+// The buffer of the last stream read, already copied into the sandbox: handed back with the next call for reuse.
+let spare: ArrayBuffer | undefined;
+
+function hostCall(op: string, args: HostCallMessage['args']): HostReply {
+  const started = Date.now();
+  Atomics.store(flag, 0, 0);
+  if (spare) {
+    rpcPort.postMessage({ op, args, spare } satisfies HostCallMessage, [spare]);
+    spare = undefined;
+  } else rpcPort.postMessage({ op, args } satisfies HostCallMessage);
+  for (;;) {
+    Atomics.wait(flag, 0, 0, 1000);
+    const got = receiveMessageOnPort(rpcPort);
+    if (got) {
+      if (WAITING_OPS.has(op)) hostWaitMs += Date.now() - started;
+      return got.message as HostReply;
+    }
+  }
+}
+
+// Bytes the worker owns outright (a transferred or freshly cloned buffer) go into the sandbox without another copy.
+function ownBuffer(u8: Uint8Array): ArrayBuffer {
+  return u8.byteOffset === 0 && u8.byteLength === u8.buffer.byteLength
+    ? (u8.buffer as ArrayBuffer)
+    : u8.slice().buffer;
+}
+
+function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
+  if (value instanceof Uint8Array) return ctx.newArrayBuffer(ownBuffer(value));
+  if (value === undefined) return ctx.undefined;
+  return ctx.newString(JSON.stringify(value));
+}
+
+function installHost(ctx: QuickJSContext): void {
+  const fn = ctx.newFunction(
+    '__host',
+    (opH: QuickJSHandle, argsH?: QuickJSHandle, bytesH?: QuickJSHandle) => {
+      const op = ctx.getString(opH);
+      const args = argsH && ctx.typeof(argsH) === 'string' ? ctx.getString(argsH) : '[]';
+      let bytes: Uint8Array | undefined;
+      if (bytesH && ctx.typeof(bytesH) === 'object') {
+        const life = ctx.getArrayBuffer(bytesH);
+        bytes = life.value.slice();
+        life.dispose();
+      }
+      const reply = hostCall(op, { json: args, bytes });
+      if (reply.error) return { error: ctx.newError({ name: 'Error', message: reply.error }) };
+      const handle = toHandle(ctx, reply.value);
+      if (
+        reply.stream &&
+        reply.value instanceof Uint8Array &&
+        reply.value.byteLength === reply.value.buffer.byteLength
+      )
+        spare = reply.value.buffer as ArrayBuffer;
+      return handle;
+    },
+  );
+  ctx.setProp(ctx.global, '__host', fn);
+  fn.dispose();
+}
+
+/** A thrown value as read here; `thrownNothing` when it was `undefined` or `null`. */
+interface ThrownError extends ErrorFields {
+  thrownNothing?: boolean;
+}
+
+// What a thrown value says, read property by property: never ctx.dump, which disposes some handles itself
+// (a thrown promise) and converts whole objects. A getter that throws gives an empty field.
+function describeError(ctx: QuickJSContext, handle: QuickJSHandle): ThrownError {
+  const kind = ctx.typeof(handle);
+  if (kind === 'undefined' || ctx.sameValue(handle, ctx.null)) {
+    return { name: 'Error', message: String(kind === 'undefined' ? undefined : null), thrownNothing: true };
+  }
+  if (kind !== 'object' && kind !== 'function') {
+    let text = '';
+    try {
+      text = String(ctx.dump(handle));
+    } catch {
+      /* leave it empty */
+    }
+    return { name: 'Error', message: text };
+  }
+  const field = (key: string): string => {
+    try {
+      const v = ctx.getProp(handle, key);
+      const text = ctx.typeof(v) === 'string' ? ctx.getString(v) : '';
+      v.dispose();
+      return text;
+    } catch {
+      return '';
+    }
+  };
+  return { name: field('name') || 'Error', message: field('message') };
+}
+
+// Promise reactions (then/await) queued by the script run before the state is read.
+function drainJobs(rt: QuickJSRuntime): ThrownError | undefined {
+  for (let i = 0; i < 10000; i++) {
+    const r = rt.executePendingJobs(1000);
+    if (r.error) {
+      const e = describeError(r.error.context, r.error);
+      if (r.error.alive) r.error.dispose();
+      return e;
+    }
+    if (r.value === 0) return undefined;
+  }
+  return { name: 'InternalError', message: 'too many pending jobs' };
+}
+
+function finishRun(
+  ctx: QuickJSContext,
+  run: QuickJSHandle,
+  finish: QuickJSHandle,
+): { error: ThrownError } | { error?: undefined; output: string | undefined; bytes: Uint8Array | undefined } {
+  const r = ctx.callFunction(finish, run);
+  if (r.error) {
+    const error = describeError(ctx, r.error);
+    r.error.dispose();
+    return { error };
+  }
+  try {
+    const json = ctx.getProp(r.value, 0),
+      buf = ctx.getProp(r.value, 1);
+    const output = ctx.typeof(json) === 'string' ? ctx.getString(json) : undefined;
+    let bytes: Uint8Array | undefined;
+    if (ctx.typeof(buf) === 'object') {
+      const life = ctx.getArrayBuffer(buf);
+      bytes = life.value.slice();
+      life.dispose();
+    }
+    json.dispose();
+    buf.dispose();
+    return { output, bytes };
+  } finally {
+    r.value.dispose();
+  }
+}
+
+/** One engine's sandbox in this worker: wasm instance, runtime, hardened realm and the prelude's two functions. */
+interface Sandbox {
+  rt: QuickJSRuntime;
+  ctx: QuickJSContext;
+  begin: QuickJSHandle;
+  audit: QuickJSHandle;
+  memoryBytes: number;
+  baseline: number;
+  runs: number;
+}
+
+// One sandbox per engine that ran here (ADR 0042), least recently used first: its own wasm instance (its own
+// heap: nothing of one engine's runs is in memory another engine's script could ever reach), runtime and
+// hardened realm. A sandbox is reused only by runs of its engine, and only while each run ends cleanly.
+const sandboxes = new Map<string, Sandbox>();
+const MAX_SANDBOXES = 4;
+
+// Objects of a past run can outlive it where the audit cannot see them (private fields stamped on frozen
+// built-ins), holding memory later runs of the engine then lack. Every 16th run of a sandbox its memory in use
+// is compared with what it was right after set-up; more than 1 MiB above, and the sandbox is replaced.
+// (Measuring costs ≈ 0.3–0.5 ms, too much for every run.)
+const MEMORY_CHECK_EVERY = 16,
+  MEMORY_ALLOWANCE = 1024 * 1024;
+
+// QuickJS's estimate of its heap, plus array buffer contents, which that estimate leaves out.
+function memoryInUse(sb: Sandbox): number {
+  const usage = sb.rt.computeMemoryUsage();
+  let n = 0;
+  for (const field of ['memory_used_size', 'binary_object_size']) {
+    const v = sb.ctx.getProp(usage, field);
+    n += sb.ctx.typeof(v) === 'number' ? sb.ctx.getNumber(v) : 0;
+    v.dispose();
+  }
+  usage.dispose();
+  return n;
+}
+
+function isOutOfMemory(e: ErrorFields | undefined): boolean {
+  return !!e && /out of memory/i.test(e.message);
+}
+
+function disposeSandbox(key: string): void {
+  const sb = sandboxes.get(key);
+  if (!sb) return;
+  sandboxes.delete(key);
+  // A runtime that hit its limits may not free cleanly; its wasm instance goes with it either way.
+  try {
+    sb.begin.dispose();
+    sb.audit.dispose();
+    sb.ctx.dispose();
+    sb.rt.dispose();
+  } catch {
+    /* see above */
+  }
+}
+
+// setMemoryLimit alone does not bound the total of large strings and typed arrays (quickjs-emscripten
+// issue 271), so each instance gets its own fixed-size linear memory: 16 MiB base + the run's memory limit.
+const PAGE = 65536,
+  BASE_PAGES = 256;
+
+async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
+  const found = sandboxes.get(job.realm);
+  if (found && found.memoryBytes === job.memoryBytes) {
+    sandboxes.delete(job.realm);
+    sandboxes.set(job.realm, found);
+    return found;
+  }
+  disposeSandbox(job.realm);
+  const maximum = BASE_PAGES + Math.ceil(job.memoryBytes / PAGE);
+  const wasmMemory = new wasmApi.Memory({ initial: BASE_PAGES, maximum });
+  const qjs = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory }));
+  const rt = qjs.newRuntime();
+  const ctx = rt.newContext();
+  let setup;
+  try {
+    installHost(ctx);
+    const util = ctx.newString(utilSource);
+    ctx.setProp(ctx.global, '__utilSource', util);
+    util.dispose();
+    setup = ctx.evalCode(prelude, 'prelude.js');
+    if (setup.error) {
+      const e = describeError(ctx, setup.error);
+      setup.error.dispose();
+      throw new Error(e.name + ': ' + e.message);
+    }
+  } catch (e) {
+    try {
+      ctx.dispose();
+      rt.dispose();
+    } catch {
+      /* the instance is dropped anyway */
+    }
+    throw e;
+  }
+  const sb: Sandbox = {
+    rt,
+    ctx,
+    begin: ctx.getProp(setup.value, 0),
+    audit: ctx.getProp(setup.value, 1),
+    memoryBytes: job.memoryBytes,
+    baseline: 0,
+    runs: 0,
+  };
+  setup.value.dispose();
+  memoryInUse(sb); // the first measurement may set up the runtime's own helper context
+  sb.baseline = memoryInUse(sb);
+  sandboxes.set(job.realm, sb);
+  while (sandboxes.size > MAX_SANDBOXES) disposeSandbox(sandboxes.keys().next().value!);
+  return sb;
+}
+
+/** The script's clock: `start` of its time, and whether the interrupt handler stopped it. */
+interface Clock {
+  start: number;
+  interrupted: boolean;
+}
+
+function limit(sb: Sandbox, job: SandboxJob, clock: Clock): void {
+  sb.rt.setMemoryLimit(job.memoryBytes);
+  sb.rt.setMaxStackSize(job.maxStackBytes);
+  sb.rt.setInterruptHandler(() => {
+    if (Date.now() - clock.start - hostWaitMs > job.timeMs) clock.interrupted = true;
+    return clock.interrupted;
+  });
+}
+
+/** The outcome of a job as the worker sees it; `clean` when the audit passed (the realm may be reused). */
+interface RunResult extends WorkerResult {
+  kind: 'done' | 'fail';
+  scriptError?: ThrownError | undefined;
+  clean?: boolean;
+}
+
+function runInRealm(sb: Sandbox, job: SandboxJob, clock: Clock): RunResult {
+  const { ctx } = sb;
+  const inputH = ctx.newString(job.input);
+  const bytesH = job.inBytes ? ctx.newArrayBuffer(ownBuffer(job.inBytes)) : ctx.undefined;
+  const started = ctx.callFunction(sb.begin, ctx.undefined, inputH, bytesH);
+  inputH.dispose();
+  if (job.inBytes) bytesH.dispose();
+  if (started.error) {
+    const error = describeError(ctx, started.error);
+    started.error.dispose();
+    return { kind: 'fail', error, interrupted: clock.interrupted };
+  }
+  const run = started.value;
+  const exec = ctx.getProp(run, 'exec'),
+    finish = ctx.getProp(run, 'finish');
+  try {
+    const source = ctx.newString(job.script);
+    const r = ctx.callFunction(exec, run, source);
+    source.dispose();
+    let scriptError: ThrownError | undefined;
+    if (r.error) {
+      scriptError = describeError(ctx, r.error);
+      r.error.dispose();
+    } else r.value.dispose();
+    scriptError = scriptError || drainJobs(sb.rt);
+    const out = finishRun(ctx, run, finish);
+    if (out.error) return { kind: 'fail', error: out.error, interrupted: clock.interrupted };
+    const audited = ctx.callFunction(sb.audit, ctx.undefined);
+    let clean = false;
+    if (audited.error) audited.error.dispose();
+    else {
+      clean = ctx.typeof(audited.value) === 'boolean' && ctx.dump(audited.value) === true;
+      audited.value.dispose();
+    }
+    return {
+      kind: 'done',
+      output: out.output,
+      outBytes: out.bytes,
+      scriptError,
+      interrupted: clock.interrupted,
+      clean,
+    };
+  } finally {
+    exec.dispose();
+    finish.dispose();
+    run.dispose();
+  }
+}
+
+function messageOf(e: unknown): string {
+  return String(e && (e as { message?: unknown }).message);
+}
+
+async function runJob(job: SandboxJob): Promise<RunResult> {
+  hostWaitMs = 0;
+  const clock: Clock = { start: Date.now(), interrupted: false };
+  let result: RunResult;
+  let sb: Sandbox | undefined;
+  try {
+    sb = await sandboxFor(job);
+    limit(sb, job, clock);
+    clock.start = Date.now(); // setting up a sandbox is not the script's time
+    result = runInRealm(sb, job, clock);
+  } catch (e) {
+    result = {
+      kind: 'fail',
+      error: { name: 'InternalError', message: messageOf(e) },
+      interrupted: clock.interrupted,
+    };
+  }
+  // An interrupt, an out-of-memory (QuickJS may throw it as a bare null), a failure outside the script, or promise
+  // jobs left behind (they would run in the next run's drain) may leave the sandbox in any state: replace it.
+  // A script that merely threw leaves it like any other run: audited, reused when clean.
+  const suspect =
+    result.kind !== 'done' ||
+    result.interrupted ||
+    isOutOfMemory(result.scriptError) ||
+    (result.scriptError && result.scriptError.thrownNothing) ||
+    !sb ||
+    sb.rt.hasPendingJob() ||
+    !result.clean;
+  if (suspect) disposeSandbox(job.realm);
+  else if (++sb!.runs % MEMORY_CHECK_EVERY === 0 && memoryInUse(sb!) > sb!.baseline + MEMORY_ALLOWANCE)
+    disposeSandbox(job.realm);
+  return result;
+}
+
+parent.on('message', (job: SandboxJob) => {
+  void (async () => {
+    let result: WorkerResult;
+    try {
+      result = await runJob(job);
+    } catch (e) {
+      result = { kind: 'fail', error: { name: 'InternalError', message: messageOf(e) } };
+    }
+    parent.postMessage(result);
+  })();
+});
+parent.postMessage({ kind: 'ready' } satisfies WorkerResult);
