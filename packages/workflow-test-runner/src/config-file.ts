@@ -1,8 +1,10 @@
-import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { JsonObject } from '@org/workflow-compiler';
 import { TestRunnerError } from './errors.js';
 import { isTrue, MAX_JSON_FILE_BYTES, plainObject, readJson } from './internal/json.js';
 import { checkSchema, compileSchema } from './internal/schema-check.js';
+import { quoteName } from './internal/text.js';
 import { noteLegacy, type LegacyNotice } from './legacy.js';
 import { isInside, readConfinedFile, realDirectory, resolveConfigDir } from './paths.js';
 import { RUNNER_CONFIG_SCHEMA } from './schemas.js';
@@ -101,15 +103,27 @@ export function parseRunnerConfig(
  *
  * @param path - path of the config file (absolute, or relative to the process's working directory).
  * @throws TestRunnerError the codes of {@link parseRunnerConfig}; `TESTRUNNER_FILE_NOT_FOUND`,
- *   `TESTRUNNER_FILE_TOO_LARGE`.
+ *   `TESTRUNNER_FILE_TOO_LARGE`; `TESTRUNNER_PATH_OUTSIDE_ROOT` when a configured directory is a symbolic link
+ *   out of the project.
  */
 export function loadRunnerConfig(path: string): RunnerConfig {
   const abs = resolve(path);
   const projectRoot = realDirectory(dirname(abs), 'the config directory');
   const file = basename(abs);
-  const root = { dir: projectRoot, real: projectRoot };
+  const root = { base: projectRoot, dir: projectRoot, real: projectRoot };
   const { bytes } = readConfinedFile(root, join(projectRoot, file), MAX_JSON_FILE_BYTES, file);
   const config = parseRunnerConfig(bytes, { projectRoot, file });
-  for (const dir of config.testDirs) realDirectory(dir, 'test directory');
+  // S155: a configured directory that is a symbolic link out of the project is refused like a "..".
+  const confine = (dir: string, what: string): void => {
+    if (!isInside(projectRoot, realDirectory(dir, what))) {
+      throw new TestRunnerError(
+        'TESTRUNNER_PATH_OUTSIDE_ROOT',
+        `${what} ${quoteName(relative(projectRoot, dir))} is a symbolic link out of the project`,
+      );
+    }
+  };
+  for (const dir of config.testDirs) confine(dir, 'test directory');
+  if (config.fileRoot !== undefined) confine(config.fileRoot, 'fileRoot');
+  for (const dir of config.resourceDirs) if (existsSync(dir)) confine(dir, 'resource directory');
   return config;
 }

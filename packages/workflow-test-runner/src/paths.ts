@@ -7,10 +7,12 @@ import { quoteName } from './internal/text.js';
 export const MAX_PATH_LENGTH = 4096;
 
 /**
- * The directory every file of one test must stay inside (S155): the test directory that holds the test, or the
- * config's `fileRoot` when one is set. `real` is its real path, for symlink checks.
+ * Where one test's paths start and where they must stay (S155). `base` is the test directory that holds the test
+ * (what `fromDirectory` and a leading `/` are relative to); `dir` is the directory every file must stay inside:
+ * the test directory, or the config's `fileRoot` when one is set; `real` is its real path, for symlink checks.
  */
 export interface TestRoot {
+  base: string;
   dir: string;
   real: string;
 }
@@ -61,20 +63,21 @@ export function resolveConfigDir(projectRoot: string, path: string, what: string
 
 /**
  * Resolves `fromDirectory` (interfaces.md §7.3). An empty value means the directory holding the test file; any
- * other value — with or without a leading `/` — is relative to the test root. The result must stay inside it.
+ * other value — with or without a leading `/` — is relative to the test directory. The result must stay inside
+ * the root.
  *
  * @throws TestRunnerError `TESTRUNNER_PATH_INVALID`, `TESTRUNNER_PATH_OUTSIDE_ROOT`.
  */
 export function resolveFromDirectory(root: TestRoot, testFile: string, fromDirectory: string): string {
   checkText(fromDirectory, 'fromDirectory');
-  const abs = fromDirectory === '' ? dirname(testFile) : resolve(root.dir, `.${sep}${fromDirectory}`);
+  const abs = fromDirectory === '' ? dirname(testFile) : resolve(root.base, `.${sep}${fromDirectory}`);
   if (!isInside(root.dir, abs)) throw outside('fromDirectory', fromDirectory, '".." climbs above the root');
   return abs;
 }
 
 /**
  * Resolves a file named by a test (`useThisTestConfigFile`, `useThisTestBootstrapFile`, `returnThisFile`): a
- * leading `/` means "from the test root", anything else is relative to `fromDirectory`. Lexical check only; read
+ * leading `/` means "from the test directory", anything else is relative to `fromDirectory`. Lexical check only; read
  * the file with {@link readConfinedFile}, which also refuses symbolic links that lead out.
  *
  * @throws TestRunnerError `TESTRUNNER_PATH_INVALID`, `TESTRUNNER_PATH_OUTSIDE_ROOT`.
@@ -82,7 +85,7 @@ export function resolveFromDirectory(root: TestRoot, testFile: string, fromDirec
 export function resolveTestFile(root: TestRoot, fromDir: string, path: string, what: string): string {
   checkText(path, what);
   if (path === '') throw new TestRunnerError('TESTRUNNER_PATH_INVALID', `${what} is empty`);
-  const abs = path.startsWith('/') ? resolve(root.dir, `.${path}`) : resolve(fromDir, path);
+  const abs = path.startsWith('/') ? resolve(root.base, `.${path}`) : resolve(fromDir, path);
   if (!isInside(root.dir, abs)) throw outside(what, path, '".." climbs above the root');
   return abs;
 }

@@ -68,12 +68,15 @@ function display(config: RunnerConfig, abs: string): string {
  *   `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_TEST_INVALID`.
  */
 export function loadTest(config: RunnerConfig, test: DiscoveredTest): LoadedTest {
-  const testDirRoot = { dir: test.testDir, real: realDirectory(test.testDir, 'test directory') };
+  const real = realDirectory(test.testDir, 'test directory');
+  const testDirRoot = { base: test.testDir, dir: test.testDir, real };
   const { bytes } = readConfinedFile(testDirRoot, test.file, MAX_JSON_FILE_BYTES, test.name);
   const spec = parseTestFile(bytes, test.name);
   const rootDir = config.fileRoot ?? test.testDir;
   const root =
-    rootDir === test.testDir ? testDirRoot : { dir: rootDir, real: realDirectory(rootDir, 'fileRoot') };
+    rootDir === test.testDir
+      ? testDirRoot
+      : { base: test.testDir, dir: rootDir, real: realDirectory(rootDir, 'fileRoot') };
   return { test, spec, root };
 }
 

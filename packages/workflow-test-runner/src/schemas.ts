@@ -79,10 +79,12 @@ const mockEndpoint = {
     thisManyTimes: { type: 'integer', minimum: 1, maximum: 1_000_000 },
     delay: { type: 'integer', minimum: 0, maximum: 600_000 },
   },
-  not: {
-    description: 'give returnThisFile or returnThisBody, not both',
-    required: ['returnThisFile', 'returnThisBody'],
-  },
+  allOf: [
+    {
+      description: 'give returnThisFile or returnThisBody, not both',
+      not: { required: ['returnThisFile', 'returnThisBody'] },
+    },
+  ],
 };
 
 const metric = {
@@ -158,18 +160,12 @@ export const TEST_FILE_SCHEMA = {
       oneOf: [{ required: ['testThisStep'] }, { required: ['testThisRoute'] }],
     },
     {
-      description: 'give useThisTestConfigFile, or a manifest with includes, not both',
-      oneOf: [
-        {
-          required: ['useThisTestConfigFile'],
-          not: { required: ['manifest'], properties: { manifest: { required: ['includes'] } } },
-        },
-        {
-          not: { required: ['useThisTestConfigFile'] },
-          required: ['manifest'],
-          properties: { manifest: { required: ['includes'] } },
-        },
-      ],
+      if: { required: ['manifest'], properties: { manifest: { type: 'object', required: ['includes'] } } },
+      then: {
+        description: 'give useThisTestConfigFile or a manifest with includes, not both',
+        not: { required: ['useThisTestConfigFile'] },
+      },
+      else: { required: ['useThisTestConfigFile'] },
     },
   ],
 } as const;
