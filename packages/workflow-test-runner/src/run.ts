@@ -126,20 +126,26 @@ async function deployWithDeadline(
 ): Promise<Observation> {
   const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let onCancel = (): void => undefined;
   const stop = new Promise<never>((_, reject) => {
     const fail = (why: string) => {
       const err = new TestRunnerError('TESTRUNNER_TIMEOUT', why);
-      ac.abort(err);
       reject(err);
+      ac.abort(err);
     };
+    onCancel = () => fail('the run was cancelled');
     timer = setTimeout(() => fail(`no result within ${Math.round(ms / 1000)} s`), ms);
     if (outer?.aborted === true) fail('the run was cancelled');
-    outer?.addEventListener('abort', () => fail('the run was cancelled'), { once: true });
+    outer?.addEventListener('abort', onCancel, { once: true });
   });
   try {
-    return await Promise.race([deploy({ ...input, signal: ac.signal }), stop]);
+    const observed = await Promise.race([deploy({ ...input, signal: ac.signal }), stop]);
+    // A result that arrives once the runner has given up (deadline, cancellation) is not used.
+    if (ac.signal.aborted) throw ac.signal.reason as Error;
+    return observed;
   } finally {
     clearTimeout(timer);
+    outer?.removeEventListener('abort', onCancel);
   }
 }
 
