@@ -4,7 +4,7 @@ import { isTrue, plainObject, readJson } from './internal/json.js';
 import { checkSchema, compileSchema } from './internal/schema-check.js';
 import { quoteName } from './internal/text.js';
 import { noteLegacy, type LegacyNotice } from './legacy.js';
-import { MOCK_HOSTNAME } from './mock-url.js';
+import { isMockUrl, MOCK_HOSTNAME } from './mock-url.js';
 import { TEST_FILE_SCHEMA } from './schemas.js';
 
 const validateTest = compileSchema(TEST_FILE_SCHEMA);
@@ -157,7 +157,7 @@ function mockUrl(url: string, i: number, file: string): string {
   } catch {
     return fail('is not an absolute URL');
   }
-  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.hostname !== MOCK_HOSTNAME) {
+  if (!isMockUrl(parsed)) {
     return fail(`must be a URL on http://${MOCK_HOSTNAME} (found host ${quoteName(parsed.host)})`);
   }
   return parsed.href;

@@ -61,7 +61,6 @@ it('keeps the public surface of the test runner stable', () => {
       "TESTRUNNER_WORKFLOW_INVALID",
       "TESTRUNNER_BOOTSTRAP_INVALID",
       "TESTRUNNER_HOST_NOT_MOCKED",
-      "TESTRUNNER_MOCK_NOT_MATCHED",
       "TESTRUNNER_DEPLOY_FAILED",
       "TESTRUNNER_TIMEOUT",
     ]
