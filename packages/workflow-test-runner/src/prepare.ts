@@ -1,0 +1,170 @@
+import { basename, dirname, relative, sep } from 'node:path';
+import type { CompiledWorkflow, DeploymentRecord } from '@org/workflow-compiler';
+import type { RunnerConfig } from './config-file.js';
+import type { DiscoveredTest } from './discover.js';
+import { MAX_JSON_FILE_BYTES, plainObject, readJson } from './internal/json.js';
+import type { MockEndpoint } from './mock-server.js';
+import { isMockUrl } from './mock-url.js';
+import {
+  readConfinedFile,
+  realDirectory,
+  resolveFromDirectory,
+  resolveTestFile,
+  type TestRoot,
+} from './paths.js';
+import { mergeTestBootstrap } from './prepare-bootstrap.js';
+import { buildTestWorkflow } from './prepare-workflow.js';
+import { parseTestFile, type CallSpec, type TestSpec } from './test-file.js';
+
+/** Largest `returnThisFile` served by the mock: 16 MiB. */
+export const MAX_MOCK_FILE_BYTES = 16 * 1024 * 1024;
+
+/** A test file read and validated, with the root its files must stay inside. */
+export interface LoadedTest {
+  test: DiscoveredTest;
+  spec: TestSpec;
+  root: TestRoot;
+}
+
+/** Everything a deployer needs to run one test, built without touching the network. */
+export interface PreparedTest {
+  /** The test's name (path relative to the project root). */
+  name: string;
+  /** The deployment id in the bootstrap (also `${testDeploymentId}`). */
+  deploymentId: string;
+  /** The step to trigger (`testThisStep`). */
+  stepId: string;
+  /** The compiled workflow under test: resources inlined, comments gone. */
+  workflow: CompiledWorkflow;
+  /** One complete, validated deployment record (ADR 0064 merge rules). */
+  bootstrap: DeploymentRecord;
+  /** Mock endpoints with their response bodies, in file order. */
+  endpoints: MockEndpoint[];
+  /** Requests to send to the deployment's HTTP triggers, in order (`makeTheseCalls`). */
+  calls: CallSpec[];
+  /** Fixed clock for the engine (`now()`), in ms since the epoch, when the test sets one. */
+  timestampOverride: number | undefined;
+  /** How long to wait for the triggered work (`secondsToWaitForCompletion`, default 10). */
+  waitSeconds: number;
+  /** Config variables overridden by the test's: for the deployment's secret/variable source. */
+  variables: Record<string, string>;
+  /** Ids of http hosts whose base URL is not the mock: calls to them will be refused (S156). */
+  unmockedHosts: string[];
+  /** The config's `debug`. */
+  debug: boolean;
+  /** The normalised test file, for expectations. */
+  spec: TestSpec;
+}
+
+function display(config: RunnerConfig, abs: string): string {
+  return relative(config.projectRoot, abs).split(sep).join('/');
+}
+
+/**
+ * Reads and validates one test file (inside its test directory: a test file that is a link leading out is
+ * refused). The returned root is `fileRoot` when configured, else the test directory (S155).
+ *
+ * @throws TestRunnerError `TESTRUNNER_FILE_NOT_FOUND`, `TESTRUNNER_FILE_TOO_LARGE`, `TESTRUNNER_PATH_OUTSIDE_ROOT`,
+ *   `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_TEST_INVALID`.
+ */
+export function loadTest(config: RunnerConfig, test: DiscoveredTest): LoadedTest {
+  const real = realDirectory(test.testDir, 'test directory');
+  const testDirRoot = { base: test.testDir, dir: test.testDir, real };
+  const { bytes } = readConfinedFile(testDirRoot, test.file, MAX_JSON_FILE_BYTES, test.name);
+  const spec = parseTestFile(bytes, test.name);
+  const rootDir = config.fileRoot ?? test.testDir;
+  const root =
+    rootDir === test.testDir
+      ? testDirRoot
+      : { base: test.testDir, dir: rootDir, real: realDirectory(rootDir, 'fileRoot') };
+  return { test, spec, root };
+}
+
+/** A deployment id derived from the test name: letters, digits, `-` and `_` only. */
+export function testDeploymentId(name: string): string {
+  const stem = name
+    .replace(/\.test\.json$/, '')
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return `test-${stem.slice(0, 96) || 'unnamed'}`;
+}
+
+/**
+ * Prepares a loaded test for a deployer: resolves and reads every file it names inside its root (S155), builds
+ * and compiles the workflow, completes the bootstrap (ADR 0064) and loads the mock bodies.
+ *
+ * @throws TestRunnerError `TESTRUNNER_PATH_INVALID`, `TESTRUNNER_PATH_OUTSIDE_ROOT`, `TESTRUNNER_FILE_NOT_FOUND`,
+ *   `TESTRUNNER_FILE_TOO_LARGE`, `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_WORKFLOW_INVALID`,
+ *   `TESTRUNNER_BOOTSTRAP_INVALID`, `TESTRUNNER_TEST_INVALID` — as a rejected promise.
+ */
+export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Promise<PreparedTest> {
+  const { test, spec, root } = loaded;
+  const fromDir = resolveFromDirectory(root, test.file, spec.fromDirectory);
+  const read = (path: string, what: string, max: number) => {
+    const abs = resolveTestFile(root, fromDir, path, what);
+    return readConfinedFile(root, abs, max, `${what} ${display(config, abs)}`);
+  };
+  let workflowFile: { bytes: Uint8Array; dir: string; name: string } | undefined;
+  if (spec.useThisTestConfigFile !== undefined) {
+    const f = read(spec.useThisTestConfigFile, 'useThisTestConfigFile', MAX_JSON_FILE_BYTES);
+    workflowFile = { bytes: f.bytes, dir: dirname(f.realPath), name: basename(f.realPath) };
+  }
+  const endpoints = spec.mockEndpointResponses.map((m) => ({
+    ...m,
+    body:
+      m.returnThisFile !== undefined
+        ? read(m.returnThisFile, 'returnThisFile', MAX_MOCK_FILE_BYTES).bytes
+        : new TextEncoder().encode(m.returnThisBody ?? ''),
+  }));
+  const partial =
+    spec.useThisTestBootstrapFile === undefined
+      ? undefined
+      : readJson(
+          read(spec.useThisTestBootstrapFile, 'useThisTestBootstrapFile', MAX_JSON_FILE_BYTES).bytes,
+          spec.useThisTestBootstrapFile,
+        );
+  const workflow = await buildTestWorkflow({
+    test: test.name,
+    ...(workflowFile === undefined ? {} : { workflow: workflowFile }),
+    ...(spec.manifest === undefined ? {} : { manifest: spec.manifest }),
+    includeDir: fromDir,
+    resourceDirs: config.resourceDirs,
+  });
+  const variables = plainObject([...Object.entries(config.variables), ...Object.entries(spec.variables)]);
+  const bootstrap = mergeTestBootstrap({
+    file: spec.useThisTestBootstrapFile ?? test.name,
+    partial,
+    deploymentId: testDeploymentId(test.name),
+    remoteConfiguration: `test:${test.name}`,
+    data: spec.data,
+    variables,
+  });
+  return {
+    name: test.name,
+    deploymentId: bootstrap.deploymentId,
+    stepId: spec.testThisStep,
+    workflow,
+    bootstrap,
+    endpoints,
+    calls: spec.makeTheseCalls,
+    timestampOverride: spec.timestampOverride,
+    waitSeconds: spec.secondsToWaitForCompletion,
+    variables,
+    unmockedHosts: unmockedHosts(bootstrap),
+    debug: config.debug,
+    spec,
+  };
+}
+
+function unmockedHosts(record: DeploymentRecord): string[] {
+  return (record.allowExternalHostAccess ?? [])
+    .filter((h) => h.transport !== 'inProc')
+    .filter((h) => {
+      try {
+        return !isMockUrl(new URL(h.host ?? ''));
+      } catch {
+        return true;
+      }
+    })
+    .map((h) => h.id);
+}

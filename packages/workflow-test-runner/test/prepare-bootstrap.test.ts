@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { mergeTestBootstrap, TestRunnerError } from '../src/index.js';
+
+const base = {
+  file: 'b.json',
+  deploymentId: 'test-x',
+  remoteConfiguration: 'test:x',
+  data: undefined,
+  variables: {},
+};
+
+describe('mergeTestBootstrap', () => {
+  it('completes an absent bootstrap into one valid record', () => {
+    expect(mergeTestBootstrap({ ...base, partial: undefined })).toEqual({
+      deploymentId: 'test-x',
+      remoteConfiguration: 'test:x',
+    });
+  });
+
+  it('converts the legacy hosts map into allowExternalHostAccess (interfaces.md §3.6)', () => {
+    const r = mergeTestBootstrap({
+      ...base,
+      partial: {
+        hosts: {
+          crm: {
+            host: 'http://mockserver',
+            authenticationHost: true,
+            allowlist: [['GET', '/api/count']],
+            data: { authorization: 'Basic eA==' },
+          },
+        },
+      },
+    });
+    expect(r.allowExternalHostAccess).toEqual([
+      {
+        id: 'crm',
+        host: 'http://mockserver',
+        authenticationHost: true,
+        allowList: [{ method: 'GET', uriPattern: '/api/count' }],
+        data: { authorization: 'Basic eA==' },
+      },
+    ]);
+    expect(r['hosts']).toBeUndefined();
+  });
+
+  it('keeps a deployment id from the partial and always sets remoteConfiguration itself', () => {
+    const r = mergeTestBootstrap({
+      ...base,
+      partial: [{ deploymentId: 'mine', remoteConfiguration: '/etc/other.oapp' }],
+    });
+    expect(r).toMatchObject({ deploymentId: 'mine', remoteConfiguration: 'test:x' });
+  });
+
+  it('deep-merges the test data over the bootstrap data (test wins, arrays replaced)', () => {
+    const r = mergeTestBootstrap({
+      ...base,
+      partial: { data: { region: 'eu', nested: { a: 1, b: [1, 2] }, keep: true } },
+      data: { region: 'us', nested: { b: [3] }, extra: 'x' },
+    });
+    expect(r.data).toEqual({ region: 'us', nested: { a: 1, b: [3] }, keep: true, extra: 'x' });
+  });
+
+  it('substitutes ${NAME} in string values from variables and testDeploymentId, once, leaving unknown names', () => {
+    const r = mergeTestBootstrap({
+      ...base,
+      partial: {
+        allowDeploymentAccess: [{ id: 'peers', access: 'call', deploymentIds: ['${testDeploymentId}'] }],
+        data: { token: 'Bearer ${TOKEN}', loop: '${LOOP}', unknown: '${NOPE}', '${TOKEN}': 'keys stay' },
+      },
+      variables: { TOKEN: 'abc', LOOP: '${TOKEN}' },
+    });
+    expect(r.allowDeploymentAccess).toEqual([{ id: 'peers', access: 'call', deploymentIds: ['test-x'] }]);
+    expect(r.data).toEqual({
+      token: 'Bearer abc',
+      loop: '${TOKEN}',
+      unknown: '${NOPE}',
+      '${TOKEN}': 'keys stay',
+    });
+  });
+
+  it('rejects several records, a non-object and a schema violation with TESTRUNNER_BOOTSTRAP_INVALID', () => {
+    expect(() => mergeTestBootstrap({ ...base, partial: [{}, {}] })).toThrowCode(
+      TestRunnerError,
+      'TESTRUNNER_BOOTSTRAP_INVALID',
+    );
+    expect(() => mergeTestBootstrap({ ...base, partial: 'text' })).toThrowCode(
+      TestRunnerError,
+      'TESTRUNNER_BOOTSTRAP_INVALID',
+    );
+    let err: unknown;
+    try {
+      mergeTestBootstrap({ ...base, partial: { allowHttpServerAccess: [{ id: 'web', port: 70000 }] } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({
+      code: 'TESTRUNNER_BOOTSTRAP_INVALID',
+      details: { workflowCode: 'WORKFLOW_BOOTSTRAP_INVALID' },
+    });
+  });
+
+  it('keeps __proto__ keys as plain data', () => {
+    const partial = JSON.parse('{"data":{"__proto__":{"polluted":"yes"}}}') as Record<string, unknown>;
+    const r = mergeTestBootstrap({ ...base, partial: partial as never });
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(Object.keys(r.data ?? {})).toEqual(['__proto__']);
+  });
+});
