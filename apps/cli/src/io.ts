@@ -415,10 +415,19 @@ export async function openPackageTo(
 }
 
 /**
+ * The largest package `envelope` takes: oapp-format has no streaming `repackage`, so the package, its content and
+ * the new package are all in memory at once (about three times this at the peak).
+ */
+export const ENVELOPE_MAX_BYTES = 1024 * MiB;
+
+/**
  * Endorses and repackages `input` (oapp-format `repackage`, in memory like POST /package-envelope) into `dest`.
  * @returns the new package size in bytes.
+ * @throws {@link CliError} `CLI_FILE_UNREADABLE` for a package over {@link ENVELOPE_MAX_BYTES}.
  */
 export async function repackageTo(input: Input, options: RepackageOptions, dest: string): Promise<number> {
+  if (input.size > ENVELOPE_MAX_BYTES)
+    throw unreadable(input.name, `larger than ${ENVELOPE_MAX_BYTES} bytes`);
   const parts: Uint8Array[] = [];
   for await (const chunk of input.open()) parts.push(chunk);
   const pkg = await repackage(Buffer.concat(parts), options);
