@@ -4,14 +4,22 @@ import { link, mkdtemp, open, rename, rm, stat, type FileHandle } from 'node:fs/
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { createPackage, openPackageStream, repackage, type CreatePackageOptions } from '@org/oapp-format';
+import {
+  createPackageStream,
+  openPackageToSink,
+  repackage,
+  writePackage as writePackageToSink,
+  type ContentSource,
+  type CreatePackageOptions,
+} from '@org/oapp-format';
 import type { OpenPackageOptions, RepackageOptions, VerifiedPackage } from '@org/oapp-format';
 import { CliError, EXIT_USAGE } from './errors.js';
 import { counted, progressFor } from './progress.js';
 
 // Every byte the command line reads or writes goes through this module: small inputs whole, packages as
 // streams, outputs atomically (a temporary file in the target's directory, renamed into place when complete).
-// `writePackage` and `openPackageTo` are the two places a streaming package writer/reader plugs in.
+// Packages are written and opened with oapp-format's streaming functions (`writePackage` into a file,
+// `createPackageStream` to standard output, `openPackageToSink`), so memory stays bounded by the chunk size.
 
 /** The operand that means standard input or standard output. */
 export const STDIO = '-';
@@ -108,41 +116,61 @@ export interface Input {
 }
 
 /**
- * Opens a package input for streaming. Standard input is copied to a private temporary file (mode 0600) so the
- * policy report can read the package prefix more than once.
+ * Opens a package (or package content) input for streaming. A regular file is read in place; standard input and
+ * anything else that cannot be read twice (a pipe, a device) is first copied to a private temporary file
+ * (mode 0600, in a fresh 0700 directory, removed by `dispose` or when the process ends) so it can be read again
+ * and its exact size is known.
  * @throws {@link CliError} `CLI_FILE_UNREADABLE`.
  */
 export async function packageInput(path: string): Promise<Input> {
   if (path !== STDIO) {
     const size = await sizeOf(path);
-    return {
-      name: path,
-      size,
-      open: () => fileChunks(path),
-      dispose: () => Promise.resolve(),
-    };
+    if (isRegularFile(path))
+      return { name: path, size, open: () => fileChunks(path), dispose: () => Promise.resolve() };
   }
+  const name = path === STDIO ? 'standard input' : path;
+  const source = path === STDIO ? chunksOf(process.stdin) : fileChunks(path);
   const dir = await mkdtemp(join(tmpdir(), 'oapp-'));
   pending.add(dir);
-  const spool = join(dir, 'stdin.oapp');
-  const fh = await open(spool, 'wx', 0o600);
+  const dispose = async () => {
+    await rm(dir, { recursive: true, force: true });
+    pending.delete(dir);
+  };
+  const spool = join(dir, 'spool');
   let size = 0;
   try {
-    for await (const chunk of chunksOf(process.stdin)) {
-      size += chunk.length;
-      await fh.write(chunk);
+    const fh = await open(spool, 'wx', 0o600);
+    try {
+      for await (const chunk of source) {
+        size += chunk.length;
+        await fh.write(chunk);
+      }
+    } finally {
+      await fh.close();
     }
-  } finally {
-    await fh.close();
+  } catch (err) {
+    await dispose();
+    if (err instanceof CliError) throw err;
+    throw unreadable(name, ioReason(err), err);
   }
+  return { name, size, open: () => fileChunks(spool), dispose };
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Whole bytes already in memory as an {@link Input} (a compiled workflow). */
+export function memoryInput(name: string, bytes: Uint8Array): Input {
   return {
-    name: 'standard input',
-    size,
-    open: () => fileChunks(spool),
-    dispose: async () => {
-      await rm(dir, { recursive: true, force: true });
-      pending.delete(dir);
-    },
+    name,
+    size: bytes.length,
+    open: () => once_(bytes),
+    dispose: () => Promise.resolve(),
   };
 }
 
@@ -194,16 +222,15 @@ async function writeChunks(fh: FileHandle, chunks: AsyncIterable<Uint8Array>): P
   return n;
 }
 
+/** Fills an open temporary file; returns the number of bytes of the finished output. */
+type Filler = (fh: FileHandle) => Promise<number>;
+
 /**
- * Writes `chunks` to `dest` atomically: into a new temporary file beside it, flushed, then renamed over `dest`
- * (or hard-linked to it for no-clobber, which fails if `dest` appeared meanwhile). If anything throws — the
- * source included — the temporary file is removed and `dest` is untouched (S154).
+ * Writes `dest` atomically: `fill` writes a new temporary file beside it, which is flushed, then renamed over
+ * `dest` (or hard-linked to it for no-clobber, which fails if `dest` appeared meanwhile). If anything throws —
+ * the source included — the temporary file is removed and `dest` is untouched (S154).
  */
-async function atomicWrite(
-  dest: string,
-  chunks: AsyncIterable<Uint8Array>,
-  options: OutputOptions,
-): Promise<number> {
+async function atomicFile(dest: string, fill: Filler, options: OutputOptions): Promise<number> {
   if (options.noClobber === true && outputExists(dest)) throw exists(dest);
   const dir = dirname(resolve(dest));
   const tmp = join(dir, `.${basename(dest)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -216,7 +243,7 @@ async function atomicWrite(
   pending.add(tmp);
   try {
     if (options.mode !== undefined) await fh.chmod(options.mode);
-    const n = await writeChunks(fh, chunks);
+    const n = await fill(fh);
     await fh.sync();
     await fh.close();
     if (options.noClobber === true) {
@@ -240,6 +267,15 @@ async function atomicWrite(
   } finally {
     pending.delete(tmp);
   }
+}
+
+/** {@link atomicFile} of a stream of chunks. */
+function atomicWrite(
+  dest: string,
+  chunks: AsyncIterable<Uint8Array>,
+  options: OutputOptions,
+): Promise<number> {
+  return atomicFile(dest, (fh) => writeChunks(fh, chunks), options);
 }
 
 async function toStdout(chunks: AsyncIterable<Uint8Array>): Promise<number> {
@@ -276,22 +312,18 @@ export async function writeOutput(
 }
 
 /**
- * Writes a stream whose last chunk may still fail (a decrypting package stream) so that nothing of it is left
- * anywhere unless the stream completes: to a file atomically, to standard output only after staging it in a
- * private temporary file (mode 0600) that is removed afterwards.
+ * Writes output that is valid only if `fill` completes (a decrypting package stream) so that nothing of it is
+ * left anywhere unless it does: to a file atomically, to standard output only after staging it in a private
+ * temporary file (mode 0600) that is removed afterwards.
  */
-export async function writeVerifiedStream(
-  dest: string,
-  chunks: AsyncIterable<Uint8Array>,
-  options: OutputOptions = {},
-): Promise<number> {
-  if (dest !== STDIO) return atomicWrite(dest, chunks, options);
+async function writeStaged(dest: string, fill: Filler, options: OutputOptions): Promise<number> {
+  if (dest !== STDIO) return atomicFile(dest, fill, options);
   refuseTerminal(options);
   const dir = await mkdtemp(join(tmpdir(), 'oapp-'));
   pending.add(dir);
   try {
     const staged = join(dir, 'staged');
-    await atomicWrite(staged, chunks, { mode: 0o600 });
+    await atomicFile(staged, fill, { mode: 0o600 });
     return await toStdout(fileChunks(staged));
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -299,21 +331,60 @@ export async function writeVerifiedStream(
   }
 }
 
-/**
- * Creates a package and writes it to `dest`. The one place packages are written (switch point for a streaming
- * writer: same options, content from a stream).
- * @returns the package size in bytes.
- * @throws what `createPackage` throws; {@link CliError} for the output.
- */
-export async function writePackage(dest: string, options: CreatePackageOptions): Promise<number> {
-  const bytes = createPackage(options);
-  return writeOutput(dest, bytes, { binary: true });
+/** Writes all of `bytes` at `position` (a positional write may be short). */
+async function writeAt(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let off = 0; off < bytes.length;) {
+    const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
+    off += bytesWritten;
+  }
 }
 
 /**
- * Verifies and decrypts the package `input` into `dest` with bounded memory (`openPackageStream`): the output
- * appears only when the whole package, last chunk and hashes included, has been proven (S154).
- * @throws what `openPackageStream` and its chunks throw; {@link CliError} for the output.
+ * Creates a package of `content` and writes it to `dest` with bounded memory. To a file: oapp-format's
+ * one-pass `writePackage` into a temporary file (payload first, then the prefix at offset 0), renamed into
+ * place only when complete. To standard output (`-`): `createPackageStream`, which reads the content twice
+ * (hence an {@link Input}, re-readable) and emits the package in order; if it fails midway (the content changed
+ * between the reads, a read error) the command fails and what was written is not a package.
+ * A progress bar is shown for large content (stderr a terminal, content ≥ 64 MiB).
+ * @returns the package size in bytes.
+ * @throws what `writePackage`/`createPackageStream` throw; {@link CliError} for the input and the output.
+ */
+export async function writePackage(
+  dest: string,
+  options: Omit<CreatePackageOptions, 'content'>,
+  content: Input,
+): Promise<number> {
+  const passes = dest === STDIO ? 2 : 1;
+  const progress = progressFor('packaging', content.size * passes);
+  const read = (): ContentSource => counted(content.open(), progress);
+  try {
+    if (dest === STDIO) {
+      refuseTerminal({ binary: true });
+      return await toStdout(createPackageStream({ ...options, content: read }));
+    }
+    return await atomicFile(
+      dest,
+      async (fh) => {
+        const sink = { write: (bytes: Uint8Array, position: number) => writeAt(fh, bytes, position) };
+        const written = await writePackageToSink(
+          { ...options, content: read(), contentSize: content.size },
+          sink,
+        );
+        return written.length;
+      },
+      {},
+    );
+  } finally {
+    progress.done();
+  }
+}
+
+/**
+ * Verifies and decrypts the package `input` into `dest` with bounded memory (`openPackageToSink`): the sink is
+ * a temporary file (beside `dest`, or a private staging file for standard output) that becomes the output only
+ * when `openPackageToSink` has resolved, i.e. the whole package, last chunk and hashes included, has been
+ * proven (S154).
+ * @throws what `openPackageToSink` throws; {@link CliError} for the output.
  */
 export async function openPackageTo(
   input: Input,
@@ -323,24 +394,40 @@ export async function openPackageTo(
 ): Promise<{ verified: VerifiedPackage; bytes: number }> {
   const progress = progressFor('decrypting', input.size);
   try {
-    const { chunks, ...verified } = await openPackageStream(counted(input.open(), progress), options);
-    try {
-      const bytes = await writeVerifiedStream(dest, chunks, output);
-      return { verified, bytes };
-    } finally {
-      // Closes the reader (and wipes the payload key) if writing stopped before the last chunk.
-      await chunks.return();
-    }
+    let verified: VerifiedPackage | undefined;
+    const bytes = await writeStaged(
+      dest,
+      async (fh) => {
+        let n = 0;
+        verified = await openPackageToSink(counted(input.open(), progress), options, async (chunk) => {
+          await fh.write(chunk);
+          n += chunk.length;
+        });
+        return n;
+      },
+      output,
+    );
+    if (verified === undefined) throw new Error('internal error: the package was not verified');
+    return { verified, bytes };
   } finally {
     progress.done();
   }
 }
 
 /**
+ * The largest package `envelope` takes: oapp-format has no streaming `repackage`, so the package, its content and
+ * the new package are all in memory at once (about three times this at the peak).
+ */
+export const ENVELOPE_MAX_BYTES = 1024 * MiB;
+
+/**
  * Endorses and repackages `input` (oapp-format `repackage`, in memory like POST /package-envelope) into `dest`.
  * @returns the new package size in bytes.
+ * @throws {@link CliError} `CLI_FILE_UNREADABLE` for a package over {@link ENVELOPE_MAX_BYTES}.
  */
 export async function repackageTo(input: Input, options: RepackageOptions, dest: string): Promise<number> {
+  if (input.size > ENVELOPE_MAX_BYTES)
+    throw unreadable(input.name, `larger than ${ENVELOPE_MAX_BYTES} bytes`);
   const parts: Uint8Array[] = [];
   for await (const chunk of input.open()) parts.push(chunk);
   const pkg = await repackage(Buffer.concat(parts), options);

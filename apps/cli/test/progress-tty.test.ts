@@ -49,9 +49,15 @@ beforeAll(() => {
     });
   writeFileSync(join(dir, 'large.oapp'), large(PROGRESS_MIN_BYTES));
   writeFileSync(join(dir, 'small.oapp'), large(1024 * 1024));
+  // For `package --raw`: the packager's secret key, the deployment's public key and 64 MiB of content.
+  writeFileSync(join(dir, 'packager.key'), record('packager', 'secret', keyToHex(packager.secretKey)), {
+    mode: 0o600,
+  });
+  writeFileSync(join(dir, 'deployment.pub'), record('deployment', 'public', keyToHex(deployment.publicKey!)));
+  writeFileSync(join(dir, 'large.bin'), new Uint8Array(PROGRESS_MIN_BYTES).fill(0x62));
 }, 120_000);
 
-// Three 64 MiB files: not left in the temporary directory.
+// Four 64 MiB files: not left in the temporary directory.
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('progress bar', () => {
@@ -68,6 +74,20 @@ describe('progress bar', () => {
 
   it('the 64 MiB package with stderr in a pipe shows none: stderr stays empty', async () => {
     const r = await oapp(['open', 'large.oapp', '-o', 'large2.out', ...policy], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+
+  const seal = ['--package-id', 'large', '--packager-key', 'packager.key', '--recipient', 'deployment.pub'];
+
+  it.skipIf(!hasScript)('package --raw of 64 MiB on a terminal shows the bar on stderr', async () => {
+    const out = await onTerminal(['package', '--raw', 'large.bin', '-o', 'packed.oapp', ...seal]);
+    expect(out).toContain('packaging [');
+    expect(out).toContain('100%');
+  });
+
+  it('package --raw of 64 MiB with stderr in a pipe shows none', async () => {
+    const r = await oapp(['package', '--raw', 'large.bin', '-o', 'packed2.oapp', ...seal], { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
   });

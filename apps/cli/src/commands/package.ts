@@ -2,7 +2,7 @@ import { canonicalize, hashWorkflow, parseStrictJson } from '@org/workflow-compi
 import { Command } from 'commander';
 import { collect, type Context } from '../context.js';
 import { asUsage, CliError } from '../errors.js';
-import { readInput, writePackage } from '../io.js';
+import { memoryInput, packageInput, readInput, writePackage, type Input } from '../io.js';
 import {
   addSealOptions,
   KEY_SOURCE_HELP,
@@ -17,6 +17,7 @@ interface PackageOptions extends SealFlags {
   packageId: string;
   license?: string;
   resourceDir?: string[];
+  raw?: boolean;
   json?: boolean;
 }
 
@@ -35,7 +36,7 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
     .description(
       'compile a workflow, sign it and encrypt it into an .oapp package (like POST /workflow-package)',
     )
-    .argument('<workflow>', 'workflow JSON file, or - for stdin')
+    .argument('<workflow>', 'workflow JSON file (with --raw: any file), or - for stdin')
     .requiredOption('-o, --output <file>', 'the .oapp file to write (- for stdout)')
     .requiredOption('--package-id <id>', "must equal the receiving bootstrap's packaging.packageId");
   addSealOptions(cmd, true)
@@ -44,6 +45,10 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
       '--resource-dir <dir>',
       "resource directory; repeatable (default: the workflow's directory)",
       collect,
+    )
+    .option(
+      '--raw',
+      'package the input bytes as they are, streamed (no compile step, no workflow hash): large content',
     )
     .option('--json', 'print a JSON summary')
     .addHelpText(
@@ -55,31 +60,47 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
       refuseJsonWithStdout(o.json, o.output);
       const keys = await loadSealKeys(ctx, o);
       const license = await licenseOf(o.license);
-      const { workflow: compiled } = await compileFile(workflow, dirsFor(o.resourceDir, workflow));
-      // The content is the JCS form of the compiled workflow: its SHA-256 is the workflow hash.
-      const content = Buffer.from(canonicalize(compiled), 'utf8');
+      if (o.raw === true && o.resourceDir !== undefined)
+        throw new CliError('CLI_USAGE', '--resource-dir has no effect with --raw');
+      let content: Input;
+      let workflowHash: string | undefined;
+      let plain: Buffer | undefined;
+      if (o.raw === true) {
+        // Streamed from the file (standard input is spooled to a private temporary file first).
+        content = await packageInput(workflow);
+      } else {
+        const { workflow: compiled } = await compileFile(workflow, dirsFor(o.resourceDir, workflow));
+        // The content is the JCS form of the compiled workflow: its SHA-256 is the workflow hash.
+        plain = Buffer.from(canonicalize(compiled), 'utf8');
+        workflowHash = hashWorkflow(compiled);
+        content = memoryInput(workflow, plain);
+      }
       try {
-        const bytes = await writePackage(o.output, {
-          packageId: o.packageId,
+        const bytes = await writePackage(
+          o.output,
+          {
+            packageId: o.packageId,
+            packagerSecretKey: keys.packagerSecretKey,
+            recipients: keys.recipients,
+            signers: keys.signers,
+            license,
+          },
           content,
-          packagerSecretKey: keys.packagerSecretKey,
-          recipients: keys.recipients,
-          signers: keys.signers,
-          license,
-        });
+        );
         if (o.json === true) {
           ctx.printJson({
             ok: true,
             output: o.output,
             bytes,
             packageId: o.packageId,
-            workflowHash: hashWorkflow(compiled),
+            ...(workflowHash === undefined ? {} : { workflowHash }),
             recipients: keys.recipients.length,
             signatures: keys.signers.length,
           });
         }
       } finally {
-        content.fill(0);
+        plain?.fill(0);
+        await content.dispose();
       }
       done(0);
     });
