@@ -1,3 +1,4 @@
+import { carriesRestricted } from './restricted.js';
 import { EngineError } from './errors.js';
 import { MIN_SECRET_CHARS } from './redact.js';
 import type { RunContext } from './run-context.js';
@@ -67,7 +68,7 @@ export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
   const method = typeof args[2] === 'string' ? args[2].toUpperCase() : body === undefined ? 'GET' : 'POST';
   const headers = headersArg(args[3]);
   for (const v of Object.values(headers)) ctx.shared.secrets.add(v);
-  const res = await ctx.shared.host.callOutbound({
+  const req = {
     hostId,
     path: args[1],
     method,
@@ -75,7 +76,13 @@ export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
     body,
     isAuthenticationProcessor: true,
     timeoutMs: ctx.step.httpTimeout,
-  });
+  };
+  if (carriesRestricted(ctx.shared, req))
+    throw new EngineError(
+      'ENGINE_NOT_PERMITTED',
+      'the call would carry restricted host data to another host',
+    );
+  const res = await ctx.shared.host.callOutbound(req);
   const lower = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries(res.headers)) lower[k.toLowerCase()] = v;
   const text = new TextDecoder().decode(res.body);

@@ -19,7 +19,7 @@ function str(args: Args, i: number, name: string): string {
 }
 
 function storeOf(ctx: RunContext, call: string): PersistentStore {
-  const store = ctx.shared.stores.get(ctx.step.stepId);
+  const store = ctx.shared.stores.get(ctx.step.uid);
   if (store) return store;
   throw new EngineError(
     'ENGINE_NO_PERSISTENCE',
@@ -52,7 +52,7 @@ function finite(args: Args, i: number, name: string): number {
 
 /** `delta(key, value)` on a step with persistence (host-ops.ts keeps the in-memory one for other steps). */
 export function persistedDelta(ctx: RunContext, args: Args): number | undefined {
-  const store = ctx.shared.stores.get(ctx.step.stepId);
+  const store = ctx.shared.stores.get(ctx.step.uid);
   if (!store) return undefined;
   return writable(ctx, 'delta').delta(str(args, 0, 'delta key'), finite(args, 1, 'delta value'));
 }
@@ -120,7 +120,7 @@ export async function openStores(
         'ENGINE_PERSISTENCE_INVALID',
         `step ${JSON.stringify(m.stepId.slice(0, 200))} has persistence but the host provides none`,
       );
-    stores.set(m.stepId, await host.persistence.open(m.stepId, m.persistence));
+    stores.set(m.uid, await host.persistence.open(m.stepId, m.persistence));
   }
   return stores;
 }
@@ -135,7 +135,7 @@ const heldMetrics = new WeakMap<RunState, Metric[]>();
  * never ahead of what the store gives back after a crash. False when the step has no persistence.
  */
 export function deferMetric(ctx: RunContext, m: Metric): boolean {
-  if (!ctx.shared.stores.has(ctx.step.stepId)) return false;
+  if (!ctx.shared.stores.has(ctx.step.uid)) return false;
   const held = heldMetrics.get(ctx.state);
   if (held) held.push(m);
   else heldMetrics.set(ctx.state, [m]);
@@ -147,7 +147,7 @@ export function deferMetric(ctx: RunContext, m: Metric): boolean {
  * emits its held metrics; runs before the result is returned (S127). A failed write errors the run.
  */
 export async function settleStep(shared: EngineShared, step: StepModel, state: RunState): Promise<void> {
-  const store = shared.stores.get(step.stepId);
+  const store = shared.stores.get(step.uid);
   if (!store || !step.persistence) return;
   try {
     await store.settle(step.persistence.flush);

@@ -37,36 +37,121 @@ function escapeRegExp(s: string): string {
 }
 
 /**
+ * Most secret values registered through {@link Redactor.add} with `evictable: true` (the engine's per-run
+ * registrations: header values and texts of authentication contexts) that are tracked at once. Past it the oldest
+ * are forgotten, so a workflow registering a new value per request cannot grow memory and matching cost without
+ * bound (ADR 0054, "Bounds"). Values the app registers (bootstrap secrets, decrypted strings) are never evicted.
+ */
+export const MAX_EVICTABLE_SECRETS = 4096;
+
+/** New forms are matched by a second, small pattern until this many have accumulated; then both are folded. */
+const FOLD_AT_FORMS = 256;
+
+/** Most passes {@link Redactor.strip} makes; a text still holding a form after them is dropped whole. */
+const MAX_STRIP_PASSES = 8;
+
+function alternation(forms: Iterable<string>): RegExp | undefined {
+  const list = [...forms];
+  if (list.length === 0) return undefined;
+  return new RegExp(
+    list
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join('|'),
+    'g',
+  );
+}
+
+/** Every `[start, end)` where a form of `re` occurs, overlapping ones included, in order of start. */
+function occurrences(re: RegExp, text: string, into: [number, number][]): void {
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    // The alternation is longest first, so each match is the longest form starting at its position.
+    into.push([m.index, m.index + m[0].length]);
+    re.lastIndex = m.index + 1;
+  }
+}
+
+/**
  * The one redactor of engine and agent (ADR 0054). It tracks every registered secret in each of its
  * {@link SECRET_FORMS} and replaces them in text bound for logs, errors and results ({@link redact}) or removes
  * them from metric keys and dimensions ({@link strip}).
  *
- * Matching: one precompiled alternation of every form, rebuilt on the first use after a change. Every occurrence
- * of every form is found, overlapping ones included, and each maximal run of overlapping occurrences becomes one
- * {@link REDACTED}, so no part of a secret survives next to another one.
+ * Matching: a precompiled alternation of the forms known at the last fold, plus a small one of the forms added
+ * since (folded in every {@link FOLD_AT_FORMS} forms, so an add costs amortised O(1) compilations). Every
+ * occurrence of every form is found, overlapping ones included, and each maximal run of overlapping occurrences
+ * becomes one {@link REDACTED}, so no part of a secret survives next to another one.
  */
 export class Redactor {
-  readonly #forms = new Set<string>();
-  /** Every form, longest first: finds the next position where some form starts. */
-  #any: RegExp | undefined;
+  /** Form → how many registered values produce it. */
+  readonly #forms = new Map<string, number>();
+  /** Registered value → its forms; pinned values are never evicted. */
+  readonly #values = new Map<string, { forms: string[]; pinned: boolean }>();
+  /** Evictable values, oldest first. */
+  readonly #evictable = new Set<string>();
+  #folded: RegExp | undefined;
+  /** Forms in {@link #folded}; the rest are in {@link #recentRe}. */
+  #foldedForms = new Set<string>();
+  #recent = new Set<string>();
+  #recentRe: RegExp | undefined;
+  #dirty = false;
   #longest = 0;
 
   /**
    * Registers `secret` in every tracked form. Values shorter than {@link MIN_SECRET_CHARS} (and forms that
-   * short) are ignored. Returns true when a new form was added.
+   * short) are ignored. `evictable` values count against {@link MAX_EVICTABLE_SECRETS}. Returns true when a new
+   * form was added.
    */
-  add(secret: string): boolean {
+  add(secret: string, options: { evictable?: boolean } = {}): boolean {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_CHARS) return false;
-    const before = this.#forms.size;
-    for (const { encode } of SECRET_FORMS) {
-      const form = encode(secret);
-      if (form.length < MIN_SECRET_CHARS) continue;
-      this.#forms.add(form);
+    const known = this.#values.get(secret);
+    if (known) {
+      if (!options.evictable && !known.pinned) {
+        known.pinned = true;
+        this.#evictable.delete(secret);
+      } else if (options.evictable && !known.pinned) {
+        // Refreshed: it is the newest again.
+        this.#evictable.delete(secret);
+        this.#evictable.add(secret);
+      }
+      return false;
+    }
+    const forms = [...new Set(SECRET_FORMS.map(({ encode }) => encode(secret)))].filter(
+      (f) => f.length >= MIN_SECRET_CHARS,
+    );
+    this.#values.set(secret, { forms, pinned: !options.evictable });
+    let added = false;
+    for (const form of forms) {
+      const n = this.#forms.get(form) ?? 0;
+      this.#forms.set(form, n + 1);
+      if (n > 0) continue;
+      added = true;
+      this.#recent.add(form);
+      this.#recentRe = undefined;
       if (form.length > this.#longest) this.#longest = form.length;
     }
-    if (this.#forms.size === before) return false;
-    this.#any = undefined;
-    return true;
+    if (options.evictable) {
+      this.#evictable.add(secret);
+      while (this.#evictable.size > MAX_EVICTABLE_SECRETS)
+        this.#evict(this.#evictable.values().next().value!);
+    }
+    return added;
+  }
+
+  #evict(secret: string): void {
+    this.#evictable.delete(secret);
+    const entry = this.#values.get(secret);
+    this.#values.delete(secret);
+    for (const form of entry?.forms ?? []) {
+      const n = (this.#forms.get(form) ?? 1) - 1;
+      if (n > 0) {
+        this.#forms.set(form, n);
+        continue;
+      }
+      this.#forms.delete(form);
+      if (this.#recent.delete(form)) this.#recentRe = undefined;
+      if (this.#foldedForms.has(form)) this.#dirty = true;
+    }
   }
 
   /** Number of tracked forms. */
@@ -81,11 +166,18 @@ export class Redactor {
 
   /**
    * `text` with every secret form removed (metric keys and dimensions, interfaces.md §5.5), and every
-   * {@link REDACTED} an earlier redaction left in it (a metric built from a redacted result).
+   * {@link REDACTED} an earlier redaction left in it (a metric built from a redacted result). Removal can join the
+   * text around a removed form into a new occurrence (`se` + secret + `cret`), so it is repeated until nothing
+   * changes; a text that still holds a form after {@link MAX_STRIP_PASSES} passes becomes empty.
    */
   strip(text: string): string {
-    const out = this.#replace(text, '');
-    return out.includes(REDACTED) ? out.replaceAll(REDACTED, '') : out;
+    let out = text;
+    for (let i = 0; i < MAX_STRIP_PASSES; i++) {
+      const next = this.#replace(out, '').replaceAll(REDACTED, '');
+      if (next === out) return out;
+      out = next;
+    }
+    return this.#replace(out, '') === out && !out.includes(REDACTED) ? out : '';
   }
 
   /**
@@ -96,36 +188,37 @@ export class Redactor {
     return this.redact(text.slice(0, max + this.#longest)).slice(0, max);
   }
 
+  #patterns(): RegExp[] {
+    if (this.#dirty || this.#recent.size >= FOLD_AT_FORMS) {
+      this.#foldedForms = new Set(this.#forms.keys());
+      this.#folded = alternation(this.#foldedForms);
+      this.#recent.clear();
+      this.#recentRe = undefined;
+      this.#dirty = false;
+    }
+    this.#recentRe ??= alternation(this.#recent);
+    const out: RegExp[] = [];
+    if (this.#folded) out.push(this.#folded);
+    if (this.#recentRe) out.push(this.#recentRe);
+    return out;
+  }
+
   #replace(text: string, by: string): string {
     if (this.#forms.size === 0 || text.length < MIN_SECRET_CHARS) return text;
-    this.#any ??= new RegExp(
-      [...this.#forms]
-        .sort((a, b) => b.length - a.length)
-        .map(escapeRegExp)
-        .join('|'),
-      'g',
-    );
-    const any = this.#any;
-    any.lastIndex = 0;
-    let m = any.exec(text);
-    if (m === null) return text; // the common case: one scan, no allocation
+    const found: [number, number][] = [];
+    for (const re of this.#patterns()) occurrences(re, text, found);
+    if (found.length === 0) return text; // the common case: one scan per pattern, no allocation
+    found.sort((a, b) => a[0] - b[0]);
     let out = '';
     let copied = 0;
-    while (m !== null) {
-      // The alternation is longest first, so each match is the longest form starting at its position. Occurrences
-      // starting inside this one extend it; the first that starts after it is the next match.
-      const start = m.index;
-      let end = start + m[0].length;
-      any.lastIndex = start + 1;
-      let next = any.exec(text);
-      while (next !== null && next.index < end) {
-        end = Math.max(end, next.index + next[0].length);
-        any.lastIndex = next.index + 1;
-        next = any.exec(text);
-      }
+    let i = 0;
+    while (i < found.length) {
+      const start = found[i]![0];
+      let end = found[i]![1];
+      // Occurrences starting inside this run extend it.
+      for (i++; i < found.length && found[i]![0] < end; i++) end = Math.max(end, found[i]![1]);
       out += text.slice(copied, start) + by;
       copied = end;
-      m = next;
     }
     return out + text.slice(copied);
   }
@@ -152,11 +245,17 @@ export class SecretSet {
     private readonly forward: (value: string) => void,
   ) {}
 
-  /** Registers `value` (S50: none of its tracked forms may appear). */
+  /**
+   * Registers `value` (S50: none of its tracked forms may appear). Values the engine registers while runs go on
+   * are evictable (bounded by {@link MAX_EVICTABLE_SECRETS}); the host is told once per value it has not seen
+   * recently.
+   */
   add(value: string): void {
-    if (value === '' || this.#seen.has(value)) return;
+    if (value === '') return;
+    this.redactor.add(value, { evictable: true });
+    if (this.#seen.has(value)) return;
     this.#seen.add(value);
-    this.redactor.add(value);
+    if (this.#seen.size > MAX_EVICTABLE_SECRETS) this.#seen.delete(this.#seen.values().next().value!);
     this.forward(value);
   }
 

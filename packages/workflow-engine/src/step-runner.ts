@@ -1,3 +1,4 @@
+import { carriesRestricted } from './restricted.js';
 import { EngineError, codeOf } from './errors.js';
 import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
@@ -139,17 +140,6 @@ function outboundRequest(flow: Flow, url: { hostId: string; path: string }): Out
 }
 
 /** Restricted values of host H may go to H only (security-requirements A.2, lazy decryption). */
-function leaksRestricted(flow: Flow, req: OutboundRequest): boolean {
-  const text = [req.path, ...Object.values(req.headers), typeof req.body === 'string' ? req.body : ''].join(
-    '\n',
-  );
-  for (const [hostId, values] of flow.shared.restricted) {
-    if (hostId === req.hostId) continue;
-    for (const v of values) if (text.includes(v)) return true;
-  }
-  return false;
-}
-
 async function outbound(
   flow: Flow,
   url: { hostId: string; path: string },
@@ -159,7 +149,7 @@ async function outbound(
   const req = outboundRequest(flow, url);
   if (req.isAuthenticationProcessor)
     for (const v of Object.values(req.headers)) registerHeaderSecret(flow, v);
-  if (leaksRestricted(flow, req)) {
+  if (carriesRestricted(flow.shared, req)) {
     state.errors.push('ENGINE_NOT_PERMITTED: the call would carry restricted host data to another host');
     return;
   }
@@ -225,17 +215,28 @@ function toResult(flow: Flow): StepResult {
   const raw = state.properties['status_code'];
   const n = raw === undefined ? NaN : Number(raw.trim());
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.values(state.outHeaders)) headers[name] = clean(value);
+  for (const [name, value] of Object.values(state.outHeaders)) headers[clean(name)] = clean(value);
   const properties: Record<string, string> = {};
-  for (const [k, v] of Object.entries(state.properties)) properties[k] = clean(v);
+  for (const [k, v] of Object.entries(state.properties)) properties[clean(k)] = clean(v);
   return {
     status: Number.isInteger(n) && n >= 100 && n <= 999 ? n : undefined,
-    body: state.bytes ?? (state.body === null ? undefined : clean(state.body)),
+    body: state.bytes ? cleanBytes(flow, state.bytes) : state.body === null ? undefined : clean(state.body),
     headers,
     properties,
     errored: state.errors.length > 0,
     errors: state.errors.map((e) => shared.secrets.scrub(e)),
   };
+}
+
+/**
+ * A binary body of a `scripted-auth` step is authentication output too (ADR 0054): when its UTF-8 reading holds a
+ * secret, the body becomes that reading with the secrets replaced; other bytes pass unchanged.
+ */
+function cleanBytes(flow: Flow, bytes: Uint8Array): string | Uint8Array {
+  if (flow.step.type !== 'scripted-auth') return bytes;
+  const text = utf8.decode(bytes);
+  const scrubbed = flow.shared.secrets.scrub(text);
+  return scrubbed === text ? bytes : scrubbed;
 }
 
 /**

@@ -305,3 +305,51 @@ describe('createWorkflowEngine with persistence', () => {
     ]);
   });
 });
+
+describe('steps of the same id in two workflows (ADR 0060)', () => {
+  it('a namesake without persistence cannot reach the other step store; each namesake keeps its own', async () => {
+    const persistence = createLmdbPersistence({ dataDir: dir });
+    providers.push(persistence);
+    const host = Object.assign(fakeHost(), { persistence });
+    const read =
+      "try { context.setBody(String(context.getPersistedItem('balance'))); } catch (e) { context.setBody(e.code); }";
+    const write = (v: string) => `context.setPersistedItem('balance', '${v}'); context.setBody('ok')`;
+    const wf = {
+      workflows: [
+        { name: 'billing', steps: [scriptStep('work', write('1000'), { persistenceFile: 'billing.store' })] },
+        { name: 'other', steps: [scriptStep('work', read)] },
+        { name: 'third', steps: [scriptStep('work', write('3'), { persistenceFile: 'third.store' })] },
+      ],
+    };
+    const engine = await createWorkflowEngine(wf, { host, data: {} });
+    const step = (workflowIndex: number) => ({ stepId: 'work', workflowIndex });
+    expect((await engine.runStep(step(0), input())).body).toBe('ok');
+    expect((await engine.runStep(step(2), input())).body).toBe('ok');
+    expect((await engine.runStep(step(1), input())).body).toBe('ENGINE_NO_PERSISTENCE');
+    const check = await createWorkflowEngine(
+      {
+        workflows: [
+          {
+            name: 'a',
+            steps: [
+              scriptStep('r', "context.setBody(context.getPersistedItem('balance'))", {
+                persistenceFile: 'billing.store',
+              }),
+            ],
+          },
+          {
+            name: 'b',
+            steps: [
+              scriptStep('r', "context.setBody(context.getPersistedItem('balance'))", {
+                persistenceFile: 'third.store',
+              }),
+            ],
+          },
+        ],
+      },
+      { host, data: {} },
+    );
+    expect((await check.runStep({ stepId: 'r', workflowIndex: 0 }, input())).body).toBe('1000');
+    expect((await check.runStep({ stepId: 'r', workflowIndex: 1 }, input())).body).toBe('3');
+  });
+});

@@ -1,6 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_EVICTABLE_SECRETS,
   MAX_WHOLE_TEXT_CHARS,
   MIN_LEAF_CHARS,
   MIN_SECRET_CHARS,
@@ -154,5 +155,46 @@ describe('SecretSet', () => {
     const shared = new Redactor();
     new SecretSet(shared, () => undefined).add('shared-secret');
     expect(shared.redact('a shared-secret')).toBe(`a ${REDACTED}`);
+  });
+});
+
+describe('Redactor: review findings', () => {
+  it('strip cannot be re-joined around a removed copy into the secret', () => {
+    const r = new Redactor();
+    const d = 'client-secret-Zq81xW';
+    r.add(d);
+    expect(r.strip(d.slice(0, 3) + d + d.slice(3))).not.toContain(d);
+    expect(r.strip(d.slice(0, 5) + d + d.slice(5))).not.toContain(d);
+    expect(r.strip(`ab${REDACTED}cd`)).toBe('abcd');
+    r.add('abcd');
+    expect(r.strip(`ab${REDACTED}cd`)).toBe('');
+    expect(r.strip('metric.name')).toBe('metric.name');
+  });
+
+  it('keeps at most MAX_EVICTABLE_SECRETS evictable values, never evicts pinned ones, and still finds new ones', () => {
+    const r = new Redactor();
+    r.add('pinned-bootstrap-secret');
+    for (let i = 0; i < MAX_EVICTABLE_SECRETS + 100; i++)
+      r.add(`per-request-signature-${i}`, { evictable: true });
+    expect(r.redact('per-request-signature-0 x')).toBe('per-request-signature-0 x');
+    expect(r.redact(`per-request-signature-${MAX_EVICTABLE_SECRETS + 99} x`)).toBe(`${REDACTED} x`);
+    expect(r.redact('pinned-bootstrap-secret x')).toBe(`${REDACTED} x`);
+    // A pinned value that was also registered as evictable stays pinned.
+    r.add('both-ways-secret');
+    for (let i = 0; i < MAX_EVICTABLE_SECRETS + 1; i++)
+      r.add(i === 0 ? 'both-ways-secret' : `v-${i}-xxxx`, { evictable: true });
+    expect(r.redact('both-ways-secret')).toBe(REDACTED);
+  });
+
+  it('finds secrets added after a fold and before the next one alike', () => {
+    const r = new Redactor();
+    const all: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const v = `secret-value-${i}-zz`;
+      all.push(v);
+      r.add(v);
+      if (i % 37 === 0) r.redact('warm');
+    }
+    for (const v of all) expect(r.redact(`a ${v} b`)).toBe(`a ${REDACTED} b`);
   });
 });

@@ -73,7 +73,8 @@ export function createEngineHost(deps: EngineHostDeps): EngineHost {
     callOutbound: (req) => callOutbound(deps, req),
     getRestrictedData: (hostId) =>
       Promise.resolve().then(() => readRestrictedData(deps.record, hostId, deps.decryptor, deps.redactor)),
-    registerSecret: (value) => deps.redactor.add(value),
+    // The engine registers into the same redactor already; what it registers at run time stays evictable.
+    registerSecret: (value) => deps.redactor.add(value, { evictable: true }),
     log: (entry) => deps.output.workflowLog(id, entry),
     metric: (m) => deps.output.metric(id, m),
     now: deps.now ?? Date.now,
