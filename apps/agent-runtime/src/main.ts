@@ -1,3 +1,4 @@
+import { Redactor } from '@org/workflow-engine';
 import { createApp, type Agent } from './app.js';
 import { loadBootstrap } from './startup/bootstrap-source.js';
 import { loadConfig, type Config } from './startup/config.js';
@@ -9,18 +10,24 @@ import { closeAll, listenAll } from './runtime/listen.js';
  * One JSON line on stderr and exit 1 (S44): the code and a message that names the problem and never
  * carries key material; schema problems are listed one by one; never a stack trace.
  */
+/**
+ * Values from the secrets file, known before the bootstrap is read: a start-up error that quotes a bootstrap value
+ * (a key id, a host) that came from that file shows the marker instead (review finding, ADR 0059).
+ */
+const startupSecrets = new Redactor();
+
 function fatal(err: unknown): never {
   const coded = isCodedError(err);
   const details =
     coded && Array.isArray(err.details) ? (err.details as { pointer?: string; detail?: string }[]) : [];
   const problems = details
     .filter((d) => typeof d.pointer === 'string' && typeof d.detail === 'string')
-    .map((d) => `${d.pointer}: ${d.detail}`);
+    .map((d) => startupSecrets.redact(`${d.pointer}: ${d.detail}`));
   const line = {
     ts: new Date().toISOString(),
     level: 'fatal',
     code: coded ? err.code : 'AGENT_START_FAILED',
-    msg: coded ? err.message : 'the agent could not start',
+    msg: coded ? startupSecrets.redact(err.message) : 'the agent could not start',
     ...(problems.length > 0 ? { problems } : {}),
   };
   process.stderr.write(JSON.stringify(line) + '\n');
@@ -43,6 +50,7 @@ function onSignals(agent: Agent, config: Config): void {
 async function start(): Promise<void> {
   const config = loadConfig(process.env, process.argv.slice(2));
   const variables = loadBootstrapVariables(process.env);
+  for (const name of variables.secretNames) startupSecrets.add(variables.values.get(name) ?? '');
   const { bootstrap, form, secrets } = await loadBootstrap(
     config.bootstrap,
     config.bootstrapSecretKey,

@@ -113,6 +113,28 @@ describe.skipIf(!existsSync(AGENT))('agent dist/main.js with bootstrap variables
     },
   );
 
+  it(
+    'never quotes a secrets-file value in a start-up error (a bootstrap rule naming a key id)',
+    { timeout: 30_000 },
+    async () => {
+      const secrets = write('quote.env', `PACKAGER_ID=${FILE_SECRET}\n`);
+      const wf = write('quote.workflow.json', JSON.stringify(WORKFLOW));
+      const boot = write(
+        'quote-bootstrap.json',
+        JSON.stringify({
+          deploymentId: 'vars-2',
+          remoteConfiguration: wf,
+          packaging: { packageId: 'p', packagerIdentities: ['${PACKAGER_ID}'] },
+        }),
+      );
+      const agent = spawnMain(AGENT, { AGENT_BOOTSTRAP: boot, AGENT_SECRETS_FROM: secrets });
+      expect(await agent.exited).toBe(1);
+      const all = agent.stdout() + agent.stderr();
+      expect(all).toContain('"level":"fatal"');
+      expect(all).not.toContain(FILE_SECRET);
+    },
+  );
+
   it.each([['https://vault.example/agent.env'], ['hostrecord:eyJpZCI6MX0=']])(
     'refuses AGENT_SECRETS_FROM=%s at start-up, naming the scheme',
     { timeout: 30_000 },
