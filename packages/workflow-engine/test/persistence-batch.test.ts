@@ -240,7 +240,7 @@ describe('persist.setMany (the host side of the buffer)', () => {
       EngineError,
       'ENGINE_PERSISTENCE_LIMIT',
     );
-    expect(() => setMany({ ...ctx, isAuth: true } as RunContext, [[['a', '2']]])).toThrowCode(
+    expect(() => setMany({ ...ctx, isAuth: true }, [[['a', '2']]])).toThrowCode(
       EngineError,
       'ENGINE_NOT_PERMITTED',
     );
