@@ -11,6 +11,28 @@ type Op = (ctx: RunContext, args: Args) => unknown;
 /** Largest `take(n)`; the byte cap of the store applies too. */
 export const MAX_TAKE_ITEMS = 10_000;
 const MINUTE_MS = 60_000;
+/**
+ * Most pairs in one `persist.setMany` (the realm's write buffer flushes at 1000 pairs or 1 Mi characters, see
+ * realm/prelude.ts); the host takes no more, whatever the script sends on the raw channel.
+ */
+export const MAX_WRITE_BATCH = 1000;
+
+/** The pairs of a `persist.setMany` call: `[[key, value | null], …]`, every one re-checked. */
+function pairs(args: Args): [string, string | null][] {
+  const list = args[0];
+  if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
+    throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
+  return list.map((p: unknown) => {
+    if (
+      !Array.isArray(p) ||
+      p.length !== 2 ||
+      typeof p[0] !== 'string' ||
+      (p[1] !== null && typeof p[1] !== 'string')
+    )
+      throw new TypeError('setMany: expected [key, value or null] pairs of strings');
+    return [p[0], p[1] as string | null];
+  });
+}
 
 function str(args: Args, i: number, name: string): string {
   const v = args[i];
@@ -69,6 +91,14 @@ export const PERSIST_OPS: Record<string, Op> = {
     writable(ctx, 'setPersistedItem').setItem(str(a, 0, 'key'), value);
     return null;
   },
+  // The realm's buffered setPersistedItem calls, in call order (README "Persistence": write buffer).
+  'persist.setMany': (ctx, a) => {
+    const list = pairs(a);
+    const store = writable(ctx, 'setPersistedItem');
+    if (store.setItems) store.setItems(list);
+    else for (const [k, v] of list) store.setItem(k, v);
+    return null;
+  },
   'ts.get': (ctx, a) => storeOf(ctx, 'getTimestampManager').getTimestamp(str(a, 0, 'key')),
   'ts.first': (ctx, a) => storeOf(ctx, 'getTimestampManager').firstTimestamp(str(a, 0, 'key')),
   'ts.set': (ctx, a) => {
@@ -102,6 +132,15 @@ export const PERSIST_OPS: Record<string, Op> = {
   },
   'queue.size': (ctx, a) => storeOf(ctx, 'queue().size').queueSize(str(a, 0, 'queue')),
 };
+
+/**
+ * `[maxKeyBytes, maxValueBytes]` when the run's `setPersistedItem` calls may be buffered in the sandbox (README
+ * "Persistence": write buffer): the step has a store that states its item limits and the run may write it.
+ */
+export function writeBuffer(ctx: Pick<RunContext, 'shared' | 'step' | 'isAuth'>): [number, number] | null {
+  const limits = ctx.isAuth ? undefined : ctx.shared.stores.get(ctx.step.stepId)?.itemLimits;
+  return limits ? [limits.maxKeyBytes, limits.maxValueBytes] : null;
+}
 
 /**
  * Opens the store of every step with persistence (README.md "Persistence"): at load, so a bad, foreign or

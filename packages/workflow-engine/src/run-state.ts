@@ -26,6 +26,8 @@ export interface SandboxView {
   auth: boolean;
   data: Record<string, unknown>;
   timestampOverride: number | null;
+  /** `[maxKeyBytes, maxValueBytes]` when the realm may buffer setPersistedItem calls (README "Persistence"). */
+  writeLimits?: [number, number] | null;
 }
 
 type Obj = Record<string, unknown>;
@@ -86,6 +88,7 @@ export function sandboxInput(state: RunState, view: SandboxView): string {
     mode: view.mode,
     auth: view.auth,
     timestampOverride: view.timestampOverride,
+    writeLimits: view.writeLimits ?? null,
   });
 }
 

@@ -2,7 +2,7 @@ import { carriesRestricted } from './restricted.js';
 import { EngineError, codeOf } from './errors.js';
 import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
-import { settleStep } from './persist-ops.js';
+import { settleStep, writeBuffer } from './persist-ops.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
 import { runInSandbox } from './sandbox.js';
@@ -50,11 +50,12 @@ async function runUnit(
     authBaseline: isAuth ? flow.authBaseline : undefined,
   };
   const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
+  const writeLimits = writeBuffer(ctx); // the realm's write buffer (persist-ops.ts)
   const outcome = await runInSandbox(
     {
       realm: shared.realm,
       script: unit.script,
-      input: sandboxInput(state, view),
+      input: sandboxInput(state, { ...view, writeLimits }),
       inBytes: state.bytes,
       ...shared.limits,
     },

@@ -167,6 +167,19 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     this.mutate(() => this.setEntry(k, value === null ? null : this.valueBytes(value, 'value')));
   }
 
+  get itemLimits(): { maxKeyBytes: number; maxValueBytes: number } {
+    return { maxKeyBytes: this.limits.maxKeyBytes, maxValueBytes: this.limits.maxValueBytes };
+  }
+
+  setItems(pairs: readonly (readonly [string, string | null])[]): void {
+    this.mutate(() => {
+      for (const [key, value] of pairs) {
+        const k = this.codec.key(KIND.item, this.name(key, 'key'));
+        this.setEntry(k, value === null ? null : this.valueBytes(value, 'value'));
+      }
+    });
+  }
+
   private tsRecord(key: string): { f: number; l: number } | undefined {
     return this.getJson(this.codec.key(KIND.timestamp, this.name(key, 'timestamp key')));
   }

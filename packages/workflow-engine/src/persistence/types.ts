@@ -31,6 +31,16 @@ export interface PersistentStore {
   getItem(key: string): string | null;
   /** `null` removes the key. */
   setItem(key: string, value: string | null): void;
+  /**
+   * Optional: `setItem` for each pair in order, with one stats update (a batch of buffered `setPersistedItem` calls). On a
+   * breach the pairs before it stay written, the rest are not, and the error is thrown.
+   */
+  setItems?(pairs: readonly (readonly [string, string | null])[]): void;
+  /**
+   * The key and value bounds of `setItem`, in UTF-8 bytes. When given, the sandbox may buffer a run's
+   * `setPersistedItem` calls (it checks these sizes at the call) and hand them over with `setItems`.
+   */
+  readonly itemLimits?: { readonly maxKeyBytes: number; readonly maxValueBytes: number };
   getTimestamp(key: string): number | null;
   setTimestamp(key: string, ts: number): void;
   /** Sets only when there is no timestamp yet or `ts` is greater; true when it set. */

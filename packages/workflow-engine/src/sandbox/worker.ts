@@ -166,8 +166,9 @@ function finishRun(
   ctx: QuickJSContext,
   run: QuickJSHandle,
   finish: QuickJSHandle,
+  flush: boolean,
 ): { error: ThrownError } | { error?: undefined; output: string | undefined; bytes: Uint8Array | undefined } {
-  const r = ctx.callFunction(finish, run);
+  const r = ctx.callFunction(finish, run, flush ? ctx.true : ctx.false);
   if (r.error) {
     const error = describeError(ctx, r.error);
     r.error.dispose();
@@ -350,7 +351,8 @@ function runInRealm(sb: Sandbox, job: SandboxJob, clock: Clock): RunResult {
       r.error.dispose();
     } else r.value.dispose();
     scriptError = scriptError || drainJobs(sb.rt);
-    const out = finishRun(ctx, run, finish);
+    // After a timeout the realm's write buffer is dropped (README "Persistence"): no script-side code runs past it.
+    const out = finishRun(ctx, run, finish, !clock.interrupted);
     if (out.error) return { kind: 'fail', error: out.error, interrupted: clock.interrupted };
     const audited = ctx.callFunction(sb.audit, ctx.undefined);
     let clean = false;

@@ -36,8 +36,13 @@ interface AuthResponse {
 /** One processor run as the worker drives it. */
 interface Run {
   exec(source: string): void;
-  finish(): [string, ArrayBuffer | undefined];
+  /** `flush`: send the write buffer first (false after a timeout: no script-side code runs past the deadline). */
+  finish(flush: boolean): [string, ArrayBuffer | undefined];
 }
+
+/** Bounds of the write buffer: pairs (the host's `MAX_WRITE_BATCH`) and characters of keys and values. */
+const WRITE_BATCH_ITEMS = 1000,
+  WRITE_BATCH_CHARS = 1024 * 1024;
 
 const G = globalThis as typeof globalThis & RealmGlobals;
 const host = G.__host,
@@ -73,8 +78,43 @@ function begin(input: string, inBytes: unknown): Run {
     } satisfies UtilEnv));
   let bytesBody = inBytes instanceof ArrayBuffer ? new Uint8Array(inBytes) : null;
   const isAuth = S.auth === true;
+  // The write buffer (README "Persistence", ADR 0052): setPersistedItem calls of a step whose store this run may
+  // write, sent in one `persist.setMany` call before any other host call but log, metric and persist.get, at the
+  // bound, and when the run finishes. getPersistedItem reads it first. The host checks every pair again.
+  const limits = S.writeLimits;
+  let writes = new Map<string, string | null>(),
+    writeChars = 0;
+  function flushWrites(): void {
+    if (writes.size === 0) return;
+    const list = Array.from(writes);
+    writes = new Map();
+    writeChars = 0;
+    call('persist.setMany', [list]);
+  }
+  // The size checks of the host's setItem, at the call, so a script can catch a breach where it made it.
+  function tooLarge(s: string, max: number): boolean {
+    if (s.length * 3 <= max) return false;
+    if (s.length > max) return true;
+    let n = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x80) n += 1;
+      else if (c < 0x800) n += 2;
+      else if (c >= 0xd800 && c < 0xdc00 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+        n += 4;
+        i++;
+      } else n += 3; // a lone surrogate is stored as U+FFFD, 3 bytes
+    }
+    return n > max;
+  }
+  function limitError(what: string): Error {
+    const e = new Error('ENGINE_PERSISTENCE_LIMIT: ' + what) as Error & { code?: string };
+    e.code = 'ENGINE_PERSISTENCE_LIMIT';
+    return e;
+  }
   function call(op: string, args?: unknown[], bytes?: ArrayBuffer): unknown {
     if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+    if (writes.size !== 0 && op !== 'log' && op !== 'metric' && op !== 'persist.get') flushWrites();
     let r;
     try {
       r = host!(op, stringify(args || []), bytes);
@@ -351,10 +391,22 @@ function begin(input: string, inBytes: unknown): Run {
       return U().crypto;
     },
     setPersistedItem(k: unknown, v: unknown) {
-      call('persist.set', [String(k), str(v)]);
+      if (!limits) return void call('persist.set', [String(k), str(v)]);
+      if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+      const key = String(k),
+        value = str(v);
+      if (tooLarge(key, limits[0])) throw limitError('key is longer than ' + limits[0] + ' bytes');
+      if (value !== null && tooLarge(value, limits[1]))
+        throw limitError('value is larger than ' + limits[1] + ' bytes');
+      writes.delete(key); // a rewritten key moves to the end: the batch keeps the order of the last writes
+      writes.set(key, value);
+      writeChars += key.length + (value === null ? 0 : value.length);
+      if (writes.size >= WRITE_BATCH_ITEMS || writeChars >= WRITE_BATCH_CHARS) flushWrites();
     },
     getPersistedItem(k: unknown) {
-      return call('persist.get', [String(k)]);
+      const key = String(k);
+      if (writes.has(key)) return writes.get(key);
+      return call('persist.get', [key]);
     },
     getTimestampManager() {
       call('persist.check');
@@ -411,7 +463,13 @@ function begin(input: string, inBytes: unknown): Run {
     exec(source: string) {
       apply(new Fn('context', 'console', 'doc', source), globalThis, api);
     },
-    finish(): [string, ArrayBuffer | undefined] {
+    finish(flush: boolean): [string, ArrayBuffer | undefined] {
+      // Buffered writes of a run that threw are kept, as each write was when it was applied at the call.
+      try {
+        if (flush) flushWrites();
+      } catch (e) {
+        S.errors.push(String(e && (e as Error).message));
+      }
       live = false;
       S.bodyIsBytes = !!bytesBody;
       return [stringify(S), bytesBody ? new U8(bytesBody).buffer : undefined];

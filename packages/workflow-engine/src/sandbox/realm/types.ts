@@ -37,6 +37,11 @@ export interface RunState {
   /** An authentication context (set by the engine, from the processor slot, never by the script). */
   auth: boolean;
   timestampOverride: number | null;
+  /**
+   * `[maxKeyBytes, maxValueBytes]` when setPersistedItem calls may be buffered (the step has a store this run may
+   * write, not an auth context); null otherwise.
+   */
+  writeLimits?: [number, number] | null;
   streamCleared?: boolean;
   bodyIsBytes?: boolean;
 }

@@ -1,0 +1,249 @@
+// The realm's write buffer of setPersistedItem (README "Persistence", ADR 0052): read-your-writes, flush points,
+// limits at the call and inside a batch, and what a failed or timed-out run keeps.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createLmdbPersistence,
+  createWorkflowEngine,
+  EngineError,
+  type PersistenceProvider,
+} from '../src/index.js';
+import { MAX_WRITE_BATCH, PERSIST_OPS } from '../src/persist-ops.js';
+import type { RunContext } from '../src/run-context.js';
+import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
+import { tempDataDir } from './persistence-helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+const providers: PersistenceProvider[] = [];
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDataDir());
+});
+
+afterEach(async () => {
+  for (const p of providers.splice(0)) await p.close();
+  cleanup();
+});
+
+async function start(steps: unknown[], limits = {}, engineLimits?: { timeMs?: number }) {
+  const persistence = createLmdbPersistence({ dataDir: dir, limits });
+  providers.push(persistence);
+  const host = Object.assign(fakeHost(), { persistence });
+  const engine = await createWorkflowEngine(workflow(steps), { host, data: {}, limits: engineLimits });
+  return {
+    async run(stepId: string, body?: string) {
+      const r = await engine.runStep(stepId, input(body));
+      return { body: r.body, errors: r.errors, errored: r.errored };
+    },
+  };
+}
+
+const persisted = (stepId: string, script: string, file = 'shared.store') =>
+  scriptStep(stepId, script, { persistenceFile: file });
+
+/** A step that reports n when `k0…k{n-1}` are stored and `kn` is not (a binary search over a stored prefix). */
+const prefixReader = persisted(
+  'count',
+  `const has = (i) => context.getPersistedItem('k' + i) !== null;
+   let lo = 0, hi = 1;
+   while (has(hi - 1)) hi *= 2;
+   while (lo < hi) { const m = (lo + hi) >> 1; if (has(m)) lo = m + 1; else hi = m; }
+   context.setBody(String(lo));`,
+);
+
+describe('the write buffer of setPersistedItem', () => {
+  it('reads its own writes within a run, removals included, and keeps them after the run', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        `context.setPersistedItem('a', '1'); const a = context.getPersistedItem('a');
+         context.setPersistedItem('a', { x: 2 }); const b = context.getPersistedItem('a');
+         context.setPersistedItem('gone', 'x'); context.setPersistedItem('gone', null);
+         context.setBody([a, b, context.getPersistedItem('gone'), context.getPersistedItem('never')].join('|'));`,
+      ),
+      persisted(
+        'r',
+        "context.setBody(context.getPersistedItem('a') + '|' + context.getPersistedItem('gone'))",
+      ),
+    ]);
+    expect((await agent.run('s')).body).toBe('1|{"x":2}||');
+    expect((await agent.run('r')).body).toBe('{"x":2}|null');
+  });
+
+  it('is flushed before sendToStep: the callee sees the value', async () => {
+    const agent = await start([
+      persisted(
+        'caller',
+        "context.setPersistedItem('k', 'from caller'); context.setBody(context.sendToStep('callee', '').getBody())",
+      ),
+      persisted('callee', "context.setBody(String(context.getPersistedItem('k')))"),
+    ]);
+    expect((await agent.run('caller')).body).toBe('from caller');
+  });
+
+  it('is flushed before other persistence calls, which see the writes in call order', async () => {
+    const agent = await start(
+      [
+        persisted(
+          's',
+          `context.setPersistedItem('a', 'x'); let code = null;
+           try { context.getTimestampManager().set('t', 1); } catch (e) { code = e.code; }
+           context.setBody(String(code));`,
+        ),
+      ],
+      { maxEntries: 1 },
+    );
+    // The buffered item took the one entry, so the timestamp is over the limit.
+    expect((await agent.run('s')).body).toBe('ENGINE_PERSISTENCE_LIMIT');
+  });
+
+  it(`S130: is flushed at ${MAX_WRITE_BATCH} items; a breach inside the batch is a coded error at that call`, async () => {
+    const agent = await start(
+      [
+        persisted(
+          's',
+          `let at = -1, code = null;
+           for (let i = 0; i < 3000; i++) {
+             try { context.setPersistedItem('k' + i, 'v'); } catch (e) { at = i; code = e.code; break; }
+           }
+           context.setBody(at + ' ' + code);`,
+        ),
+        prefixReader,
+      ],
+      { maxEntries: 1500 },
+    );
+    // The second flush (the 2000th call) breaches: the pairs before the breach are stored, the rest dropped.
+    expect(await agent.run('s')).toEqual({
+      body: `${2 * MAX_WRITE_BATCH - 1} ENGINE_PERSISTENCE_LIMIT`,
+      errors: [],
+      errored: false,
+    });
+    expect((await agent.run('count')).body).toBe('1500');
+  });
+
+  it('S130: is flushed at 1 Mi characters of keys and values', async () => {
+    const agent = await start(
+      [
+        persisted(
+          's',
+          `let at = -1, code = null;
+           for (let i = 0; i < 5; i++) {
+             try { context.setPersistedItem('k' + i, 'x'.repeat(400000)); } catch (e) { at = i; code = e.code; break; }
+           }
+           context.setBody(at + ' ' + code);`,
+        ),
+      ],
+      { maxStoreBytes: 1_000_000 },
+    );
+    // Three values reach the character bound; their flush breaches the store's byte limit at the third call.
+    expect((await agent.run('s')).body).toBe('2 ENGINE_PERSISTENCE_LIMIT');
+  });
+
+  it('S130: a key or value over its size limit is refused at the call, counted in UTF-8 bytes', async () => {
+    const agent = await start(
+      [
+        persisted(
+          's',
+          `const seen = [];
+           for (const [k, v] of [['k', 'x'.repeat(1025)], ['k', 'é'.repeat(513)], ['k', '😀'.repeat(257)],
+               ['k', 'é'.repeat(512)], ['😀'.repeat(17), 'v'], ['kk', '\\ud800'.repeat(342)], ['kk', '\\ud800'.repeat(341)]]) {
+             try { context.setPersistedItem(k, v); seen.push('ok'); } catch (e) { seen.push(e.code); }
+           }
+           context.setBody(seen.join(','));`,
+        ),
+      ],
+      { maxValueBytes: 1024, maxKeyBytes: 64 },
+    );
+    const L = 'ENGINE_PERSISTENCE_LIMIT';
+    expect(await agent.run('s')).toEqual({
+      body: [L, L, L, 'ok', L, L, 'ok'].join(','),
+      errors: [],
+      errored: false,
+    });
+  });
+
+  it('a breach found at the end of the run errors the run with the code', async () => {
+    const agent = await start(
+      [persisted('s', "context.setPersistedItem('a', '1'); context.setPersistedItem('b', '2')")],
+      {
+        maxEntries: 1,
+      },
+    );
+    const r = await agent.run('s');
+    expect(r.errored).toBe(true);
+    expect(r.errors.some((e) => e.startsWith('ENGINE_PERSISTENCE_LIMIT: '))).toBe(true);
+  });
+
+  it('keeps the writes of a run that throws after writing', async () => {
+    const agent = await start([
+      persisted(
+        's',
+        "for (let i = 0; i < 10; i++) context.setPersistedItem('k' + i, 'v'); throw new Error('late')",
+      ),
+      prefixReader,
+    ]);
+    const r = await agent.run('s');
+    expect(r.errored).toBe(true);
+    expect(r.errors).toEqual(['resultsProcessor: late']);
+    expect((await agent.run('count')).body).toBe('10');
+  });
+
+  it('a run that times out mid-loop keeps the writes of the batches flushed before the deadline, not the rest', async () => {
+    const agent = await start(
+      [persisted('s', "for (let i = 0; ; i++) context.setPersistedItem('k' + i, 'v')"), prefixReader],
+      {},
+      { timeMs: 300 },
+    );
+    await expect(agent.run('s')).toThrowCode(EngineError, 'ENGINE_TIMEOUT');
+    const stored = Number((await agent.run('count')).body);
+    expect(stored % MAX_WRITE_BATCH).toBe(0);
+  });
+});
+
+describe('persist.setMany (the host side of the buffer)', () => {
+  it('re-checks every argument the script could send on the raw channel', async () => {
+    const persistence = createLmdbPersistence({ dataDir: dir });
+    providers.push(persistence);
+    const store = await persistence.open('s', {
+      file: 's.store',
+      flush: true,
+      hexSymmetricKey: undefined,
+      obfuscate: false,
+    });
+    const ctx = {
+      shared: { stores: new Map([['s', store]]) },
+      step: { stepId: 's', uid: 's' },
+      isAuth: false,
+    } as unknown as RunContext;
+    const setMany = PERSIST_OPS['persist.setMany']!;
+    for (const bad of [
+      [],
+      ['k'],
+      [{ 0: ['k', 'v'], length: 1 }],
+      [[['k']]],
+      [[['k', 'v', 'x']]],
+      [[[1, 'v']]],
+      [[['k', 2]]],
+      [[['k', { a: 1 }]]],
+      [Array.from({ length: MAX_WRITE_BATCH + 1 }, (_, i) => ['k' + i, 'v'])],
+    ])
+      expect(() => setMany(ctx, bad)).toThrow(TypeError);
+    expect(store.getItem('k')).toBe(null);
+    setMany(ctx, [
+      [
+        ['a', '1'],
+        ['b', null],
+      ],
+    ]);
+    expect(store.getItem('a')).toBe('1');
+    expect(() => setMany(ctx, [[['k', 'x'.repeat(2 * 1024 * 1024)]]])).toThrowCode(
+      EngineError,
+      'ENGINE_PERSISTENCE_LIMIT',
+    );
+    expect(() => setMany({ ...ctx, isAuth: true }, [[['a', '2']]])).toThrowCode(
+      EngineError,
+      'ENGINE_NOT_PERMITTED',
+    );
+    expect(store.getItem('a')).toBe('1');
+  });
+});
