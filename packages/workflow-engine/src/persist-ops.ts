@@ -138,7 +138,7 @@ export const PERSIST_OPS: Record<string, Op> = {
  * "Persistence": write buffer): the step has a store that states its item limits and the run may write it.
  */
 export function writeBuffer(ctx: Pick<RunContext, 'shared' | 'step' | 'isAuth'>): [number, number] | null {
-  const limits = ctx.isAuth ? undefined : ctx.shared.stores.get(ctx.step.stepId)?.itemLimits;
+  const limits = ctx.isAuth ? undefined : ctx.shared.stores.get(ctx.step.uid)?.itemLimits;
   return limits ? [limits.maxKeyBytes, limits.maxValueBytes] : null;
 }
 
