@@ -8,12 +8,19 @@ import { closePersistence, planPersistence, type PersistencePlan } from './start
 import type { WorkflowEngine } from '@org/workflow-engine';
 import { createEngineHost } from './runtime/engine-host.js';
 import { httpRoutes, type TriggerRoute } from './runtime/http/routes.js';
+import { HttpRunCounters, type HttpStepCounters } from './runtime/http/http-runs.js';
 import { RunTracker } from './runtime/http/run-tracker.js';
 import { createTriggerServer } from './runtime/http/server.js';
 import { createOutput, type LineSink, type Output } from './runtime/output.js';
 import { createStringDecryptor, registerRecordSecrets, type StringDecryptor } from './runtime/secrets.js';
 import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './runtime/timers.js';
 import { DELIBERATE_DIFFERENCES, unsupportedUses } from './startup/start-up-report.js';
+
+/** One step's run counters (`Agent.stepCounters()`, the `step counters` lines at shutdown). */
+export interface StepRunCounters extends DeploymentStepCounters {
+  /** How many of `runs` an HTTP trigger started. */
+  readonly httpRuns: number;
+}
 
 /** Everything the agent needs; `main.ts` fills it from the environment, tests directly. */
 export interface AppDeps {
@@ -55,8 +62,11 @@ export interface Agent {
    * alive until {@link Agent.stop}, with or without listeners (a timer-only deployment runs until SIGTERM).
    */
   startTriggers(): void;
-  /** Counters of every `runOnce`/`timer` step: runs, errors, skipped ticks, runs in flight. */
-  stepCounters(): DeploymentStepCounters[];
+  /**
+   * Counters of every step that ran or is scheduled: runs (scheduled and HTTP), errors, skipped ticks, runs in
+   * flight, and how many of the runs an HTTP trigger started.
+   */
+  stepCounters(): StepRunCounters[];
   /**
    * Stops timers, logs the step counters, waits up to `drainMs` for in-flight runs, disposes the engines.
    * Servers are the caller's.
@@ -70,6 +80,39 @@ interface Shared {
   readonly output: Output;
   readonly decryptor: StringDecryptor;
   readonly tracker: RunTracker;
+  readonly httpRuns: HttpRunCounters;
+}
+
+/**
+ * One counter line per step: the scheduler's (runs, errors, skipped ticks, in flight) plus the runs its HTTP
+ * triggers started (`httpRuns`). A step with only an HTTP trigger has zero skipped ticks.
+ */
+function mergeCounters(
+  scheduled: readonly DeploymentStepCounters[],
+  http: readonly HttpStepCounters[],
+): StepRunCounters[] {
+  const out = new Map<string, StepRunCounters>();
+  for (const c of scheduled) out.set(`${c.deploymentId}\u0000${c.stepId}`, { ...c, httpRuns: 0 });
+  for (const h of http) {
+    const key = `${h.deploymentId}\u0000${h.stepId}`;
+    const c = out.get(key) ?? {
+      deploymentId: h.deploymentId,
+      stepId: h.stepId,
+      runs: 0,
+      errors: 0,
+      skippedTicks: 0,
+      running: 0,
+      httpRuns: 0,
+    };
+    out.set(key, {
+      ...c,
+      runs: c.runs + h.runs,
+      errors: c.errors + h.errors,
+      running: c.running + h.running,
+      httpRuns: h.runs,
+    });
+  }
+  return [...out.values()];
 }
 
 /** On failure every store opened so far is closed (the agent does not start). */
@@ -116,6 +159,7 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
         timeouts: s.deps.config.timeouts,
         output: s.output,
         tracker: s.tracker,
+        runs: s.httpRuns,
       });
       return {
         deploymentId: d.record.deploymentId,
@@ -143,6 +187,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     output: createOutput(deps.sink, redactor, undefined, deps.config.logLevel ?? 'info'),
     decryptor: createStringDecryptor(deps.config.stringSecretKeys),
     tracker: new RunTracker(),
+    httpRuns: new HttpRunCounters(),
   };
   const verified = await verifyDeployments(deps.bootstrap, {
     allowUnpackaged: deps.config.allowUnpackaged,
@@ -186,14 +231,16 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
       keepAlive = setInterval(() => undefined, 2 ** 31 - 1);
       scheduling.start();
     },
-    stepCounters: () => scheduling.counters(),
+    stepCounters: () => mergeCounters(scheduling.counters(), s.httpRuns.counters()),
     async stop(drainMs) {
       const started = state === 'started';
       state = 'stopped';
       scheduling.stop();
       clearInterval(keepAlive);
       const idle = await s.tracker.idle(drainMs);
-      if (started) for (const c of scheduling.counters()) s.output.info('step counters', { ...c });
+      if (started)
+        for (const c of mergeCounters(scheduling.counters(), s.httpRuns.counters()))
+          s.output.info('step counters', { ...c });
       for (const engine of engines.values()) engine.dispose();
       await closePersistence(persistence);
       return idle;

@@ -99,7 +99,7 @@ describe('timers in the agent', () => {
   it('logs the step counters at stop', async () => {
     await a.close();
     const lines = parse(a).filter((l) => l['msg'] === 'step counters');
-    expect(lines.map((l) => l['stepId']).sort()).toEqual(['broken', 'quiet', 'slow']);
+    expect(lines.map((l) => l['stepId']).sort()).toEqual(['broken', 'ping', 'quiet', 'slow']);
     expect(lines.find((l) => l['stepId'] === 'broken')).toMatchObject({
       level: 'info',
       errors: expect.any(Number),

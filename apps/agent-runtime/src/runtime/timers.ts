@@ -19,7 +19,7 @@ export interface TimedDeployment {
   readonly record: DeploymentRecord;
 }
 
-/** Counters of one scheduled step (`runOnce`/`timer` runs only; HTTP runs are not counted here). */
+/** Counters of one scheduled step (`runOnce`/`timer` runs; the app adds HTTP runs, app.ts `StepRunCounters`). */
 export interface DeploymentStepCounters extends StepCounters {
   readonly deploymentId: string;
 }

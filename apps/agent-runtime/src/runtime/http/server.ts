@@ -6,6 +6,7 @@ import { errorMiddleware, problemOf, writeInternal, writeProblem } from '../http
 import type { Output } from '../output.js';
 import type { TriggerRoute } from './routes.js';
 import type { RunTracker } from './run-tracker.js';
+import type { HttpRunCounters } from './http-runs.js';
 import { routeFor, triggerHandler, uploadOptionsOf, type TriggerContext } from './trigger-handler.js';
 
 /** What one trigger server needs. */
@@ -15,6 +16,7 @@ export interface TriggerServerOptions {
   readonly timeouts: Timeouts;
   readonly output: Output;
   readonly tracker: RunTracker;
+  readonly runs?: HttpRunCounters | undefined;
 }
 
 /** The Express app of one `allowHttpServerAccess` entry: one catch-all trigger handler, one error middleware. */

@@ -10,6 +10,7 @@ import { problemOf } from '../http-errors.js';
 import type { Output } from '../output.js';
 import { writeStepResult } from './respond.js';
 import { matchRoute, type TriggerRoute } from './routes.js';
+import type { HttpRunCounters } from './http-runs.js';
 import type { RunTracker } from './run-tracker.js';
 import { splitTarget, stepInputOf } from './step-input.js';
 
@@ -19,6 +20,8 @@ export interface TriggerContext {
   readonly limits: Limits;
   readonly output: Output;
   readonly tracker: RunTracker;
+  /** Counts runs per step (optional for tests that build a server alone). */
+  readonly runs?: HttpRunCounters | undefined;
 }
 
 /** The upload options of a route: multipart only with the step's `multiPartUploadByteLimit`. */
@@ -66,6 +69,8 @@ async function run(
   let uploadError: unknown;
   // The 'error' event may come a tick after the step saw the failure; `errored` is set at once.
   stream?.on('error', (err) => (uploadError = err));
+  const started = performance.now();
+  const done = ctx.runs?.start(route.deploymentId, route.stepId);
   const result = await ctx.tracker
     .track(() => route.engine.runStep(route.step, input))
     .catch((err: unknown) => {
@@ -76,6 +81,16 @@ async function run(
       });
       return undefined;
     });
+  const outcome = result === undefined ? 'failed' : result.errored ? 'errored' : 'ok';
+  done?.(outcome !== 'ok');
+  // The same per-run line the scheduler's runs get (runtime/timers.ts), at debug level.
+  ctx.output.debug('step run', {
+    deploymentId: route.deploymentId,
+    stepId: route.stepId,
+    trigger: 'http',
+    durationMs: Math.round(performance.now() - started),
+    outcome,
+  });
   return { result, stream, uploadError: stream?.errored ?? uploadError };
 }
 
