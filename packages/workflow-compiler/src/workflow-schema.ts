@@ -103,7 +103,8 @@ function stepProperties(): Record<string, unknown> {
     httpStatusHandling: {
       type: 'object',
       properties: { comment: COMMENT_SCHEMA },
-      patternProperties: { '^[1-5][0-9][0-9]$': processorRef },
+      // An exact status (`"404"`) or an inclusive range (`"300-599"`, used by real apps).
+      patternProperties: { '^[1-5][0-9][0-9](-[1-5][0-9][0-9])?$': processorRef },
       additionalProperties: false,
     },
     httpTimeout: ms,

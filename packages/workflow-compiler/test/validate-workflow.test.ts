@@ -29,6 +29,13 @@ describe('validateWorkflow', () => {
     );
   });
 
+  it('accepts httpStatusHandling keys that are a status or an inclusive range, and nothing else', () => {
+    const wf = (key: string) => oneStep({ script: 'x' }, { httpStatusHandling: { [key]: { script: 'y' } } });
+    for (const key of ['404', '300-599']) expect(() => validateWorkflow(wf(key))).not.toThrow();
+    for (const key of ['4xx', '300-', '300-5990', ' 404', '600'])
+      expect(() => validateWorkflow(wf(key))).toThrowCode(WorkflowError, 'WORKFLOW_SCHEMA_INVALID');
+  });
+
   it('reports every schema violation at once with pointers, expected and found', () => {
     const wf = {
       workflows: [

@@ -141,6 +141,25 @@ function outboundRequest(flow: Flow, url: { hostId: string; path: string }): Out
 }
 
 /** Restricted values of host H may go to H only (security-requirements A.2, lazy decryption). */
+/**
+ * The `httpStatusHandling` entry for `status`: the exact key (`"404"`) when there is one, else the narrowest
+ * inclusive range (`"400-499"`) that holds it, the first in the file on a tie (README "Step flow").
+ */
+function statusHandlerFor(step: StepModel, status: number): ScriptUnit[] | undefined {
+  const exact = step.statusHandlers[String(status)];
+  if (exact) return exact;
+  let best: { width: number; units: ScriptUnit[] } | undefined;
+  for (const [key, units] of Object.entries(step.statusHandlers)) {
+    const m = /^([1-5][0-9][0-9])-([1-5][0-9][0-9])$/.exec(key);
+    if (!m) continue;
+    const from = Number(m[1]);
+    const to = Number(m[2]);
+    if (status < from || status > to) continue;
+    if (!best || to - from < best.width) best = { width: to - from, units };
+  }
+  return best?.units;
+}
+
 async function outbound(
   flow: Flow,
   url: { hostId: string; path: string },
@@ -187,9 +206,9 @@ async function outbound(
     method: null,
   });
   state.properties['status_code'] = String(res.status);
-  const handler = step.statusHandlers[String(res.status)] ?? step.processors[results];
-  if (handler)
-    await runChain(flow, handler, step.statusHandlers[String(res.status)] ? 'httpStatusHandling' : results);
+  const byStatus = statusHandlerFor(step, res.status);
+  const handler = byStatus ?? step.processors[results];
+  if (handler) await runChain(flow, handler, byStatus ? 'httpStatusHandling' : results);
 }
 
 /** The call cycle; `results` is `itemResultProcessor` for one item of a split-aggregate step. */

@@ -114,6 +114,9 @@ function stepModel(step: Obj, data: Obj, where: string): StepModel {
   const handling = step['httpStatusHandling'];
   if (isObject(handling)) {
     for (const code of Object.keys(handling)) {
+      const range = /^([1-5][0-9][0-9])-([1-5][0-9][0-9])$/.exec(code);
+      if (range && Number(range[1]) > Number(range[2]))
+        throw invalid(`${stepId}.httpStatusHandling.${code}: a status range must not end below its start`);
       statusHandlers[code] = flattenProcessor(
         handling[code],
         stepData,

@@ -150,3 +150,38 @@ describe('step flow (interfaces.md §4.5, §6.3)', () => {
     expect(host.calls[0]).toMatchObject({ method: 'POST', body: new Uint8Array([7, 8]) });
   });
 });
+
+describe('httpStatusHandling status ranges', () => {
+  const step = {
+    urlGenerator: s("context.setUrl('api', '/x')"),
+    httpStatusHandling: {
+      '300-599': s("context.setBody('wide')"),
+      '404': s("context.setBody('exact')"),
+      '400-499': s("context.setBody('narrow')"),
+    },
+    resultsProcessor: s("context.setBody('results')"),
+  };
+  it.each([
+    [404, 'exact'],
+    [418, 'narrow'],
+    [503, 'wide'],
+    [300, 'wide'],
+    [599, 'wide'],
+    [200, 'results'],
+  ])(
+    'status %i runs the %s handler (exact key, else the narrowest range that holds it)',
+    async (status, body) => {
+      const { result } = await runFlow(step, () => textResponse(status, ''));
+      expect(result.body).toBe(body);
+    },
+  );
+
+  it('refuses a range that ends below its start with ENGINE_INVALID_WORKFLOW', async () => {
+    await expect(
+      createWorkflowEngine(workflow([{ stepId: 'f', ...step, httpStatusHandling: { '599-300': s('') } }]), {
+        host: fakeHost(),
+        data: {},
+      }),
+    ).rejects.toMatchObject({ code: 'ENGINE_INVALID_WORKFLOW' });
+  });
+});
