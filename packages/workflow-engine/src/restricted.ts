@@ -5,6 +5,20 @@ import type { OutboundRequest } from './types.js';
 const utf8 = new TextDecoder('utf-8');
 
 /**
+ * The encoded forms of each restricted value, computed once per value rather than on every outbound call; kept
+ * per host value set, so they go when the engine that holds the set goes.
+ */
+const formsBySet = new WeakMap<Set<string>, Map<string, readonly string[]>>();
+
+function formsOf(values: Set<string>, value: string): readonly string[] {
+  let cache = formsBySet.get(values);
+  if (!cache) formsBySet.set(values, (cache = new Map()));
+  let f = cache.get(value);
+  if (!f) cache.set(value, (f = [...new Set(SECRET_FORMS.map(({ encode }) => encode(value)))]));
+  return f;
+}
+
+/**
  * True when `req` would carry restricted data of some host other than `req.hostId` (security-requirements A.2,
  * "plaintext flows only to the owning authentication host"): in the path, a header name or value, or the body —
  * text or bytes (decoded as UTF-8) — in any of the encoded forms the redactor tracks. Used for the main call of a
@@ -16,7 +30,7 @@ export function carriesRestricted(shared: EngineShared, req: OutboundRequest): b
   const text = [req.path, ...Object.keys(req.headers), ...Object.values(req.headers), body].join('\n');
   for (const [hostId, values] of shared.restricted) {
     if (hostId === req.hostId) continue;
-    for (const v of values) for (const { encode } of SECRET_FORMS) if (text.includes(encode(v))) return true;
+    for (const v of values) for (const form of formsOf(values, v)) if (text.includes(form)) return true;
   }
   return false;
 }
