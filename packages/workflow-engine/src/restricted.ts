@@ -12,7 +12,7 @@ const formsBySet = new WeakMap<Set<string>, Map<string, readonly string[]>>();
 
 function formsOf(values: Set<string>, value: string): readonly string[] {
   let cache = formsBySet.get(values);
-  if (!cache) formsBySet.set(values, (cache = new Map()));
+  if (!cache) formsBySet.set(values, (cache = new Map<string, readonly string[]>()));
   let f = cache.get(value);
   if (!f) cache.set(value, (f = [...new Set(SECRET_FORMS.map(({ encode }) => encode(value)))]));
   return f;
