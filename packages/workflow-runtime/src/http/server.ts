@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { acceptedMediaTypes, createCheckContinueListener } from '@org/multipart-limits';
 import express from 'express';
-import type { Limits, Timeouts } from '../../startup/config.js';
+import type { Limits, Timeouts } from '../limits.js';
 import { errorMiddleware, problemOf, writeInternal, writeProblem } from '../http-errors.js';
 import type { Output } from '../output.js';
 import type { TriggerRoute } from './routes.js';

@@ -5,8 +5,8 @@ import {
   storePathOf,
   type PersistenceProvider,
 } from '@org/workflow-engine';
-import { AgentError } from '../errors.js';
-import type { VerifiedDeployment } from './deployments.js';
+import { AgentError } from './errors.js';
+import type { VerifiedDeployment } from './deployment.js';
 
 /** The persistence of one deployment: its provider, or undefined when no step persists anything. */
 export type PersistencePlan = ReadonlyMap<string, PersistenceProvider | undefined>;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UploadErrorCode } from '@org/multipart-limits';
 import type { ErrorRequestHandler } from 'express';
-import { isCodedError, type AgentErrorCode } from '../errors.js';
+import { isCodedError, type AgentErrorCode } from './errors.js';
 import type { Output } from './output.js';
 
 /** Codes an HTTP trigger can answer with. */

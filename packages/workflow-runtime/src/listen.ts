@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import type { Agent } from '../app.js';
-import { AgentError } from '../errors.js';
+import type { Server } from 'node:http';
+import { AgentError } from './errors.js';
+import type { Output } from './output.js';
 
 /** A listening trigger server, as logged in the `listening` line. */
 export interface Listening {
@@ -10,11 +11,26 @@ export interface Listening {
   readonly address: string;
 }
 
+/** One trigger server (created, not listening). */
+export interface ServerSpec {
+  readonly deploymentId: string;
+  readonly id: string;
+  readonly port: number;
+  readonly bindAddress: string;
+  readonly server: Server;
+}
+
+/** What {@link listenAll} and {@link closeAll} work on: the servers, and where listen errors are logged. */
+export interface ServerSet {
+  readonly servers: readonly ServerSpec[];
+  readonly output: Output;
+}
+
 /**
  * Listens on every trigger server.
  * @throws {@link AgentError} `AGENT_LISTEN_FAILED` on the first listen error (for example EADDRINUSE).
  */
-export async function listenAll(agent: Agent): Promise<Listening[]> {
+export async function listenAll(agent: ServerSet): Promise<Listening[]> {
   return Promise.all(
     agent.servers.map(
       (s) =>
@@ -45,7 +61,7 @@ export async function listenAll(agent: Agent): Promise<Listening[]> {
 }
 
 /** Stops accepting, closes idle connections, and after `ms` closes the rest. */
-export async function closeAll(agent: Agent, ms: number): Promise<void> {
+export async function closeAll(agent: ServerSet, ms: number): Promise<void> {
   await Promise.all(
     agent.servers.map(
       (s) =>

@@ -1,4 +1,4 @@
-import { AgentError } from '../../errors.js';
+import { AgentError } from '../errors.js';
 import type { StepInfo, StepRef, WorkflowEngine } from '@org/workflow-engine';
 
 /** One `http` trigger, ready to match (ADR 0045). */

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { StepResult } from '@org/workflow-engine';
-import { AgentError } from '../../errors.js';
+import { AgentError } from '../errors.js';
 
 /** Headers a step may not set on its response: framing and connection management stay with the server. */
 const RESERVED = new Set([

@@ -1,7 +1,13 @@
-import { checkOutboundCall, sendOutbound, type HostPolicy, type LookupFunction } from '@org/host-policy';
+import {
+  checkOutboundCall,
+  sendOutbound,
+  type AllowedCall,
+  type HostPolicy,
+  type LookupFunction,
+} from '@org/host-policy';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import type { EngineHost, OutboundRequest, OutboundResponse, Redactor } from '@org/workflow-engine';
-import { isCodedError } from '../errors.js';
+import { isCodedError } from './errors.js';
 import type { Output } from './output.js';
 import { readRestrictedData, type StringDecryptor } from './secrets.js';
 
@@ -16,7 +22,26 @@ export interface EngineHostDeps {
   /** DNS lookup for outbound calls (tests map names to loopback); default node:dns. */
   readonly lookup?: LookupFunction | undefined;
   readonly now?: () => number;
+  /**
+   * Replaces the network for every call the host policy allowed (the workflow test runner's mock server).
+   * The policy still decides first; only `sendOutbound` is replaced.
+   */
+  readonly transport?: OutboundTransport | undefined;
 }
+
+/** An allowed outbound call as a {@link OutboundTransport} gets it: the decided URL, method, merged headers. */
+export interface TransportRequest {
+  readonly url: string;
+  readonly method: string;
+  /** Merged headers (fixed host headers included), lower-case names. Holds secrets: never log it. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array | string | undefined;
+  /** Aborted when the call's time limit passes. */
+  readonly signal: AbortSignal;
+}
+
+/** An in-process stand-in for the network (tests): answers an allowed call, or throws a coded error. */
+export type OutboundTransport = (req: TransportRequest) => Promise<OutboundResponse>;
 
 /** A coded error as the engine expects it: `{ code, message }`, no stack details from us. */
 class OutboundError extends Error {
@@ -47,9 +72,43 @@ function decide(policy: HostPolicy, req: OutboundRequest) {
   return decision;
 }
 
+/** A coded error thrown by a transport keeps its code (e.g. the test runner's `TESTRUNNER_HOST_NOT_MOCKED`). */
+function transportCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? code : undefined;
+}
+
+async function viaTransport(
+  deps: EngineHostDeps,
+  transport: OutboundTransport,
+  decision: AllowedCall,
+  req: OutboundRequest,
+  timeoutMs: number,
+): Promise<OutboundResponse> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  let res: OutboundResponse;
+  try {
+    res = await transport({ url: decision.url, method: decision.method, headers: decision.headers, body: req.body, signal });
+  } catch (err) {
+    if (signal.aborted)
+      throw new OutboundError('POLICY_TIMEOUT', `call to host "${req.hostId}" timed out after ${timeoutMs} ms`);
+    const code = transportCode(err);
+    const text = err instanceof Error ? deps.redactor.redact(err.message) : 'failed';
+    throw new OutboundError(code ?? 'POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed: ${text}`);
+  }
+  if (res.body.byteLength > deps.outbound.maxResponseBytes)
+    throw new OutboundError(
+      'POLICY_RESPONSE_TOO_LARGE',
+      `call to host "${req.hostId}": response body over ${deps.outbound.maxResponseBytes} bytes`,
+    );
+  return res;
+}
+
 async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise<OutboundResponse> {
   const decision = decide(deps.policy, req);
   const host = decision.host;
+  if (deps.transport !== undefined)
+    return viaTransport(deps, deps.transport, decision, req, req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs);
   try {
     const res = await sendOutbound(decision, {
       body: req.body,

@@ -6,7 +6,7 @@ import {
   type KeyTuple,
 } from '@org/envelope-crypto';
 import type { BootstrapHost, DeploymentRecord } from '@org/workflow-compiler';
-import { AgentError } from '../errors.js';
+import { AgentError } from './errors.js';
 import type { Redactor } from '@org/workflow-engine';
 
 /**
