@@ -26,6 +26,7 @@ export const AGENT_ERROR_CODES = [
   'AGENT_ROUTE_NOT_FOUND',
   'AGENT_METHOD_NOT_ALLOWED',
   'AGENT_STEP_FAILED',
+  'AGENT_STEP_NOT_FOUND',
   'AGENT_RESPONSE_INVALID',
 ] as const;
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];

@@ -1,5 +1,11 @@
 import type { LookupFunction } from '@org/host-policy';
-import { createWorkflowEngine, type Redactor, type WorkflowEngine } from '@org/workflow-engine';
+import {
+  createWorkflowEngine,
+  type Redactor,
+  type StepResult,
+  type WorkflowEngine,
+} from '@org/workflow-engine';
+import { AgentError, isCodedError } from './errors.js';
 import type { VerifiedDeployment } from './deployment.js';
 import { createEngineHost, type OutboundTransport } from './engine-host.js';
 import { httpRoutes, type TriggerRoute } from './http/routes.js';
@@ -62,6 +68,13 @@ export interface Runtime {
    * flight, and how many of the runs an HTTP trigger started.
    */
   stepCounters(): StepRunCounters[];
+  /**
+   * Runs one step once, now, as a `runOnce` trigger would: tracked (so {@link Runtime.stop} drains it), with
+   * the same `step errored` / `step run failed` lines. Resolves with the step's result, or undefined when the
+   * run failed; rejects only when the deployment or step does not exist (`AGENT_STEP_NOT_FOUND`).
+   * `stepId` resolves as `sendToStep` does across the file (ADR 0060).
+   */
+  triggerStep(deploymentId: string, stepId: string): Promise<StepResult | undefined>;
   /**
    * Stops timers, logs the step counters, waits up to `drainMs` for in-flight runs, disposes the engines and
    * closes the stores. Servers are the caller's.
@@ -157,6 +170,35 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
     });
 }
 
+const EMPTY_INPUT = () => ({ body: undefined, stream: undefined, headers: {}, properties: {} });
+
+async function triggerOnce(
+  s: Shared,
+  engines: ReadonlyMap<string, WorkflowEngine>,
+  deploymentId: string,
+  stepId: string,
+): Promise<StepResult | undefined> {
+  const engine = engines.get(deploymentId);
+  if (engine === undefined || !engine.steps.some((st) => st.stepId === stepId))
+    throw new AgentError(
+      'AGENT_STEP_NOT_FOUND',
+      `deployment "${deploymentId}" has no step ${JSON.stringify(stepId.slice(0, 200))}`,
+    );
+  const { output } = s.options;
+  const fields = { deploymentId, stepId, trigger: 'direct' };
+  const started = performance.now();
+  const result = await s.tracker
+    .track(() => engine.runStep(stepId, EMPTY_INPUT()))
+    .catch((err: unknown) => {
+      output.error('step run failed', { ...fields, code: isCodedError(err) ? err.code : 'INTERNAL' });
+      return undefined;
+    });
+  if (result?.errored === true) output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
+  const outcome = result === undefined ? 'failed' : result.errored ? 'errored' : 'ok';
+  output.debug('step run', { ...fields, durationMs: Math.round(performance.now() - started), outcome });
+  return result;
+}
+
 /**
  * Runs verified deployments: checks and plans their persistence, creates one engine per deployment and one
  * trigger server per `allowHttpServerAccess` entry, reports every unsupported feature (one warning line each)
@@ -210,6 +252,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       scheduling.start();
     },
     stepCounters: counters,
+    triggerStep: (deploymentId, stepId) => triggerOnce(s, engines, deploymentId, stepId),
     async stop(drainMs) {
       if (state === 'stopped') return true;
       const started = state === 'started';
