@@ -88,10 +88,19 @@ async function viaTransport(
   const signal = AbortSignal.timeout(timeoutMs);
   let res: OutboundResponse;
   try {
-    res = await transport({ url: decision.url, method: decision.method, headers: decision.headers, body: req.body, signal });
+    res = await transport({
+      url: decision.url,
+      method: decision.method,
+      headers: decision.headers,
+      body: req.body,
+      signal,
+    });
   } catch (err) {
     if (signal.aborted)
-      throw new OutboundError('POLICY_TIMEOUT', `call to host "${req.hostId}" timed out after ${timeoutMs} ms`);
+      throw new OutboundError(
+        'POLICY_TIMEOUT',
+        `call to host "${req.hostId}" timed out after ${timeoutMs} ms`,
+      );
     const code = transportCode(err);
     const text = err instanceof Error ? deps.redactor.redact(err.message) : 'failed';
     throw new OutboundError(code ?? 'POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed: ${text}`);
@@ -108,7 +117,13 @@ async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise
   const decision = decide(deps.policy, req);
   const host = decision.host;
   if (deps.transport !== undefined)
-    return viaTransport(deps, deps.transport, decision, req, req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs);
+    return viaTransport(
+      deps,
+      deps.transport,
+      decision,
+      req,
+      req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs,
+    );
   try {
     const res = await sendOutbound(decision, {
       body: req.body,

@@ -38,4 +38,3 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
   shutdownMs: 10_000,
   scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
 };
-

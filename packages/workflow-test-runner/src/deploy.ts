@@ -16,7 +16,7 @@ import {
   type Runtime,
   type Timeouts,
 } from '@org/workflow-runtime';
-import type { CallOutcome, Observation, ObservedMetric } from './assertions.js';
+import type { CallOutcome, ObservedMetric } from './assertions.js';
 import type { DeployInput, Deployer } from './run.js';
 import { routeCallUrl } from './routing.js';
 import type { CallSpec } from './test-file.js';
@@ -49,6 +49,7 @@ interface Collected {
 function collect(into: Collected, line: string): void {
   let parsed: unknown;
   try {
+    // eslint-disable-next-line no-restricted-syntax -- a line createOutput wrote with JSON.stringify, not input
     parsed = JSON.parse(line);
   } catch {
     into.logs.push(line.trimEnd());
@@ -69,7 +70,7 @@ function collect(into: Collected, line: string): void {
   const msg = typeof o['msg'] === 'string' ? o['msg'] : '';
   into.logs.push(Object.keys(rest).length === 0 ? msg : `${msg} ${JSON.stringify(rest)}`);
   if (msg === 'step errored' || msg === 'step run failed') {
-    const why = typeof o['errors'] === 'string' ? o['errors'] : String(o['code'] ?? 'failed');
+    const why = typeof o['errors'] === 'string' ? o['errors'] : typeof o['code'] === 'string' ? o['code'] : 'failed';
     into.errors.push(`step "${String(o['stepId'])}": ${why}`);
   }
 }
@@ -163,7 +164,12 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
       const servers = test.bootstrap.allowHttpServerAccess ?? [];
       runtime = await createRuntime({
         deployments: [
-          { record: test.bootstrap, workflow: test.workflow, policy: hostPolicyOf(test.bootstrap, []), source: 'test' },
+          {
+            record: test.bootstrap,
+            workflow: test.workflow,
+            policy: hostPolicyOf(test.bootstrap, []),
+            source: 'test',
+          },
         ],
         redactor,
         output,
@@ -184,13 +190,20 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
       }
       const waitMs = test.waitSeconds * 1000;
       const started = performance.now();
+      const stopWaiting = new AbortController();
       const calls = await Promise.race([
         trigger(runtime, input, ports, collected),
-        wait(waitMs, signal).then(() => undefined),
-      ]);
+        wait(waitMs, AbortSignal.any([signal, stopWaiting.signal])).then(() => undefined),
+      ]).finally(() => stopWaiting.abort());
       const left = Math.max(0, waitMs - (performance.now() - started));
       const completed = calls !== undefined && (await runtime.tracker.idle(left));
-      return { metrics: collected.metrics, logs: collected.logs, calls: calls ?? [], completed, errors: collected.errors };
+      return {
+        metrics: collected.metrics,
+        logs: collected.logs,
+        calls: calls ?? [],
+        completed,
+        errors: collected.errors,
+      };
     } finally {
       if (runtime !== undefined) {
         await runtime.stop(DRAIN_MS);

@@ -44,7 +44,8 @@ function positive(name: string, max: number) {
 /** `[config] [tests…]`: the first argument is the config unless it names a test file. */
 function splitArgs(args: readonly string[]): { config: string; tests: string[] } {
   const [first, ...rest] = args;
-  if (first === undefined || first.endsWith(TEST_FILE_SUFFIX)) return { config: DEFAULT_CONFIG_FILE, tests: [...args] };
+  if (first === undefined || first.endsWith(TEST_FILE_SUFFIX))
+    return { config: DEFAULT_CONFIG_FILE, tests: [...args] };
   return { config: first, tests: rest };
 }
 
@@ -80,10 +81,16 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
       '[config-and-tests...]',
       `testrunner.config.json (default ./${DEFAULT_CONFIG_FILE}), then test files to run (default: every test)`,
     )
-    .addOption(new Option('--reporter <name>', 'text or junit (JUnit XML for CI)').choices(REPORTERS).default('text'))
+    .addOption(
+      new Option('--reporter <name>', 'text or junit (JUnit XML for CI)').choices(REPORTERS).default('text'),
+    )
     .option('-o, --output <file>', 'where the report goes (the junit XML, or the text report)', STDIO)
     .option('--concurrency <n>', 'tests run at once (overrides the config)', positive('--concurrency', 64))
-    .option('--iterations <n>', 'run every test this many times (overrides the config)', positive('--iterations', 1000))
+    .option(
+      '--iterations <n>',
+      'run every test this many times (overrides the config)',
+      positive('--iterations', 1000),
+    )
     .option('--stop-on-failure', 'start no test after the first failure')
     .option('--debug', "print the deployment's log lines of each failed test")
     .option('--json', 'print {ok, passed, failed, skipped, results} instead of the text report')
@@ -99,11 +106,12 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
     .action(async (args: string[], o: TestOptions) => {
       const { config: configPath, tests } = splitArgs(args);
       if (!existsSync(configPath))
-        throw new CliError('CLI_FILE_UNREADABLE', `${configPath}: no such file (the test runner config)`, EXIT_USAGE);
-      const config = withOverrides(
-        await asUsage(configPath, () => loadRunnerConfig(configPath)),
-        o,
-      );
+        throw new CliError(
+          'CLI_FILE_UNREADABLE',
+          `${configPath}: no such file (the test runner config)`,
+          EXIT_USAGE,
+        );
+      const config = withOverrides(await asUsage(configPath, () => loadRunnerConfig(configPath)), o);
       const streaming = o.reporter === 'text' && o.json !== true && o.output === STDIO;
       const summary = await asUsage('', () =>
         runTests(config, {
@@ -129,7 +137,9 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
           legacy: formatLegacyNotices(summary.legacy),
           results: summary.results.map(resultJson),
           mockCalls: Object.fromEntries(
-            summary.results.filter((r) => r.status === 'failed').map((r) => [r.name, renderMockCalls(r.mockCalls)]),
+            summary.results
+              .filter((r) => r.status === 'failed')
+              .map((r) => [r.name, renderMockCalls(r.mockCalls)]),
           ),
         });
         return done(status);
