@@ -14,7 +14,7 @@
 # 4. imports every installed @org package, runs one sandboxed step and one LMDB store when @org/workflow-engine is
 #    installed (its dist/sandbox/ files, the QuickJS wasm and LMDB's addon must load from node_modules), and runs
 #    the installed `oapp`:
-#    --version, keygen, and package/verify/open round trips of a file and of a workflow.
+#    --version, keygen, package/verify/open round trips of a file and of a workflow, and one `oapp test`.
 # Prints `pack-install: ok` last, or fails. Nothing is written to the repository; --keep leaves the temporary
 # directory in place (its path is printed). Third-party dependencies come from the npm registry npm is set up for.
 set -euo pipefail
@@ -258,6 +258,23 @@ hash=$(oapp hash opened.json)
 packaged_hash=$(node -p 'JSON.parse(process.argv[1]).workflowHash' "$packaged")
 [ "$hash" = "$packaged_hash" ] || fail "the opened workflow hashes to $hash, the package says $packaged_hash"
 step "keygen, package, verify, open and hash ran from node_modules/.bin/oapp"
+
+# A workflow test: the engine's sandbox, the runtime and the test runner, all from node_modules.
+mkdir -p wt/tests wt/resources
+cp workflow.json wt/tests/flow.json
+cat >wt/tests/boot.json <<'JSON'
+{ "allowHttpServerAccess": [{ "id": "api", "port": 8080 }] }
+JSON
+cat >wt/tests/hello.test.json <<'JSON'
+{ "fromDirectory": "", "testThisStep": "hello", "useThisTestConfigFile": "flow.json",
+  "useThisTestBootstrapFile": "boot.json",
+  "makeTheseCalls": [{ "url": "http://localhost:8080/hello", "method": "POST", "body": "world",
+    "headers": [["Content-Type", "text/plain"]], "expectedResponse": "hello world" }] }
+JSON
+echo '{ "resourceDirs": ["resources"], "testDirs": ["tests"] }' >wt/testrunner.config.json
+summary=$(oapp test wt/testrunner.config.json | tail -n 1) || fail "oapp test failed: $summary"
+[ "$summary" = "1 passed, 0 failed, 0 skipped" ] || fail "oapp test printed \"$summary\""
+step "oapp test ran a workflow test on the installed engine and runtime"
 step "${SECONDS} s in all"
 
 echo "pack-install: ok"
