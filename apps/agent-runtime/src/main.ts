@@ -3,8 +3,8 @@ import { createApp, type Agent } from './app.js';
 import { loadBootstrap } from './startup/bootstrap-source.js';
 import { loadConfig, type Config } from './startup/config.js';
 import { loadBootstrapVariables } from './startup/variables.js';
-import { isCodedError } from './errors.js';
-import { closeAll, listenAll } from './runtime/listen.js';
+import { isCodedError } from '@org/workflow-runtime';
+import { closeAll, listenAll } from '@org/workflow-runtime';
 
 /**
  * One JSON line on stderr and exit 1 (S44): the code and a message that names the problem and never

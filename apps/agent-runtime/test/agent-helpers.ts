@@ -4,8 +4,8 @@ import { parseKeyTuple } from '@org/envelope-crypto';
 import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts } from '../src/startup/config.js';
-import type { LogLevel } from '../src/runtime/output.js';
-import { closeAll, listenAll, type Listening } from '../src/runtime/listen.js';
+import type { LogLevel } from '@org/workflow-runtime';
+import { closeAll, listenAll, type Listening } from '@org/workflow-runtime';
 import { tuple, type TestKeys } from './fixtures.js';
 
 /** A running agent with its captured stdout lines. */

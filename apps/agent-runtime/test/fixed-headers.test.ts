@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REDACTED } from '@org/workflow-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenAll } from '../src/runtime/listen.js';
+import { listenAll } from '@org/workflow-runtime';
 import { encrypted, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 import { startAgent, startUpstream, type RunningAgent, type Upstream } from './agent-helpers.js';
 

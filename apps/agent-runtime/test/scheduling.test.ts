@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNSUPPORTED_CONTEXT_CALLS } from '@org/workflow-engine';
-import { createOutput } from '../src/runtime/output.js';
+import { createOutput } from '@org/workflow-runtime';
 import { Redactor } from '@org/workflow-engine';
-import { DELIBERATE_DIFFERENCES } from '../src/startup/start-up-report.js';
+import { DELIBERATE_DIFFERENCES } from '@org/workflow-runtime';
 import { makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 import { startAgent, until, type RunningAgent } from './agent-helpers.js';
 

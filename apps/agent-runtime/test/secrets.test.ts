@@ -2,7 +2,7 @@ import { parseKeyTuple } from '@org/envelope-crypto';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor } from '@org/workflow-engine';
-import { createStringDecryptor, readRestrictedData, registerRecordSecrets } from '../src/runtime/secrets.js';
+import { createStringDecryptor, readRestrictedData, registerRecordSecrets } from '@org/workflow-runtime';
 import { encrypted, makeKeys, tuple } from './fixtures.js';
 
 const keys = makeKeys();

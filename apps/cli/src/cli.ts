@@ -9,6 +9,7 @@ import {
 } from './commands/encrypt.js';
 import { keygenCommand } from './commands/keygen.js';
 import { packageCommand } from './commands/package.js';
+import { testCommand } from './commands/test.js';
 import { envelopeCommand, inspectCommand, openCommand, verifyCommand } from './commands/packages.js';
 import { processContext, type Context } from './context.js';
 import { describeError, EXIT_OK, EXIT_USAGE, exitCodeOf, oneLine } from './errors.js';
@@ -33,7 +34,7 @@ export function createProgram(ctx: Context, done: (code: number) => void): Comma
     })
     .addHelpText(
       'after',
-      '\nExit status: 0 ok; 1 verification, decryption or validation failed; 2 usage error.\n' +
+      '\nExit status: 0 ok; 1 verification, decryption or validation failed, or a test failed; 2 usage error.\n' +
         'Keys come from files or env://NAME, never from the command line. See `oapp <command> --help`.',
     );
   const commands = [
@@ -49,6 +50,7 @@ export function createProgram(ctx: Context, done: (code: number) => void): Comma
     compileCommand,
     hashCommand,
     buildCommand,
+    testCommand,
   ];
   for (const make of commands) program.addCommand(make(ctx, done).copyInheritedSettings(program));
   return program;

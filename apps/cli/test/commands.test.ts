@@ -19,6 +19,7 @@ const COMMANDS = [
   'compile',
   'hash',
   'build',
+  'test',
 ];
 
 beforeAll(() => {

@@ -44,6 +44,21 @@ function loadBoot(): Promise<Boot> {
   return boot;
 }
 
+/**
+ * The parent's Node flags minus those that only make sense for the parent's own entry (`-e`/`-p` code,
+ * `--input-type`): a worker started from a file inherits `process.execArgv`, and `--input-type` alone makes it
+ * fail, so hosting the engine from `node --input-type=module -e …` would not start a sandbox.
+ */
+function workerExecArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '-e' || a === '--eval' || a === '-p' || a === '--print') i++;
+    else if (!a.startsWith('--input-type') && !a.startsWith('--eval=') && !a.startsWith('--print=')) out.push(a);
+  }
+  return out;
+}
+
 function spawn(b: Boot): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   const signal = new SharedArrayBuffer(4);
@@ -52,6 +67,7 @@ function spawn(b: Boot): SandboxWorker {
       new Worker(sandboxWorkerUrl(), {
         workerData: { ...b, rpcPort: port2, signal } satisfies SandboxWorkerData,
         transferList: [port2],
+        execArgv: workerExecArgv(process.execArgv),
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
       }),
     port1,

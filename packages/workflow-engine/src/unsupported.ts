@@ -37,7 +37,9 @@ function argsAt(s: string, open: number): string[] | undefined {
       depth--;
       if (depth === 0) {
         args.push(s.slice(start, i).trim());
-        return args.filter((a, k) => a !== '' || k > 0);
+        // `f()` has no argument; `f(a, b,)` has two (a trailing comma adds none).
+        if (args.at(-1) === '') args.pop();
+        return args;
       }
     } else if (c === ',' && depth === 1) {
       args.push(s.slice(start, i).trim());

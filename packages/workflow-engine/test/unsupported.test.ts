@@ -71,7 +71,7 @@ describe('describeUnsupported', () => {
       scriptStep('cross', "context.sendToStep('other-deployment', 'step', context.getBody())"),
       scriptStep(
         'headers',
-        "context.sendToStep('step', 'body', { 'x-a': '1' }); context.sendToStep('s', f(1, 2))",
+        "context.sendToStep('step', 'body', { 'x-a': '1' }); context.sendToStep('s', f(1, 2)); context.sendToStep('t', f(\n  1,\n),\n)",
       ),
       scriptStep('plain', 'Math.sign(-2); const zipCode = 1; context.setBody(zipCode)'),
       scriptStep('off', "context.files('x')", { enabled: false }),

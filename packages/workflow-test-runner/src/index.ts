@@ -51,3 +51,5 @@ export {
 } from './report.js';
 export type { ReporterName } from './report.js';
 export { routeCallUrl } from './routing.js';
+export { createInProcessDeployer } from './deploy.js';
+export type { InProcessDeployerOptions } from './deploy.js';

@@ -1,11 +1,15 @@
 import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
+import { MAX_LIMITS as ENGINE_MAX_LIMITS } from '@org/workflow-engine';
 import {
-  DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS,
-  MAX_LIMITS as ENGINE_MAX_LIMITS,
-} from '@org/workflow-engine';
+  AgentError,
+  DEFAULT_LIMITS,
+  DEFAULT_TIMEOUTS,
+  LOG_LEVELS,
+  type Limits,
+  type LogLevel,
+  type Timeouts,
+} from '@org/workflow-runtime';
 import { resolve } from 'node:path';
-import { AgentError } from '../errors.js';
-import { LOG_LEVELS, type LogLevel } from '../runtime/output.js';
 
 /** Everything the agent reads from its environment, validated once at start (house style §1). */
 export interface Config {
@@ -28,47 +32,10 @@ export interface Config {
   readonly dataDir?: string | undefined;
 }
 
+export { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts };
+
 /** `AGENT_DATA_DIR` when unset, relative to the working directory. */
 export const DEFAULT_DATA_DIR = 'agent-data';
-
-/** Byte caps. */
-export interface Limits {
-  /** Largest package plaintext (`maxPlaintextBytes` for openPackage). */
-  readonly maxPackageBytes: number;
-  /** Largest JSON, text or octet-stream request body of an HTTP trigger. */
-  readonly rawBodyBytes: number;
-  /** Largest `body` part of a multipart upload. */
-  readonly bodyFieldBytes: number;
-  /** Largest outbound response body. */
-  readonly outboundResponseBytes: number;
-}
-
-/** Time limits, in milliseconds. */
-export interface Timeouts {
-  readonly outboundMs: number;
-  readonly headersMs: number;
-  readonly requestMs: number;
-  readonly shutdownMs: number;
-  /** `AGENT_SCRIPT_TIME_MS`: time limit of one processor run in the sandbox (engine `limits.timeMs`). */
-  readonly scriptMs: number;
-}
-
-const MiB = 1024 * 1024;
-
-export const DEFAULT_LIMITS: Limits = {
-  maxPackageBytes: 64 * MiB,
-  rawBodyBytes: 1 * MiB,
-  bodyFieldBytes: 1 * MiB,
-  outboundResponseBytes: 10 * MiB,
-};
-
-export const DEFAULT_TIMEOUTS: Timeouts = {
-  outboundMs: 30_000,
-  headersMs: 20_000,
-  requestMs: 600_000,
-  shutdownMs: 10_000,
-  scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
-};
 
 type Env = Readonly<Record<string, string | undefined>>;
 

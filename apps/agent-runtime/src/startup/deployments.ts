@@ -1,31 +1,19 @@
-import { compileHostPolicy, type HostEntry, type HostPolicy } from '@org/host-policy';
+import type { HostPolicy } from '@org/host-policy';
 import type { Bootstrap, DeploymentRecord } from '@org/workflow-compiler';
-import { isCodedError, withContext } from '../errors.js';
+import {
+  hostPolicyOf,
+  isCodedError,
+  withContext,
+  type VerifiedDeployment,
+} from '@org/workflow-runtime';
 import { loadWorkflow, type LoadWorkflowOptions } from './package-loader.js';
 
-/** A record whose workflow passed every deploy-time check, with its outbound policy. */
-export interface VerifiedDeployment {
-  readonly record: DeploymentRecord;
-  readonly workflow: unknown;
-  readonly policy: HostPolicy;
-  readonly source: 'package' | 'unpackaged';
-}
+export { hostPolicyOf, type VerifiedDeployment };
 
 function isDisabled(record: DeploymentRecord): boolean {
   return record.enabled === false || record.enabled === 'false';
 }
 
-/** One host policy per record; the private-network opt-in applies to the ids this record declares. */
-export function hostPolicyOf(
-  record: DeploymentRecord,
-  allowPrivateNetworkHosts: readonly string[],
-): HostPolicy {
-  const hosts = (record.allowExternalHostAccess ?? []) as unknown as HostEntry[];
-  const declared = new Set(hosts.map((h) => h.id));
-  return compileHostPolicy(hosts, {
-    allowPrivateNetwork: allowPrivateNetworkHosts.filter((id) => declared.has(id)),
-  });
-}
 
 /**
  * Verifies every enabled record before any of them runs (S85): a refusal in one record stops start-up

@@ -1,0 +1,23 @@
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const DIST = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js')).href;
+
+describe('hosting the engine from node -e', () => {
+  it('the sandbox starts when the host process runs with --input-type=module -e (flags are not passed on)', () => {
+    const code = `
+      import { createWorkflowEngine } from ${JSON.stringify(DIST)};
+      const host = { callOutbound: () => { throw new Error('no'); }, getRestrictedData: async () => undefined,
+        registerSecret() {}, log() {}, metric() {}, now: Date.now };
+      const wf = { workflows: [{ name: 'w', steps: [{ stepId: 'a', resultsProcessor: { script: 'context.setBody("ran")' } }] }] };
+      const e = await createWorkflowEngine(wf, { host, data: {} });
+      const r = await e.runStep('a', { body: undefined, stream: undefined, headers: {}, properties: {} });
+      e.dispose();
+      console.log(r.body);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('ran');
+  });
+});

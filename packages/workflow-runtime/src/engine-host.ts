@@ -1,0 +1,156 @@
+import {
+  checkOutboundCall,
+  sendOutbound,
+  type AllowedCall,
+  type HostPolicy,
+  type LookupFunction,
+} from '@org/host-policy';
+import type { DeploymentRecord } from '@org/workflow-compiler';
+import type { EngineHost, OutboundRequest, OutboundResponse, Redactor } from '@org/workflow-engine';
+import { isCodedError } from './errors.js';
+import type { Output } from './output.js';
+import { readRestrictedData, type StringDecryptor } from './secrets.js';
+
+/** What one deployment's {@link EngineHost} needs. */
+export interface EngineHostDeps {
+  readonly record: DeploymentRecord;
+  readonly policy: HostPolicy;
+  readonly decryptor: StringDecryptor;
+  readonly redactor: Redactor;
+  readonly output: Output;
+  readonly outbound: { readonly timeoutMs: number; readonly maxResponseBytes: number };
+  /** DNS lookup for outbound calls (tests map names to loopback); default node:dns. */
+  readonly lookup?: LookupFunction | undefined;
+  readonly now?: () => number;
+  /**
+   * Replaces the network for every call the host policy allowed (the workflow test runner's mock server).
+   * The policy still decides first; only `sendOutbound` is replaced.
+   */
+  readonly transport?: OutboundTransport | undefined;
+}
+
+/** An allowed outbound call as a {@link OutboundTransport} gets it: the decided URL, method, merged headers. */
+export interface TransportRequest {
+  readonly url: string;
+  readonly method: string;
+  /** Merged headers (fixed host headers included), lower-case names. Holds secrets: never log it. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array | string | undefined;
+  /** Aborted when the call's time limit passes. */
+  readonly signal: AbortSignal;
+}
+
+/** An in-process stand-in for the network (tests): answers an allowed call, or throws a coded error. */
+export type OutboundTransport = (req: TransportRequest) => Promise<OutboundResponse>;
+
+/** A coded error as the engine expects it: `{ code, message }`, no stack details from us. */
+class OutboundError extends Error {
+  override readonly name = 'PolicyError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function decide(policy: HostPolicy, req: OutboundRequest) {
+  const decision = checkOutboundCall(policy, {
+    hostId: req.hostId,
+    path: req.path,
+    method: req.method,
+    headers: req.headers,
+    isAuthenticationProcessor: req.isAuthenticationProcessor,
+  });
+  if (!decision.allowed) {
+    // The denial is data (host-policy); for the engine it becomes a coded error naming host and rule.
+    throw new OutboundError(
+      decision.code,
+      `call to host "${decision.hostId}" refused (${decision.rule}): ${decision.message}`,
+    );
+  }
+  return decision;
+}
+
+/** A coded error thrown by a transport keeps its code (e.g. the test runner's `TESTRUNNER_HOST_NOT_MOCKED`). */
+function transportCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? code : undefined;
+}
+
+async function viaTransport(
+  deps: EngineHostDeps,
+  transport: OutboundTransport,
+  decision: AllowedCall,
+  req: OutboundRequest,
+  timeoutMs: number,
+): Promise<OutboundResponse> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  let res: OutboundResponse;
+  try {
+    res = await transport({
+      url: decision.url,
+      method: decision.method,
+      headers: decision.headers,
+      body: req.body,
+      signal,
+    });
+  } catch (err) {
+    if (signal.aborted)
+      throw new OutboundError(
+        'POLICY_TIMEOUT',
+        `call to host "${req.hostId}" timed out after ${timeoutMs} ms`,
+      );
+    const code = transportCode(err);
+    const text = err instanceof Error ? deps.redactor.redact(err.message) : 'failed';
+    throw new OutboundError(code ?? 'POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed: ${text}`);
+  }
+  if (res.body.byteLength > deps.outbound.maxResponseBytes)
+    throw new OutboundError(
+      'POLICY_RESPONSE_TOO_LARGE',
+      `call to host "${req.hostId}": response body over ${deps.outbound.maxResponseBytes} bytes`,
+    );
+  return res;
+}
+
+async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise<OutboundResponse> {
+  const decision = decide(deps.policy, req);
+  const host = decision.host;
+  if (deps.transport !== undefined)
+    return viaTransport(
+      deps,
+      deps.transport,
+      decision,
+      req,
+      req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs,
+    );
+  try {
+    const res = await sendOutbound(decision, {
+      body: req.body,
+      timeoutMs: req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs,
+      maxResponseBytes: deps.outbound.maxResponseBytes,
+      ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }),
+    });
+    const headers: Record<string, string[]> = {};
+    for (const [k, v] of Object.entries(res.headers)) headers[k] = [...v];
+    return { status: res.status, headers, body: res.body };
+  } catch (err) {
+    if (isCodedError(err)) throw new OutboundError(err.code, deps.redactor.redact(err.message));
+    throw new OutboundError('POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed`);
+  }
+}
+
+/** The agent side of the engine contract for one deployment. */
+export function createEngineHost(deps: EngineHostDeps): EngineHost {
+  const id = deps.record.deploymentId;
+  return {
+    callOutbound: (req) => callOutbound(deps, req),
+    getRestrictedData: (hostId) =>
+      Promise.resolve().then(() => readRestrictedData(deps.record, hostId, deps.decryptor, deps.redactor)),
+    // The engine registers into the same redactor already; what it registers at run time stays evictable.
+    registerSecret: (value) => deps.redactor.add(value, { evictable: true }),
+    log: (entry) => deps.output.workflowLog(id, entry),
+    metric: (m) => deps.output.metric(id, m),
+    now: deps.now ?? Date.now,
+  };
+}

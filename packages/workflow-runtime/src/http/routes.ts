@@ -1,0 +1,115 @@
+import { AgentError } from '../errors.js';
+import type { StepInfo, StepRef, WorkflowEngine } from '@org/workflow-engine';
+
+/** One `http` trigger, ready to match (ADR 0045). */
+export interface TriggerRoute {
+  readonly deploymentId: string;
+  readonly stepId: string;
+  /** The step's workflow (ADR 0060: two workflows may share a stepId; the route runs its own step). */
+  readonly step: StepRef;
+  /** Upper case; undefined accepts every method. */
+  readonly method: string | undefined;
+  readonly pattern: RegExp;
+  readonly multipartLimit: number | undefined;
+  readonly engine: WorkflowEngine;
+}
+
+/** Longest request path matched at all; longer paths are 404 without running a pattern. */
+export const MAX_MATCH_PATH_CHARS = 2048;
+
+interface HttpTrigger {
+  server: string;
+  path: string;
+  method?: string;
+  multiPartUploadByteLimit?: number;
+}
+
+function httpTriggerOf(trigger: unknown): HttpTrigger | undefined {
+  if (typeof trigger !== 'object' || trigger === null) return undefined;
+  const http = (trigger as { http?: unknown }).http;
+  return typeof http === 'object' && http !== null ? (http as HttpTrigger) : undefined;
+}
+
+function compilePattern(deploymentId: string, stepId: string, path: string): RegExp {
+  try {
+    // ADR 0045: the whole path (without the query) must match.
+    return new RegExp(`^(?:${path})$`);
+  } catch {
+    throw new AgentError(
+      'AGENT_TRIGGER_INVALID',
+      `deployment "${deploymentId}", step "${stepId}": trigger.http.path is not a valid regular expression`,
+    );
+  }
+}
+
+function stepName(step: StepInfo): string {
+  return `step "${step.stepId}" of workflow "${step.workflow}" (#${step.workflowIndex})`;
+}
+
+/**
+ * The `http` triggers of one deployment's steps, grouped by server id. Two triggers with the same server, method
+ * (case-insensitive; none = any) and path text would leave the second unreachable: `AGENT_TRIGGER_DUPLICATE`
+ * naming both steps (ADR 0060).
+ */
+export function httpRoutes(
+  deploymentId: string,
+  steps: readonly StepInfo[],
+  engine: WorkflowEngine,
+  serverIds: ReadonlySet<string>,
+): Map<string, TriggerRoute[]> {
+  const byServer = new Map<string, TriggerRoute[]>();
+  const seen = new Map<string, StepInfo>();
+  for (const step of steps) {
+    const http = httpTriggerOf(step.trigger);
+    if (http === undefined) continue;
+    const key = `${http.server}\u0000${http.method?.toUpperCase() ?? '*'}\u0000${http.path}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new AgentError(
+        'AGENT_TRIGGER_DUPLICATE',
+        `deployment "${deploymentId}": ${stepName(first)} and ${stepName(step)} have the same http trigger (server "${http.server}", method ${http.method?.toUpperCase() ?? 'any'}, path)`,
+      );
+    }
+    seen.set(key, step);
+    if (!serverIds.has(http.server)) {
+      throw new AgentError(
+        'AGENT_TRIGGER_INVALID',
+        `deployment "${deploymentId}", step "${step.stepId}": server "${http.server}" is not in allowHttpServerAccess`,
+      );
+    }
+    const list = byServer.get(http.server) ?? [];
+    list.push({
+      deploymentId,
+      stepId: step.stepId,
+      step: { stepId: step.stepId, workflowIndex: step.workflowIndex },
+      method: http.method?.toUpperCase(),
+      pattern: compilePattern(deploymentId, step.stepId, http.path),
+      multipartLimit: http.multiPartUploadByteLimit,
+      engine,
+    });
+    byServer.set(http.server, list);
+  }
+  return byServer;
+}
+
+/** The outcome of matching a request line against a server's routes. */
+export type RouteMatch =
+  | { readonly route: TriggerRoute }
+  | { readonly route: undefined; readonly allow: readonly string[] | undefined };
+
+/**
+ * The first route (declaration order) whose pattern matches the path and whose method matches
+ * case-insensitively. No pattern matches → `allow` undefined (404); patterns match but no method does →
+ * `allow` lists the methods that would (405, S11).
+ */
+export function matchRoute(routes: readonly TriggerRoute[], method: string, path: string): RouteMatch {
+  if (path.length > MAX_MATCH_PATH_CHARS) return { route: undefined, allow: undefined };
+  const m = method.toUpperCase();
+  const allow = new Set<string>();
+  for (const r of routes) {
+    if (!r.pattern.test(path)) continue;
+    if (r.method === undefined || r.method === m) return { route: r };
+    allow.add(r.method);
+  }
+  return { route: undefined, allow: allow.size > 0 ? [...allow] : undefined };
+}

@@ -1,0 +1,44 @@
+export {
+  AGENT_ERROR_CODES,
+  AgentError,
+  isCodedError,
+  withContext,
+  type AgentErrorCode,
+  type CodedError,
+} from './errors.js';
+export { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts } from './limits.js';
+export {
+  LOG_LEVELS,
+  createOutput,
+  type Fields,
+  type Level,
+  type LineSink,
+  type LogLevel,
+  type Output,
+  type WorkflowLogEntry,
+  type WorkflowMetric,
+} from './output.js';
+export { hostPolicyOf, type VerifiedDeployment } from './deployment.js';
+export { closePersistence, planPersistence, type PersistencePlan } from './persistence.js';
+export {
+  createStringDecryptor,
+  registerRecordSecrets,
+  readRestrictedData,
+  type StringDecryptor,
+} from './secrets.js';
+export {
+  createEngineHost,
+  type EngineHostDeps,
+  type OutboundTransport,
+  type TransportRequest,
+} from './engine-host.js';
+export { closeAll, listenAll, type Listening, type ServerSet, type ServerSpec } from './listen.js';
+export { RunTracker } from './http/run-tracker.js';
+export {
+  DELIBERATE_DIFFERENCES,
+  SUPPORTED_TRIGGERS,
+  IGNORED_RECORD_FIELDS,
+  unsupportedUses,
+  type UnsupportedUse,
+} from './start-up-report.js';
+export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';

@@ -1,0 +1,40 @@
+import { DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS } from '@org/workflow-engine';
+
+/** Byte caps. */
+export interface Limits {
+  /** Largest package plaintext (`maxPlaintextBytes` for openPackage). */
+  readonly maxPackageBytes: number;
+  /** Largest JSON, text or octet-stream request body of an HTTP trigger. */
+  readonly rawBodyBytes: number;
+  /** Largest `body` part of a multipart upload. */
+  readonly bodyFieldBytes: number;
+  /** Largest outbound response body. */
+  readonly outboundResponseBytes: number;
+}
+
+/** Time limits, in milliseconds. */
+export interface Timeouts {
+  readonly outboundMs: number;
+  readonly headersMs: number;
+  readonly requestMs: number;
+  readonly shutdownMs: number;
+  /** `AGENT_SCRIPT_TIME_MS`: time limit of one processor run in the sandbox (engine `limits.timeMs`). */
+  readonly scriptMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+export const DEFAULT_LIMITS: Limits = {
+  maxPackageBytes: 64 * MiB,
+  rawBodyBytes: 1 * MiB,
+  bodyFieldBytes: 1 * MiB,
+  outboundResponseBytes: 10 * MiB,
+};
+
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  outboundMs: 30_000,
+  headersMs: 20_000,
+  requestMs: 600_000,
+  shutdownMs: 10_000,
+  scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
+};

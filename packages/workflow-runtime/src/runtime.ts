@@ -1,0 +1,269 @@
+import type { LookupFunction } from '@org/host-policy';
+import {
+  createWorkflowEngine,
+  type Redactor,
+  type StepResult,
+  type WorkflowEngine,
+} from '@org/workflow-engine';
+import { AgentError, isCodedError } from './errors.js';
+import type { VerifiedDeployment } from './deployment.js';
+import { createEngineHost, type OutboundTransport } from './engine-host.js';
+import { httpRoutes, type TriggerRoute } from './http/routes.js';
+import { HttpRunCounters, type HttpStepCounters } from './http/http-runs.js';
+import { RunTracker } from './http/run-tracker.js';
+import { createTriggerServer } from './http/server.js';
+import type { Limits, Timeouts } from './limits.js';
+import type { ServerSpec } from './listen.js';
+import type { Output } from './output.js';
+import { closePersistence, planPersistence, type PersistencePlan } from './persistence.js';
+import type { StringDecryptor } from './secrets.js';
+import { unsupportedUses } from './start-up-report.js';
+import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './timers.js';
+
+/** One step's run counters (`stepCounters()`, the `step counters` lines at shutdown). */
+export interface StepRunCounters extends DeploymentStepCounters {
+  /** How many of `runs` an HTTP trigger started. */
+  readonly httpRuns: number;
+}
+
+/** Everything {@link createRuntime} needs: verified deployments and the process-wide parts around them. */
+export interface RuntimeOptions {
+  /** Deployments that passed every deploy-time check (the agent verifies packages; the test runner builds). */
+  readonly deployments: readonly VerifiedDeployment[];
+  /** The one redactor: every secret the caller knows is registered before this call. */
+  readonly redactor: Redactor;
+  readonly output: Output;
+  /** The only `-2/` decryption path. */
+  readonly decryptor: StringDecryptor;
+  readonly limits: Limits;
+  readonly timeouts: Timeouts;
+  /** Where step persistence files live; without it a deployment with persistence is refused. */
+  readonly dataDir?: string | undefined;
+  /** Port overrides by server id or `<deploymentId>/<serverId>` (tests use 0). */
+  readonly ports?: Readonly<Record<string, number>> | undefined;
+  /** Bind address override for every trigger server (the test runner uses 127.0.0.1). */
+  readonly bindAddress?: string | undefined;
+  /** DNS lookup for outbound calls (tests). */
+  readonly lookup?: LookupFunction | undefined;
+  /** The engines' clock (`getTimestamp`, authentication property expiry); default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+  /** Replaces the network for allowed outbound calls (the workflow test runner); the host policy still decides. */
+  readonly transport?: OutboundTransport | undefined;
+}
+
+/** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
+export interface Runtime {
+  readonly servers: readonly ServerSpec[];
+  readonly engines: ReadonlyMap<string, WorkflowEngine>;
+  readonly output: Output;
+  readonly decryptor: StringDecryptor;
+  readonly tracker: RunTracker;
+  /**
+   * Starts `runOnce` and `timer` triggers (after the servers listen). From here the runtime keeps the process
+   * alive until {@link Runtime.stop}, with or without listeners (a timer-only deployment runs until SIGTERM).
+   */
+  startTriggers(): void;
+  /**
+   * Counters of every step that ran or is scheduled: runs (scheduled and HTTP), errors, skipped ticks, runs in
+   * flight, and how many of the runs an HTTP trigger started.
+   */
+  stepCounters(): StepRunCounters[];
+  /**
+   * Runs one step once, now, as a `runOnce` trigger would: tracked (so {@link Runtime.stop} drains it), with
+   * the same `step errored` / `step run failed` lines. Resolves with the step's result, or undefined when the
+   * run failed; rejects only when the deployment or step does not exist (`AGENT_STEP_NOT_FOUND`).
+   * `stepId` resolves as `sendToStep` does across the file (ADR 0060).
+   */
+  triggerStep(deploymentId: string, stepId: string): Promise<StepResult | undefined>;
+  /**
+   * Stops timers, logs the step counters, waits up to `drainMs` for in-flight runs, disposes the engines and
+   * closes the stores. Servers are the caller's.
+   */
+  stop(drainMs: number): Promise<boolean>;
+}
+
+interface Shared {
+  readonly options: RuntimeOptions;
+  readonly httpRuns: HttpRunCounters;
+  readonly tracker: RunTracker;
+}
+
+/**
+ * One counter line per step: the scheduler's (runs, errors, skipped ticks, in flight) plus the runs its HTTP
+ * triggers started (`httpRuns`). A step with only an HTTP trigger has zero skipped ticks.
+ */
+function mergeCounters(
+  scheduled: readonly DeploymentStepCounters[],
+  http: readonly HttpStepCounters[],
+): StepRunCounters[] {
+  const out = new Map<string, StepRunCounters>();
+  for (const c of scheduled) out.set(`${c.deploymentId}\u0000${c.stepId}`, { ...c, httpRuns: 0 });
+  for (const h of http) {
+    const key = `${h.deploymentId}\u0000${h.stepId}`;
+    const c = out.get(key) ?? {
+      deploymentId: h.deploymentId,
+      stepId: h.stepId,
+      runs: 0,
+      errors: 0,
+      skippedTicks: 0,
+      running: 0,
+      httpRuns: 0,
+    };
+    out.set(key, {
+      ...c,
+      runs: c.runs + h.runs,
+      errors: c.errors + h.errors,
+      running: c.running + h.running,
+      httpRuns: h.runs,
+    });
+  }
+  return [...out.values()];
+}
+
+/** One engine over its host; on failure the caller closes every store opened so far (nothing starts). */
+async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePlan): Promise<WorkflowEngine> {
+  const o = s.options;
+  const host = createEngineHost({
+    record: d.record,
+    policy: d.policy,
+    decryptor: o.decryptor,
+    redactor: o.redactor,
+    output: o.output,
+    outbound: { timeoutMs: o.timeouts.outboundMs, maxResponseBytes: o.limits.outboundResponseBytes },
+    lookup: o.lookup,
+    now: o.now,
+    transport: o.transport,
+  });
+  return createWorkflowEngine(d.workflow, {
+    host: { ...host, persistence: plan.get(d.record.deploymentId) },
+    data: d.record.data ?? {},
+    limits: { timeMs: o.timeouts.scriptMs },
+    redactor: o.redactor,
+  });
+}
+
+function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
+  const o = s.options;
+  const entries = d.record.allowHttpServerAccess ?? [];
+  const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, new Set(entries.map((e) => e.id)));
+  return entries
+    .filter((e) => e.inProcOnly !== true && e.inProcOnly !== 'true')
+    .map((e) => {
+      const ports = o.ports ?? {};
+      const port = ports[`${d.record.deploymentId}/${e.id}`] ?? ports[e.id] ?? e.port ?? 0;
+      const list: TriggerRoute[] = routes.get(e.id) ?? [];
+      const server = createTriggerServer({
+        routes: list,
+        limits: o.limits,
+        timeouts: o.timeouts,
+        output: o.output,
+        tracker: s.tracker,
+        runs: s.httpRuns,
+      });
+      return {
+        deploymentId: d.record.deploymentId,
+        id: e.id,
+        port,
+        bindAddress: o.bindAddress ?? e.bindAddress ?? '127.0.0.1',
+        server,
+      };
+    });
+}
+
+const EMPTY_INPUT = () => ({ body: undefined, stream: undefined, headers: {}, properties: {} });
+
+async function triggerOnce(
+  s: Shared,
+  engines: ReadonlyMap<string, WorkflowEngine>,
+  deploymentId: string,
+  stepId: string,
+): Promise<StepResult | undefined> {
+  const engine = engines.get(deploymentId);
+  if (engine === undefined || !engine.steps.some((st) => st.stepId === stepId))
+    throw new AgentError(
+      'AGENT_STEP_NOT_FOUND',
+      `deployment "${deploymentId}" has no step ${JSON.stringify(stepId.slice(0, 200))}`,
+    );
+  const { output } = s.options;
+  const fields = { deploymentId, stepId, trigger: 'direct' };
+  const started = performance.now();
+  const result = await s.tracker
+    .track(() => engine.runStep(stepId, EMPTY_INPUT()))
+    .catch((err: unknown) => {
+      output.error('step run failed', { ...fields, code: isCodedError(err) ? err.code : 'INTERNAL' });
+      return undefined;
+    });
+  if (result?.errored === true) output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
+  const outcome = result === undefined ? 'failed' : result.errored ? 'errored' : 'ok';
+  output.debug('step run', { ...fields, durationMs: Math.round(performance.now() - started), outcome });
+  return result;
+}
+
+/**
+ * Runs verified deployments: checks and plans their persistence, creates one engine per deployment and one
+ * trigger server per `allowHttpServerAccess` entry, reports every unsupported feature (one warning line each)
+ * and prepares their schedules. No listen() and no process.env: the caller listens and starts the triggers.
+ * @throws coded errors: `ENGINE_PERSISTENCE_INVALID`, `AGENT_PERSISTENCE_CONFLICT`, `AGENT_TRIGGER_*`,
+ *   `WORKFLOW_*` from the engine.
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const s: Shared = { options, httpRuns: new HttpRunCounters(), tracker: new RunTracker() };
+  const { output } = options;
+  const persistence = planPersistence(options.deployments, options.dataDir);
+  const engines = new Map<string, WorkflowEngine>();
+  const servers: ServerSpec[] = [];
+  const timed: TimedDeployment[] = [];
+  try {
+    for (const d of options.deployments) {
+      const engine = await startEngine(s, d, persistence);
+      engines.set(d.record.deploymentId, engine);
+      timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
+      servers.push(...serversOf(s, d, engine));
+      // One line per unsupported feature, at start-up, never first at run time.
+      for (const use of unsupportedUses(d.record, d.workflow, engine)) {
+        output.warn('unsupported feature', { deploymentId: d.record.deploymentId, ...use });
+      }
+      output.info('deployment loaded', {
+        deploymentId: d.record.deploymentId,
+        source: d.source,
+        steps: engine.steps.length,
+      });
+    }
+  } catch (err) {
+    for (const engine of engines.values()) engine.dispose();
+    await closePersistence(persistence);
+    throw err;
+  }
+  const scheduling = createTimedTriggers(timed, s.tracker, output);
+  let keepAlive: NodeJS.Timeout | undefined;
+  let state: 'created' | 'started' | 'stopped' = 'created';
+  const counters = () => mergeCounters(scheduling.counters(), s.httpRuns.counters());
+  return {
+    servers,
+    engines,
+    output,
+    decryptor: options.decryptor,
+    tracker: s.tracker,
+    startTriggers() {
+      if (state !== 'created') return;
+      state = 'started';
+      // A runtime is a service: it runs until stopped even when no listener or timer holds the event loop.
+      keepAlive = setInterval(() => undefined, 2 ** 31 - 1);
+      scheduling.start();
+    },
+    stepCounters: counters,
+    triggerStep: (deploymentId, stepId) => triggerOnce(s, engines, deploymentId, stepId),
+    async stop(drainMs) {
+      if (state === 'stopped') return true;
+      const started = state === 'started';
+      state = 'stopped';
+      scheduling.stop();
+      clearInterval(keepAlive);
+      const idle = await s.tracker.idle(drainMs);
+      if (started) for (const c of counters()) output.info('step counters', { ...c });
+      for (const engine of engines.values()) engine.dispose();
+      await closePersistence(persistence);
+      return idle;
+    },
+  };
+}

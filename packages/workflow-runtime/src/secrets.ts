@@ -1,0 +1,121 @@
+import {
+  decodeUtf8,
+  decryptString,
+  isCryptoError,
+  isEncryptedString,
+  type KeyTuple,
+} from '@org/envelope-crypto';
+import type { BootstrapHost, DeploymentRecord } from '@org/workflow-compiler';
+import { AgentError } from './errors.js';
+import type { Redactor } from '@org/workflow-engine';
+
+/**
+ * The only path by which the agent decrypts a `-2/` string. It counts its calls so tests can prove that
+ * nothing is decrypted at load or start-up (S49).
+ */
+export interface StringDecryptor {
+  decrypt(text: string): string;
+  readonly calls: number;
+}
+
+/** A decryptor over the `AGENT_STRING_SECRETKEYS` candidates (tried in order by envelope-crypto). */
+export function createStringDecryptor(candidates: readonly KeyTuple[]): StringDecryptor {
+  let calls = 0;
+  return {
+    decrypt(text: string): string {
+      calls++;
+      return decodeUtf8(decryptString(text, candidates));
+    },
+    get calls() {
+      return calls;
+    },
+  };
+}
+
+function isTrue(v: unknown): boolean {
+  return v === true || v === 'true';
+}
+
+/** True when the host's `data` is restricted authentication data (interfaces.md §3.3). */
+export function isAuthenticationHost(host: BootstrapHost): boolean {
+  return isTrue(host.authenticationHost);
+}
+
+function walkStrings(value: unknown, visit: (s: string) => void): void {
+  if (typeof value === 'string') visit(value);
+  else if (Array.isArray(value)) value.forEach((v) => walkStrings(v, visit));
+  else if (typeof value === 'object' && value !== null)
+    Object.values(value).forEach((v) => walkStrings(v, visit));
+}
+
+/**
+ * Registers, at load and without decrypting, every value the redactor must hide: fixed header values of
+ * every host, secret `keyHex` values, and the plain values of restricted host `data`. `-2/` texts are registered too (they are
+ * ciphertext, but there is no reason to log them); their plaintext is registered when decrypted.
+ */
+export function registerRecordSecrets(record: DeploymentRecord, redactor: Redactor): void {
+  for (const key of record.keys ?? []) {
+    if (key.type === 'secret')
+      [key.keyHex, key.keyHex.toLowerCase(), key.keyHex.toUpperCase()].forEach((h) => redactor.add(h));
+  }
+  for (const host of record.allowExternalHostAccess ?? []) {
+    for (const value of Object.values(host.headers ?? {})) redactor.add(value);
+    walkStrings(host.data, (s) => redactor.add(s));
+  }
+}
+
+function pointerEscape(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * Returns the host's restricted `data` as JSON text with every `-2/` string decrypted now (interfaces.md
+ * §5.5). Only authentication hosts have restricted data; a `-2/` string anywhere else is never decrypted
+ * (S48). A failure names the host and the field, never the value (S46, S47).
+ * @throws {@link AgentError} `AGENT_RESTRICTED_DATA_NOT_ALLOWED`, `AGENT_RESTRICTED_DATA_FAILED`.
+ */
+export function readRestrictedData(
+  record: DeploymentRecord,
+  hostId: string,
+  decryptor: StringDecryptor,
+  redactor: Redactor,
+): string {
+  const host = (record.allowExternalHostAccess ?? []).find((h) => h.id === hostId);
+  if (host === undefined || !isAuthenticationHost(host)) {
+    throw new AgentError(
+      'AGENT_RESTRICTED_DATA_NOT_ALLOWED',
+      `host "${hostId}" is not an authentication host of deployment "${record.deploymentId}"`,
+    );
+  }
+  const open = (value: unknown, pointer: string): unknown => {
+    if (typeof value === 'string')
+      return isEncryptedString(value) ? decryptField(value, hostId, pointer, decryptor, redactor) : value;
+    if (Array.isArray(value)) return value.map((v, i) => open(v, `${pointer}/${i}`));
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(value)) out[k] = open(v, `${pointer}/${pointerEscape(k)}`);
+    return out;
+  };
+  return JSON.stringify(open(host.data ?? {}, ''));
+}
+
+function decryptField(
+  text: string,
+  hostId: string,
+  pointer: string,
+  decryptor: StringDecryptor,
+  redactor: Redactor,
+): string {
+  try {
+    const plain = decryptor.decrypt(text);
+    redactor.add(plain);
+    return plain;
+  } catch (err) {
+    const code = isCryptoError(err) ? err.code : 'an unexpected error';
+    throw new AgentError(
+      'AGENT_RESTRICTED_DATA_FAILED',
+      `restricted data of host "${hostId}", field "${pointer}", could not be decrypted (${code})`,
+      { cause: isCryptoError(err) ? err : undefined },
+    );
+  }
+}

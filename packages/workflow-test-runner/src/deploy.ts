@@ -1,0 +1,215 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redactor } from '@org/workflow-engine';
+import {
+  closeAll,
+  createOutput,
+  createRuntime,
+  createStringDecryptor,
+  DEFAULT_LIMITS,
+  DEFAULT_TIMEOUTS,
+  hostPolicyOf,
+  listenAll,
+  registerRecordSecrets,
+  type Limits,
+  type Runtime,
+  type Timeouts,
+} from '@org/workflow-runtime';
+import type { CallOutcome, ObservedMetric } from './assertions.js';
+import type { DeployInput, Deployer } from './run.js';
+import { routeCallUrl } from './routing.js';
+import type { CallSpec } from './test-file.js';
+
+/** Options of {@link createInProcessDeployer}. */
+export interface InProcessDeployerOptions {
+  /** Byte caps of the deployment (default: the agent's defaults). */
+  readonly limits?: Partial<Limits>;
+  /** Time limits of the deployment (default: the agent's defaults). */
+  readonly timeouts?: Partial<Timeouts>;
+  /** Parent of each run's private data directory (default: the OS temp directory). Removed after each run. */
+  readonly tempDir?: string;
+  /** Every raw output line of every run, e.g. for `--debug` (lines are already redacted). */
+  readonly onLine?: (test: string, line: string) => void;
+}
+
+/** How long a deployer waits for in-flight runs to drain when it stops a deployment. */
+const DRAIN_MS = 1_000;
+
+/** Output fields that are not worth repeating in a log line the assertions match against. */
+const QUIET_FIELDS = new Set(['ts', 'level', 'msg', 'deploymentId', 'source']);
+
+interface Collected {
+  metrics: ObservedMetric[];
+  logs: string[];
+  errors: string[];
+}
+
+/** One JSON output line → a metric, or a log line `msg {fields}` (the text the assertions search). */
+function collect(into: Collected, line: string): void {
+  let parsed: unknown;
+  try {
+    // eslint-disable-next-line no-restricted-syntax -- a line createOutput wrote with JSON.stringify, not input
+    parsed = JSON.parse(line);
+  } catch {
+    into.logs.push(line.trimEnd());
+    return;
+  }
+  const o = parsed as Record<string, unknown>;
+  if (o['type'] === 'metric') {
+    into.metrics.push({
+      key: String(o['key']),
+      value: Number(o['value']),
+      timestamp: Number(o['timestamp']),
+      dimensions: (o['dimensions'] ?? {}) as Record<string, string>,
+    });
+    return;
+  }
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (!QUIET_FIELDS.has(k) && v !== undefined) rest[k] = v;
+  const msg = typeof o['msg'] === 'string' ? o['msg'] : '';
+  into.logs.push(Object.keys(rest).length === 0 ? msg : `${msg} ${JSON.stringify(rest)}`);
+  if (msg === 'step errored' || msg === 'step run failed') {
+    const why = typeof o['errors'] === 'string' ? o['errors'] : typeof o['code'] === 'string' ? o['code'] : 'failed';
+    into.errors.push(`step "${String(o['stepId'])}": ${why}`);
+  }
+}
+
+async function sendCall(call: CallSpec, url: string, signal: AbortSignal): Promise<CallOutcome> {
+  const timeout = AbortSignal.timeout(call.timeoutSeconds * 1000);
+  try {
+    const res = await fetch(url, {
+      method: call.method,
+      headers: call.headers,
+      body: call.method === 'GET' || call.method === 'HEAD' ? undefined : call.body,
+      signal: AbortSignal.any([signal, timeout]),
+      redirect: 'manual',
+    });
+    const headers: Record<string, string[]> = {};
+    res.headers.forEach((v, k) => (headers[k] = [v]));
+    return { status: res.status, headers, body: new Uint8Array(await res.arrayBuffer()) };
+  } catch (err) {
+    if (timeout.aborted) return { error: `no answer within ${call.timeoutSeconds} s` };
+    return { error: err instanceof Error ? err.message : 'request failed' };
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+/** Runs the test's trigger: its `makeTheseCalls` in order over loopback, else `testThisStep` once. */
+async function trigger(
+  runtime: Runtime,
+  input: DeployInput,
+  ports: ReadonlyMap<number, number>,
+  collected: Collected,
+): Promise<CallOutcome[]> {
+  const { test, signal } = input;
+  if (test.calls.length === 0) {
+    await runtime.triggerStep(test.deploymentId, test.stepId);
+    return [];
+  }
+  const outcomes: CallOutcome[] = [];
+  for (const call of test.calls) {
+    if (signal.aborted) break;
+    let url: string;
+    try {
+      url = routeCallUrl(call.url, ports);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : 'invalid call';
+      collected.errors.push(why);
+      outcomes.push({ error: why });
+      continue;
+    }
+    outcomes.push(await sendCall(call, url, signal));
+  }
+  return outcomes;
+}
+
+/**
+ * The deployer `oapp test` uses: deploys one prepared test on `@org/workflow-runtime` in this process (the
+ * agent's engine, trigger servers and host policy), with every allowed outbound call answered by the test's
+ * mock transport, the test's fixed clock, and trigger servers on loopback port 0. `makeTheseCalls` go to those
+ * servers in order; without calls, `testThisStep` runs once. Schedules (`timer`, `runOnce`) are not started: a
+ * test runs the step it names, once. The run ends when the triggered work is done or `secondsToWaitForCompletion`
+ * passed; the deployment is then stopped and its private data directory removed.
+ */
+export function createInProcessDeployer(options: InProcessDeployerOptions = {}): Deployer {
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  return async (input) => {
+    const { test, signal } = input;
+    const collected: Collected = { metrics: [], logs: [], errors: [] };
+    const redactor = new Redactor();
+    registerRecordSecrets(test.bootstrap, redactor);
+    const sink = (line: string) => {
+      options.onLine?.(test.name, line);
+      collect(collected, line);
+    };
+    const output = createOutput(sink, redactor, undefined, 'debug');
+    const fixed = test.timestampOverride;
+    const dataDir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'oapp-test-'));
+    let runtime: Runtime | undefined;
+    try {
+      const servers = test.bootstrap.allowHttpServerAccess ?? [];
+      runtime = await createRuntime({
+        deployments: [
+          {
+            record: test.bootstrap,
+            workflow: test.workflow,
+            policy: hostPolicyOf(test.bootstrap, []),
+            source: 'test',
+          },
+        ],
+        redactor,
+        output,
+        decryptor: createStringDecryptor([]),
+        limits,
+        timeouts,
+        dataDir,
+        ports: Object.fromEntries(servers.map((s) => [s.id, 0])),
+        bindAddress: '127.0.0.1',
+        now: fixed === undefined ? undefined : () => fixed,
+        transport: (req) => input.transport(req),
+      });
+      const listening = await listenAll(runtime);
+      const ports = new Map<number, number>();
+      for (const s of servers) {
+        const bound = listening.find((l) => l.id === s.id);
+        if (bound !== undefined && s.port !== undefined) ports.set(s.port, bound.port);
+      }
+      const waitMs = test.waitSeconds * 1000;
+      const started = performance.now();
+      const stopWaiting = new AbortController();
+      const calls = await Promise.race([
+        trigger(runtime, input, ports, collected),
+        wait(waitMs, AbortSignal.any([signal, stopWaiting.signal])).then(() => undefined),
+      ]).finally(() => stopWaiting.abort());
+      const left = Math.max(0, waitMs - (performance.now() - started));
+      const completed = calls !== undefined && (await runtime.tracker.idle(left));
+      return {
+        metrics: collected.metrics,
+        logs: collected.logs,
+        calls: calls ?? [],
+        completed,
+        errors: collected.errors,
+      };
+    } finally {
+      if (runtime !== undefined) {
+        await runtime.stop(DRAIN_MS);
+        await closeAll(runtime, 0);
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  };
+}

@@ -1,0 +1,270 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createInProcessDeployer, runTests, type RunnerConfig, type TestResult } from '../src/index.js';
+import { config, project } from './fixtures.js';
+
+// The real deployer: the agent's runtime (@org/workflow-runtime) in process, with the engine's sandbox.
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.forEach((c) => c());
+  cleanups = [];
+});
+
+const T0 = 1_700_000_000_000;
+
+/** A workflow with a timer-less outbound step, an HTTP-triggered step, and a step with persistence. */
+const flow = {
+  workflows: [
+    {
+      name: 'demo',
+      steps: [
+        {
+          stepId: 'fetch-items',
+          urlGenerator: { script: "context.setUrl('api', '/v1/items');" },
+          resultsProcessor: {
+            script:
+              "var b = JSON.parse(context.getBody()); console.log('got ' + b.n + ' items'); " +
+              "context.sendMetric(context.getTimestamp(), 'items', b.n, { source: 'api' });",
+          },
+        },
+        {
+          stepId: 'hello',
+          trigger: { http: { server: 'web', path: '/hello', method: 'GET' } },
+          resultsProcessor: { script: "context.setBody('hello at ' + context.getTimestamp());" },
+        },
+        {
+          stepId: 'count',
+          persistenceFile: 'count.db',
+          resultsProcessor: {
+            script:
+              "var n = Number(context.getPersistedItem('n') || '0') + 1; context.setPersistedItem('n', String(n)); " +
+              "context.sendMetric('count', n);",
+          },
+        },
+        {
+          stepId: 'slow',
+          resultsProcessor: { script: "context.sleep(3000); context.sendMetric('late', 1);" },
+        },
+      ],
+    },
+  ],
+};
+
+const bootstrap = {
+  allowExternalHostAccess: [
+    { id: 'api', host: 'http://mockserver', allowList: [{ method: 'GET', uriPattern: '/v1/items' }] },
+    { id: 'elsewhere', host: 'http://example.invalid' },
+  ],
+  allowHttpServerAccess: [{ id: 'web', port: 11000 }],
+};
+
+const base = (stepId: string, extra: Record<string, unknown> = {}) => ({
+  fromDirectory: '',
+  testThisStep: stepId,
+  useThisTestConfigFile: 'flow.json',
+  useThisTestBootstrapFile: 'boot.json',
+  timestampOverride: T0,
+  ...extra,
+});
+
+const items = (n: number) => ({
+  whenThisIsCalled: 'http://mockserver/v1/items',
+  returnThisBody: `{"n": ${n}}`,
+});
+
+function setup(tests: Record<string, unknown>, extra: Record<string, unknown> = {}): RunnerConfig {
+  const p = project({
+    'resources/.keep': '',
+    'tests/flow.json': flow,
+    'tests/boot.json': bootstrap,
+    ...tests,
+  });
+  cleanups.push(p.cleanup);
+  return config(p.root, extra);
+}
+
+async function run(tests: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const cfg = setup(tests, extra);
+  const summary = await runTests(cfg, { deploy: createInProcessDeployer() });
+  const by = (name: string) =>
+    summary.results.find((r) => r.name === `tests/${name}.test.json`) as TestResult;
+  return { summary, by };
+}
+
+describe('createInProcessDeployer (oapp test)', () => {
+  it('runs testThisStep on the engine: mock answered, metric with the fixed clock and dimensions, log line', async () => {
+    const { by } = await run({
+      'tests/ok.test.json': base('fetch-items', {
+        mockEndpointResponses: [{ ...items(3), withMethod: 'GET', thisManyTimes: 1 }],
+        theseMetricsShouldHaveBeenSent: [
+          { key: 'items', value: 3, timestamp: T0, dimensionMap: { source: 'api' } },
+        ],
+        theseLogsShouldHaveBeenSent: ['got 3 items'],
+      }),
+    });
+    const r = by('ok');
+    expect(r.failures).toEqual([]);
+    expect(r.status).toBe('passed');
+    expect(r.mockCalls.map((c) => [c.method, c.url, c.outcome])).toEqual([
+      ['GET', 'http://mockserver/v1/items', 'answered'],
+    ]);
+  });
+
+  it('sends makeTheseCalls to the HTTP trigger on a loopback port; two tests on the same port run side by side', async () => {
+    const call = { url: 'http://localhost:11000/hello', expectedResponse: `hello at ${T0}` };
+    const { summary } = await run(
+      {
+        'tests/a.test.json': base('hello', { makeTheseCalls: [call] }),
+        'tests/b.test.json': base('hello', {
+          makeTheseCalls: [
+            call,
+            {
+              ...call,
+              url: 'http://localhost:11000/nope',
+              expectedResponseCode: 404,
+              expectedResponse: undefined,
+            },
+          ],
+        }),
+      },
+      { concurrency: 2 },
+    );
+    expect(summary.results.map((r) => [r.name, r.status, r.failures])).toEqual([
+      ['tests/a.test.json', 'passed', []],
+      ['tests/b.test.json', 'passed', []],
+    ]);
+  });
+
+  it('each assertion kind fails against a real run', async () => {
+    const { by } = await run({
+      'tests/metric.test.json': base('fetch-items', {
+        mockEndpointResponses: [items(3)],
+        theseMetricsShouldHaveBeenSent: [{ key: 'items', value: 4 }],
+      }),
+      'tests/log.test.json': base('fetch-items', {
+        mockEndpointResponses: [items(3)],
+        theseLogsShouldHaveBeenSent: ['got 4 items'],
+        logsShouldNotContain: ['got 3'],
+      }),
+      'tests/mock.test.json': base('fetch-items', {
+        mockEndpointResponses: [
+          { ...items(3), thisManyTimes: 2 },
+          { whenThisIsCalled: 'http://mockserver/v1/never' },
+        ],
+      }),
+      'tests/call.test.json': base('hello', {
+        makeTheseCalls: [
+          { url: 'http://localhost:11000/hello', expectedResponse: 'bye', expectedResponseCode: 201 },
+        ],
+      }),
+    });
+    expect(by('metric').failures.map((f) => f.kind)).toEqual(['metric-missing']);
+    expect(
+      by('log')
+        .failures.map((f) => f.kind)
+        .sort(),
+    ).toEqual(['log-forbidden', 'log-missing']);
+    expect(
+      by('mock')
+        .failures.map((f) => f.kind)
+        .sort(),
+    ).toEqual(['mock-call-count', 'mock-not-called']);
+    expect(
+      by('call')
+        .failures.map((f) => f.kind)
+        .sort(),
+    ).toEqual(['call-body', 'call-status']);
+  });
+
+  it('S156: a call to a host that is not the mock is refused, recorded, and fails the test; nothing is sent', async () => {
+    const wf = JSON.parse(JSON.stringify(flow)) as typeof flow;
+    (wf.workflows[0]!.steps[0]!.urlGenerator as { script: string }).script =
+      "context.setUrl('elsewhere', '/x');";
+    const { by } = await run({
+      'tests/flow2.json': wf,
+      'tests/out.test.json': base('fetch-items', { useThisTestConfigFile: 'flow2.json' }),
+    });
+    const r = by('out');
+    expect(r.status).toBe('failed');
+    expect(r.failures.map((f) => f.kind)).toContain('host-not-mocked');
+    expect(r.mockCalls.map((c) => c.outcome)).toEqual(['not-mock']);
+  });
+
+  it('the host policy still decides first: a path outside the allowList never reaches the mock', async () => {
+    const wf = JSON.parse(JSON.stringify(flow)) as typeof flow;
+    (wf.workflows[0]!.steps[0]!.urlGenerator as { script: string }).script =
+      "context.setUrl('api', '/v1/admin');";
+    const { by } = await run({
+      'tests/flow2.json': wf,
+      'tests/p.test.json': base('fetch-items', {
+        useThisTestConfigFile: 'flow2.json',
+        mockEndpointResponses: [{ whenThisIsCalled: 'http://mockserver/v1/admin' }],
+      }),
+    });
+    const r = by('p');
+    expect(r.mockCalls).toEqual([]);
+    expect(r.errors.join('\n')).toMatch(/POLICY_|refused/);
+  });
+
+  it('persistence works in a private data directory that is removed after the run', async () => {
+    const before = new Set(
+      readdirSync(process.env['TMPDIR'] ?? '/tmp').filter((n) => n.startsWith('oapp-test-')),
+    );
+    const { by } = await run(
+      {
+        'tests/c.test.json': base('count', { theseMetricsShouldHaveBeenSent: [{ key: 'count', value: 1 }] }),
+      },
+      { iterations: 2 },
+    );
+    expect(by('c').status).toBe('passed');
+    const after = readdirSync(process.env['TMPDIR'] ?? '/tmp').filter(
+      (n) => n.startsWith('oapp-test-') && !before.has(n),
+    );
+    expect(after).toEqual([]);
+  });
+
+  it('stops waiting after secondsToWaitForCompletion and reports what was sent so far', async () => {
+    const { by } = await run({
+      'tests/slow.test.json': base('slow', {
+        secondsToWaitForCompletion: 1,
+        theseMetricsShouldHaveBeenSent: [{ key: 'late', value: 1 }],
+      }),
+    });
+    const r = by('slow');
+    expect(r.status).toBe('failed');
+    expect(r.failures.map((f) => f.kind)).toEqual(['metric-missing']);
+  });
+
+  it('a step the deployment does not have is a deploy failure naming it', async () => {
+    const { by } = await run({ 'tests/none.test.json': base('no-such-step') });
+    expect(
+      by('none').failures.map((f) => [
+        f.kind,
+        f.message.includes('AGENT_STEP_NOT_FOUND') || f.message.includes('no step'),
+      ]),
+    ).toEqual([['deploy', true]]);
+  });
+
+  it('a workflow the runtime refuses is a deploy failure naming the cause', async () => {
+    const wf = JSON.parse(JSON.stringify(flow)) as typeof flow;
+    (wf.workflows[0]!.steps[1]!.trigger as { http: { server: string } }).http.server = 'not-declared';
+    const { by } = await run({
+      'tests/flow2.json': wf,
+      'tests/bad.test.json': base('hello', { useThisTestConfigFile: 'flow2.json' }),
+    });
+    const r = by('bad');
+    expect(r.failures.map((f) => f.kind)).toEqual(['deploy']);
+    expect(r.failures[0]!.message).toContain('not-declared');
+  });
+
+  it('leaves no data directory behind under a custom temp dir', async () => {
+    const p = project({});
+    cleanups.push(p.cleanup);
+    const cfg = setup({ 'tests/ok.test.json': base('count') });
+    await runTests(cfg, { deploy: createInProcessDeployer({ tempDir: p.root }) });
+    expect(readdirSync(p.root)).toEqual([]);
+    expect(existsSync(join(p.root, 'x'))).toBe(false);
+  });
+});
