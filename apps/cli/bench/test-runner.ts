@@ -93,7 +93,7 @@ function host(i: number): EngineHost {
   return {
     callOutbound: () =>
       Promise.resolve({ status: 200, headers: {}, body: new TextEncoder().encode(`{"up": ${i}}`) }),
-    getRestrictedData: () => Promise.resolve(undefined),
+    getRestrictedData: () => Promise.resolve(''),
     registerSecret: () => undefined,
     log: () => undefined,
     metric: () => undefined,
