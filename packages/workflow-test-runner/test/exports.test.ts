@@ -24,6 +24,7 @@ it('keeps the public surface of the test runner stable', () => {
       "TestRunnerError",
       "UNMATCHED_STATUS",
       "buildTestWorkflow",
+      "createInProcessDeployer",
       "createMockServer",
       "discoverTests",
       "escapeXml",
