@@ -5,6 +5,7 @@ import { handleHostCall } from './host-ops.js';
 import { settleStep, writeBuffer } from './persist-ops.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
+import { scrubResponse } from './response-scrub.js';
 import { runInSandbox } from './sandbox.js';
 import { ByteStream } from './byte-stream.js';
 import { runSplitFlow, SPLIT_STEP_TYPE } from './split-runner.js';
@@ -194,8 +195,17 @@ async function outbound(
     );
     return;
   }
-  // The login response of a scripted-auth step is a credential (ADR 0054).
+  // The login response of a scripted-auth step is a credential (ADR 0054); any other response goes to ordinary
+  // processors and must not hand them a credential the upstream echoed (ADR 0068).
   if (req.isAuthenticationProcessor) shared.secrets.addText(utf8.decode(res.body));
+  else {
+    try {
+      res = scrubResponse(shared.secrets, res, req.hostId);
+    } catch (err) {
+      state.errors.push(errorText(err));
+      return;
+    }
+  }
   Object.assign(state, {
     body: utf8.decode(res.body),
     bytes: undefined,
