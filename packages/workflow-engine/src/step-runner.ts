@@ -8,6 +8,7 @@ import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunStat
 import { scrubResponse } from './response-scrub.js';
 import { runInSandbox } from './sandbox.js';
 import { ByteStream } from './byte-stream.js';
+import { untilAborted } from './abort.js';
 import { runSplitFlow, SPLIT_STEP_TYPE } from './split-runner.js';
 import type { SplitItems } from './split-ops.js';
 import type { OutboundRequest, StepInput, StepResult } from './types.js';
@@ -29,6 +30,8 @@ export interface Flow {
   split?: SplitItems | undefined;
   /** The properties ordinary processors left when the authentication context began (auth-flow.ts). */
   authBaseline?: Readonly<Record<string, string>> | undefined;
+  /** Aborted at the deadline of a split-aggregate step: no further processor or call starts (split-runner.ts). */
+  signal?: AbortSignal | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -38,6 +41,7 @@ async function runUnit(
   mode: ProcessorSlot | 'httpStatusHandling',
 ): Promise<boolean> {
   const { shared, step, state } = flow;
+  if (flow.signal?.aborted) return false; // the split reports the deadline (split-runner.ts)
   const isAuth = mode === 'authenticationProcessor' || step.type === 'scripted-auth';
   const ctx: RunContext = {
     shared,
@@ -47,6 +51,7 @@ async function runUnit(
     depth: flow.depth,
     sleptMs: 0,
     errorText,
+    signal: flow.signal,
     split: mode === 'splitGenerator' ? flow.split : undefined,
     authBaseline: isAuth ? flow.authBaseline : undefined,
   };
@@ -58,7 +63,9 @@ async function runUnit(
       script: unit.script,
       input: sandboxInput(state, { ...view, writeLimits }),
       inBytes: state.bytes,
-      ...shared.limits,
+      memoryBytes: shared.limits.memoryBytes,
+      timeMs: shared.limits.timeMs,
+      maxStackBytes: shared.limits.maxStackBytes,
     },
     (op, json, bytes) => handleHostCall(ctx, op, json, bytes),
     flow.nested,
@@ -138,6 +145,7 @@ function outboundRequest(flow: Flow, url: { hostId: string; path: string }): Out
     // A scripted-auth step exists to talk to authentication hosts (interfaces.md §4.5).
     isAuthenticationProcessor: flow.step.type === 'scripted-auth',
     timeoutMs: flow.step.httpTimeout,
+    signal: flow.signal,
   };
 }
 
@@ -167,6 +175,7 @@ async function outbound(
   results: 'resultsProcessor' | 'itemResultProcessor' = 'resultsProcessor',
 ): Promise<void> {
   const { state, step, shared } = flow;
+  if (flow.signal?.aborted) return;
   const req = outboundRequest(flow, url);
   if (req.isAuthenticationProcessor)
     for (const v of Object.values(req.headers)) registerHeaderSecret(flow, v);
@@ -176,8 +185,9 @@ async function outbound(
   }
   let res;
   try {
-    res = await shared.host.callOutbound(req);
+    res = await untilAborted(shared.host.callOutbound(req), flow.signal);
   } catch (err) {
+    if (flow.signal?.aborted) return; // cut short by the split deadline, which split-runner.ts reports
     const code = codeOf(err);
     state.properties['http.error'] = code ?? 'ENGINE_OUTBOUND_FAILED';
     const handler = step.processors.httpConnectFailedProcessor;

@@ -87,3 +87,11 @@ export function loopbackHost(bases: Record<string, string>, options: FakeHostOpt
   });
 }
 
+/** Waits until `predicate` holds (polling), or fails after `ms`. */
+export async function until(predicate: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
