@@ -135,7 +135,7 @@ async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePl
     return await createWorkflowEngine(d.workflow, {
       host: { ...host, persistence },
       data: d.record.data ?? {},
-      limits: { timeMs: s.deps.config.timeouts.scriptMs },
+      limits: { timeMs: s.deps.config.timeouts.scriptMs, splitTimeMs: s.deps.config.timeouts.splitMs },
       redactor: s.redactor,
     });
   } catch (err) {

@@ -56,6 +56,8 @@ async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise
       timeoutMs: req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs,
       maxResponseBytes: deps.outbound.maxResponseBytes,
       ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }),
+      // The engine aborts calls it no longer waits for (a split step past its deadline).
+      ...(req.signal === undefined ? {} : { signal: req.signal }),
     });
     const headers: Record<string, string[]> = {};
     for (const [k, v] of Object.entries(res.headers)) headers[k] = [...v];

@@ -51,6 +51,8 @@ export interface Timeouts {
   readonly shutdownMs: number;
   /** `AGENT_SCRIPT_TIME_MS`: time limit of one processor run in the sandbox (engine `limits.timeMs`). */
   readonly scriptMs: number;
+  /** `AGENT_SPLIT_TIME_MS`: deadline of one run of a split-aggregate step (engine `limits.splitTimeMs`). */
+  readonly splitMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -68,6 +70,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
   requestMs: 600_000,
   shutdownMs: 10_000,
   scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
+  splitMs: ENGINE_DEFAULT_LIMITS.splitTimeMs,
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -176,6 +179,12 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       requestMs: positiveInt(env, 'AGENT_REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs),
       shutdownMs: positiveInt(env, 'AGENT_SHUTDOWN_TIMEOUT_MS', DEFAULT_TIMEOUTS.shutdownMs),
       scriptMs: boundedInt(env, 'AGENT_SCRIPT_TIME_MS', DEFAULT_TIMEOUTS.scriptMs, ENGINE_MAX_LIMITS.timeMs),
+      splitMs: boundedInt(
+        env,
+        'AGENT_SPLIT_TIME_MS',
+        DEFAULT_TIMEOUTS.splitMs,
+        ENGINE_MAX_LIMITS.splitTimeMs,
+      ),
     },
     logLevel: logLevel(env),
     dataDir: dataDir(env),
