@@ -66,6 +66,20 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads AGENT_SPLIT_TIME_MS, defaulting to the engine default and bounded by the engine maximum', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).timeouts.splitMs).toBe(ENGINE_DEFAULT_LIMITS.splitTimeMs);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SPLIT_TIME_MS: '250' }).timeouts.splitMs).toBe(250);
+    const max = String(MAX_LIMITS.splitTimeMs);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SPLIT_TIME_MS: max }).timeouts.splitMs).toBe(
+      MAX_LIMITS.splitTimeMs,
+    );
+    for (const bad of ['0', '-1', '1.5', 'abc', String(MAX_LIMITS.splitTimeMs + 1)]) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SPLIT_TIME_MS: bad }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain('AGENT_SPLIT_TIME_MS');
+    }
+  });
+
   it('reads flags, host ids and limits, and refuses malformed numbers', () => {
     const c = loadConfig({
       AGENT_BOOTSTRAP: 'x',

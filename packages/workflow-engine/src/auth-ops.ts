@@ -1,3 +1,4 @@
+import { untilAborted } from './abort.js';
 import { carriesRestricted } from './restricted.js';
 import { EngineError } from './errors.js';
 import { MIN_SECRET_CHARS } from './redact.js';
@@ -76,13 +77,14 @@ export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
     body,
     isAuthenticationProcessor: true,
     timeoutMs: ctx.step.httpTimeout,
+    signal: ctx.signal,
   };
   if (carriesRestricted(ctx.shared, req))
     throw new EngineError(
       'ENGINE_NOT_PERMITTED',
       'the call would carry restricted host data to another host',
     );
-  const res = await ctx.shared.host.callOutbound(req);
+  const res = await untilAborted(ctx.shared.host.callOutbound(req), ctx.signal);
   const lower = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries(res.headers)) lower[k.toLowerCase()] = v;
   const text = new TextDecoder().decode(res.body);

@@ -1,3 +1,5 @@
+import { FormIndex } from './form-index.js';
+
 /**
  * What replaces a secret in logs, errors and results (interfaces.md §5.5: `"this is <REDACTED>"`,
  * security-requirements S50). Tests use this constant, never its text.
@@ -32,10 +34,6 @@ export const SECRET_FORMS: readonly { readonly name: string; readonly encode: (s
     { name: 'JSON-escaped twice', encode: (s: string) => jsonEscape(jsonEscape(s)) },
   ]);
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /**
  * Most secret values registered through {@link Redactor.add} with `evictable: true` (the engine's per-run
  * registrations: header values and texts of authentication contexts) that are tracked at once. Past it the oldest
@@ -44,43 +42,18 @@ function escapeRegExp(s: string): string {
  */
 export const MAX_EVICTABLE_SECRETS = 4096;
 
-/** New forms are matched by a second, small pattern until this many have accumulated; then both are folded. */
-const FOLD_AT_FORMS = 256;
-
 /** Most passes {@link Redactor.strip} makes; a text still holding a form after them is dropped whole. */
 const MAX_STRIP_PASSES = 8;
-
-function alternation(forms: Iterable<string>): RegExp | undefined {
-  const list = [...forms];
-  if (list.length === 0) return undefined;
-  return new RegExp(
-    list
-      .sort((a, b) => b.length - a.length)
-      .map(escapeRegExp)
-      .join('|'),
-    'g',
-  );
-}
-
-/** Every `[start, end)` where a form of `re` occurs, overlapping ones included, in order of start. */
-function occurrences(re: RegExp, text: string, into: [number, number][]): void {
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    // The alternation is longest first, so each match is the longest form starting at its position.
-    into.push([m.index, m.index + m[0].length]);
-    re.lastIndex = m.index + 1;
-  }
-}
 
 /**
  * The one redactor of engine and agent (ADR 0054). It tracks every registered secret in each of its
  * {@link SECRET_FORMS} and replaces them in text bound for logs, errors and results ({@link redact}) or removes
  * them from metric keys and dimensions ({@link strip}).
  *
- * Matching: a precompiled alternation of the forms known at the last fold, plus a small one of the forms added
- * since (folded in every {@link FOLD_AT_FORMS} forms, so an add costs amortised O(1) compilations). Every
- * occurrence of every form is found, overlapping ones included, and each maximal run of overlapping occurrences
- * becomes one {@link REDACTED}, so no part of a secret survives next to another one.
+ * Matching: one pass over the text with an index of the forms' prefixes ({@link FormIndex}, ADR 0068), whose
+ * cost per character does not grow with the number of secrets; adding or evicting a value updates the index in
+ * place. Every occurrence of every form is found, overlapping ones included, and each maximal run of
+ * overlapping occurrences becomes one {@link REDACTED}, so no part of a secret survives next to another one.
  */
 export class Redactor {
   /** Form → how many registered values produce it. */
@@ -89,12 +62,7 @@ export class Redactor {
   readonly #values = new Map<string, { forms: string[]; pinned: boolean }>();
   /** Evictable values, oldest first. */
   readonly #evictable = new Set<string>();
-  #folded: RegExp | undefined;
-  /** Forms in {@link #folded}; the rest are in {@link #recentRe}. */
-  #foldedForms = new Set<string>();
-  #recent = new Set<string>();
-  #recentRe: RegExp | undefined;
-  #dirty = false;
+  readonly #index = new FormIndex();
   #longest = 0;
 
   /**
@@ -126,8 +94,7 @@ export class Redactor {
       this.#forms.set(form, n + 1);
       if (n > 0) continue;
       added = true;
-      this.#recent.add(form);
-      this.#recentRe = undefined;
+      this.#index.add(form);
       if (form.length > this.#longest) this.#longest = form.length;
     }
     if (options.evictable) {
@@ -149,8 +116,7 @@ export class Redactor {
         continue;
       }
       this.#forms.delete(form);
-      if (this.#recent.delete(form)) this.#recentRe = undefined;
-      if (this.#foldedForms.has(form)) this.#dirty = true;
+      this.#index.delete(form);
     }
   }
 
@@ -188,27 +154,11 @@ export class Redactor {
     return this.redact(text.slice(0, max + this.#longest)).slice(0, max);
   }
 
-  #patterns(): RegExp[] {
-    if (this.#dirty || this.#recent.size >= FOLD_AT_FORMS) {
-      this.#foldedForms = new Set(this.#forms.keys());
-      this.#folded = alternation(this.#foldedForms);
-      this.#recent.clear();
-      this.#recentRe = undefined;
-      this.#dirty = false;
-    }
-    this.#recentRe ??= alternation(this.#recent);
-    const out: RegExp[] = [];
-    if (this.#folded) out.push(this.#folded);
-    if (this.#recentRe) out.push(this.#recentRe);
-    return out;
-  }
-
   #replace(text: string, by: string): string {
     if (this.#forms.size === 0 || text.length < MIN_SECRET_CHARS) return text;
     const found: [number, number][] = [];
-    for (const re of this.#patterns()) occurrences(re, text, found);
-    if (found.length === 0) return text; // the common case: one scan per pattern, no allocation
-    found.sort((a, b) => a[0] - b[0]);
+    this.#index.occurrences(text, found);
+    if (found.length === 0) return text; // the common case: one scan, no allocation
     let out = '';
     let copied = 0;
     let i = 0;

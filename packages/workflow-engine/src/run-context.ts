@@ -11,6 +11,8 @@ export interface Limits {
   memoryBytes: number;
   timeMs: number;
   maxStackBytes: number;
+  /** Deadline of one run of a split-aggregate step, from its start (README.md "Split and aggregate"). */
+  splitTimeMs: number;
 }
 
 /** State shared by every run of one engine (one loaded workflow file). */
@@ -56,6 +58,8 @@ export interface RunContext {
   depth: number;
   sleptMs: number;
   errorText(err: unknown): string;
+  /** Aborted when the split deadline passed: host calls that wait on the network end (split-runner.ts). */
+  signal?: AbortSignal | undefined;
   /** Where `addSplitReturnItem` puts items: set only for the splitGenerator of a split-aggregate step. */
   split?: SplitItems | undefined;
   /**

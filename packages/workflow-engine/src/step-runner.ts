@@ -5,8 +5,10 @@ import { handleHostCall } from './host-ops.js';
 import { settleStep, writeBuffer } from './persist-ops.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
+import { scrubResponse } from './response-scrub.js';
 import { runInSandbox } from './sandbox.js';
 import { ByteStream } from './byte-stream.js';
+import { untilAborted } from './abort.js';
 import { runSplitFlow, SPLIT_STEP_TYPE } from './split-runner.js';
 import type { SplitItems } from './split-ops.js';
 import type { OutboundRequest, StepInput, StepResult } from './types.js';
@@ -28,6 +30,8 @@ export interface Flow {
   split?: SplitItems | undefined;
   /** The properties ordinary processors left when the authentication context began (auth-flow.ts). */
   authBaseline?: Readonly<Record<string, string>> | undefined;
+  /** Aborted at the deadline of a split-aggregate step: no further processor or call starts (split-runner.ts). */
+  signal?: AbortSignal | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -37,6 +41,7 @@ async function runUnit(
   mode: ProcessorSlot | 'httpStatusHandling',
 ): Promise<boolean> {
   const { shared, step, state } = flow;
+  if (flow.signal?.aborted) return false; // the split reports the deadline (split-runner.ts)
   const isAuth = mode === 'authenticationProcessor' || step.type === 'scripted-auth';
   const ctx: RunContext = {
     shared,
@@ -46,6 +51,7 @@ async function runUnit(
     depth: flow.depth,
     sleptMs: 0,
     errorText,
+    signal: flow.signal,
     split: mode === 'splitGenerator' ? flow.split : undefined,
     authBaseline: isAuth ? flow.authBaseline : undefined,
   };
@@ -57,7 +63,9 @@ async function runUnit(
       script: unit.script,
       input: sandboxInput(state, { ...view, writeLimits }),
       inBytes: state.bytes,
-      ...shared.limits,
+      memoryBytes: shared.limits.memoryBytes,
+      timeMs: shared.limits.timeMs,
+      maxStackBytes: shared.limits.maxStackBytes,
     },
     (op, json, bytes) => handleHostCall(ctx, op, json, bytes),
     flow.nested,
@@ -137,6 +145,7 @@ function outboundRequest(flow: Flow, url: { hostId: string; path: string }): Out
     // A scripted-auth step exists to talk to authentication hosts (interfaces.md §4.5).
     isAuthenticationProcessor: flow.step.type === 'scripted-auth',
     timeoutMs: flow.step.httpTimeout,
+    signal: flow.signal,
   };
 }
 
@@ -166,6 +175,7 @@ async function outbound(
   results: 'resultsProcessor' | 'itemResultProcessor' = 'resultsProcessor',
 ): Promise<void> {
   const { state, step, shared } = flow;
+  if (flow.signal?.aborted) return;
   const req = outboundRequest(flow, url);
   if (req.isAuthenticationProcessor)
     for (const v of Object.values(req.headers)) registerHeaderSecret(flow, v);
@@ -175,8 +185,9 @@ async function outbound(
   }
   let res;
   try {
-    res = await shared.host.callOutbound(req);
+    res = await untilAborted(shared.host.callOutbound(req), flow.signal);
   } catch (err) {
+    if (flow.signal?.aborted) return; // cut short by the split deadline, which split-runner.ts reports
     const code = codeOf(err);
     state.properties['http.error'] = code ?? 'ENGINE_OUTBOUND_FAILED';
     const handler = step.processors.httpConnectFailedProcessor;
@@ -194,8 +205,17 @@ async function outbound(
     );
     return;
   }
-  // The login response of a scripted-auth step is a credential (ADR 0054).
+  // The login response of a scripted-auth step is a credential (ADR 0054); any other response goes to ordinary
+  // processors and must not hand them a credential the upstream echoed (ADR 0068).
   if (req.isAuthenticationProcessor) shared.secrets.addText(utf8.decode(res.body));
+  else {
+    try {
+      res = scrubResponse(shared.secrets, res, req.hostId);
+    } catch (err) {
+      state.errors.push(errorText(err));
+      return;
+    }
+  }
   Object.assign(state, {
     body: utf8.decode(res.body),
     bytes: undefined,

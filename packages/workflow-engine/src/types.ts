@@ -14,6 +14,11 @@ export interface OutboundRequest {
   isAuthenticationProcessor: boolean;
   /** The step's `httpTimeout`, when set. */
   timeoutMs: number | undefined;
+  /**
+   * Aborted when the engine no longer waits for the answer (the deadline of a split-aggregate step passed,
+   * `limits.splitTimeMs`); the host should then end the call and reject. Absent for calls nothing can abort.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** The answer to an {@link OutboundRequest}. */
@@ -82,8 +87,11 @@ export interface EngineOptions {
   host: EngineHost;
   /** Bootstrap record `data` (top of the merge chain). */
   data: Record<string, unknown>;
-  /** Per processor run. Defaults: 32 MiB, 5000 ms, 512 KiB. */
-  limits?: { memoryBytes?: number; timeMs?: number; maxStackBytes?: number };
+  /**
+   * Per processor run (`memoryBytes`, `timeMs`, `maxStackBytes`; defaults 32 MiB, 5000 ms, 512 KiB) and per run
+   * of a split-aggregate step (`splitTimeMs`, default 600 000 ms). Bounds: `MAX_LIMITS`.
+   */
+  limits?: { memoryBytes?: number; timeMs?: number; maxStackBytes?: number; splitTimeMs?: number };
   /**
    * The redactor the engine scrubs errors, logs and results with and registers secrets into (default: its own).
    * An app passes its own so that engine and app share one set of secrets (ADR 0054).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENGINE_ERROR_CODES, EngineError, createWorkflowEngine } from '../src/index.js';
+import { ENGINE_ERROR_CODES, EngineError, MAX_LIMITS, createWorkflowEngine } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
 async function run(script: string, body?: string) {
@@ -109,6 +109,14 @@ describe('runStep', () => {
         limits: { timeMs: -1 },
       }),
     ).rejects.toBeInstanceOf(RangeError);
+    for (const splitTimeMs of [0, 1.5, MAX_LIMITS.splitTimeMs + 1])
+      await expect(
+        createWorkflowEngine(workflow([scriptStep('a', '')]), {
+          host: fakeHost(),
+          data: {},
+          limits: { splitTimeMs },
+        }),
+      ).rejects.toBeInstanceOf(RangeError);
   });
 
   it('returns at once for a concurrent run of a singleThreaded "return" step', async () => {

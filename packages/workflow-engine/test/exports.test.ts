@@ -50,6 +50,8 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_DISPOSED",
       "ENGINE_OUTBOUND_FAILED",
       "ENGINE_STEP_AMBIGUOUS",
+      "ENGINE_SECRET_IN_RESPONSE",
+      "ENGINE_SPLIT_DEADLINE",
       "ENGINE_NO_PERSISTENCE",
       "ENGINE_PERSISTENCE_INVALID",
       "ENGINE_PERSISTENCE_CORRUPT",

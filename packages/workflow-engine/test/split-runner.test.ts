@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  DEFAULT_LIMITS,
   EngineError,
+  MAX_LIMITS,
   MAX_SPLIT_ITEMS,
   SPLIT_CONCURRENCY,
   createWorkflowEngine,
@@ -9,6 +11,7 @@ import {
   type OutboundResponse,
 } from '../src/index.js';
 import { codedError, fakeHost, input, textResponse, workflow, type FakeHost } from './fake-host.js';
+import { loopbackHost, startLoopback, until, type LoopbackServer } from './http-host.js';
 
 const s = (script: string) => ({ script });
 const SPLIT = 'scripted-split-aggregate';
@@ -386,5 +389,111 @@ describe('scripted-split-aggregate (README.md "Split and aggregate")', () => {
       'ENGINE_TIMEOUT',
     );
     expect((await engine.runStep('fan', input('["a"]'))).body).toBe('["a"]');
+  });
+});
+
+describe('the deadline of a split step (limits.splitTimeMs, ADR 0069)', () => {
+  const DEADLINE =
+    /^ENGINE_SPLIT_DEADLINE: split step "fan" passed its deadline of (\d+) ms with (\d+) of (\d+) items completed$/;
+  /** Items post their body to `api`; the URL is set once, in the splitGenerator. */
+  const postItems = s(
+    "context.setUrl('api', '/item'); context.setHttpMethod('POST'); JSON.parse(context.getBody()).forEach((x) => context.addSplitReturnItem(x))",
+  );
+  let api: LoopbackServer;
+  beforeAll(async () => {
+    // "fast" is answered at once; "slow" never: only the client going away ends it.
+    api = await startLoopback((req, res) => {
+      if (req.body === 'fast') res.end('done');
+    });
+  });
+  afterAll(() => api.close());
+
+  it('L4: at the deadline no new item starts, calls in flight are aborted and the resultsProcessor does not run', async () => {
+    const host = loopbackHost({ api: api.url });
+    const engine = await createWorkflowEngine(
+      workflow([
+        {
+          stepId: 'fan',
+          type: SPLIT,
+          splitGenerator: postItems,
+          resultsProcessor: s("context.setBody('aggregated')"),
+        },
+        { stepId: 'warm', resultsProcessor: s("context.setBody('warm')") },
+      ]),
+      { host, data: {}, limits: { splitTimeMs: 400 } },
+    );
+    // Warm: this engine's sandbox is set up, outside any deadline, before the run that meets its deadline.
+    expect((await engine.runStep('warm', input())).body).toBe('warm');
+    const before = api.seen.length;
+    const items = ['fast', 'fast', ...Array<string>(8).fill('slow')];
+    const result = await engine.runStep('fan', input(JSON.stringify(items)));
+    expect(result.errored).toBe(true);
+    expect(result.body).not.toBe('aggregated');
+    expect(result.errors).toHaveLength(1);
+    const [, ms, done, total] = DEADLINE.exec(result.errors[0]!) ?? [];
+    expect([ms, total]).toEqual(['400', '10']);
+    // Only the fast items can complete; the four workers then wait on slow items until the deadline.
+    const completed = Number(done);
+    expect(completed).toBeLessThanOrEqual(2);
+    const seen = api.seen.slice(before);
+    expect(seen.length).toBeLessThanOrEqual(completed + SPLIT_CONCURRENCY);
+    await until(() => seen.filter((r) => r.body === 'slow').every((r) => r.aborted));
+    // Nothing starts once runStep has returned.
+    expect(api.seen.length - before).toBe(seen.length);
+  });
+
+  it('L4: stops waiting for a host that ignores the abort signal', async () => {
+    const signals: AbortSignal[] = [];
+    const host = fakeHost({
+      respond: (req) => {
+        signals.push(req.signal!);
+        return new Promise<never>(() => undefined);
+      },
+    });
+    const { result } = await runSplit({ splitGenerator: postItems }, '["a", "b"]', host, { splitTimeMs: 50 });
+    expect(result.errors).toEqual([
+      'ENGINE_SPLIT_DEADLINE: split step "fan" passed its deadline of 50 ms with 0 of 2 items completed',
+    ]);
+    expect(signals).toHaveLength(2);
+    expect(signals.every((sig) => sig.aborted)).toBe(true);
+    expect(signals.map((sig) => (sig.reason as EngineError).code)).toEqual(
+      Array(2).fill('ENGINE_SPLIT_DEADLINE'),
+    );
+  });
+
+  it('L4: counts the splitGenerator against the deadline: no item starts after it', async () => {
+    const host = loopbackHost({ api: api.url });
+    const before = api.seen.length;
+    const { result } = await runSplit(
+      {
+        splitGenerator: s(`${postItems.script}; context.sleep(300)`),
+        itemResultProcessor: s("context.setBody('x')"),
+      },
+      '["fast", "fast", "fast"]',
+      host,
+      { splitTimeMs: 50 },
+    );
+    expect(result.errors).toEqual([
+      'ENGINE_SPLIT_DEADLINE: split step "fan" passed its deadline of 50 ms with 0 of 3 items completed',
+    ]);
+    expect(api.seen.length).toBe(before);
+  });
+
+  it('does not cut the resultsProcessor short once every item is done', async () => {
+    const { result } = await runSplit(
+      {
+        splitGenerator: s("context.addSplitReturnItem('a')"),
+        resultsProcessor: s("context.sleep(400); context.setBody('after ' + context.getBody())"),
+      },
+      undefined,
+      fakeHost(),
+      { splitTimeMs: 200 },
+    );
+    expect(result).toMatchObject({ errored: false, body: 'after ["a"]' });
+  });
+
+  it('keeps the default deadline (DEFAULT_LIMITS.splitTimeMs) well above a call timeout in full', () => {
+    expect(DEFAULT_LIMITS.splitTimeMs).toBe(600_000);
+    expect(MAX_LIMITS.splitTimeMs).toBeGreaterThanOrEqual(DEFAULT_LIMITS.splitTimeMs);
   });
 });

@@ -85,7 +85,9 @@ async function viaTransport(
   req: OutboundRequest,
   timeoutMs: number,
 ): Promise<OutboundResponse> {
-  const signal = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  // The engine's own signal (a split step's deadline) aborts the call too.
+  const signal = req.signal === undefined ? timeout : AbortSignal.any([timeout, req.signal]);
   let res: OutboundResponse;
   try {
     res = await transport({
@@ -96,7 +98,7 @@ async function viaTransport(
       signal,
     });
   } catch (err) {
-    if (signal.aborted)
+    if (timeout.aborted)
       throw new OutboundError(
         'POLICY_TIMEOUT',
         `call to host "${req.hostId}" timed out after ${timeoutMs} ms`,
@@ -130,6 +132,8 @@ async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise
       timeoutMs: req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs,
       maxResponseBytes: deps.outbound.maxResponseBytes,
       ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }),
+      // The engine aborts calls it no longer waits for (a split step past its deadline).
+      ...(req.signal === undefined ? {} : { signal: req.signal }),
     });
     const headers: Record<string, string[]> = {};
     for (const [k, v] of Object.entries(res.headers)) headers[k] = [...v];

@@ -20,6 +20,8 @@ export interface Timeouts {
   readonly shutdownMs: number;
   /** `AGENT_SCRIPT_TIME_MS`: time limit of one processor run in the sandbox (engine `limits.timeMs`). */
   readonly scriptMs: number;
+  /** `AGENT_SPLIT_TIME_MS`: deadline of one run of a split-aggregate step (engine `limits.splitTimeMs`). */
+  readonly splitMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -37,4 +39,5 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
   requestMs: 600_000,
   shutdownMs: 10_000,
   scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
+  splitMs: ENGINE_DEFAULT_LIMITS.splitTimeMs,
 };

@@ -137,7 +137,7 @@ async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePl
   return createWorkflowEngine(d.workflow, {
     host: { ...host, persistence: plan.get(d.record.deploymentId) },
     data: d.record.data ?? {},
-    limits: { timeMs: o.timeouts.scriptMs },
+    limits: { timeMs: o.timeouts.scriptMs, splitTimeMs: o.timeouts.splitMs },
     redactor: o.redactor,
   });
 }

@@ -143,6 +143,12 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       requestMs: positiveInt(env, 'AGENT_REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs),
       shutdownMs: positiveInt(env, 'AGENT_SHUTDOWN_TIMEOUT_MS', DEFAULT_TIMEOUTS.shutdownMs),
       scriptMs: boundedInt(env, 'AGENT_SCRIPT_TIME_MS', DEFAULT_TIMEOUTS.scriptMs, ENGINE_MAX_LIMITS.timeMs),
+      splitMs: boundedInt(
+        env,
+        'AGENT_SPLIT_TIME_MS',
+        DEFAULT_TIMEOUTS.splitMs,
+        ENGINE_MAX_LIMITS.splitTimeMs,
+      ),
     },
     logLevel: logLevel(env),
     dataDir: dataDir(env),
