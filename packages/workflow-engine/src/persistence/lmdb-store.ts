@@ -163,8 +163,12 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   setItem(key: string, value: string | null): void {
+    this.mutate(() => this.setOne(key, value));
+  }
+
+  private setOne(key: string, value: string | null): void {
     const k = this.codec.key(KIND.item, this.name(key, 'key'));
-    this.mutate(() => this.setEntry(k, value === null ? null : this.valueBytes(value, 'value')));
+    this.putEntry(k, value === null ? null : this.storedText(k, value, 'value'));
   }
 
   get itemLimits(): { maxKeyBytes: number; maxValueBytes: number } {
@@ -173,10 +177,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
 
   setItems(pairs: readonly (readonly [string, string | null])[]): void {
     this.mutate(() => {
-      for (const [key, value] of pairs) {
-        const k = this.codec.key(KIND.item, this.name(key, 'key'));
-        this.setEntry(k, value === null ? null : this.valueBytes(value, 'value'));
-      }
+      for (const [key, value] of pairs) this.setOne(key, value);
     });
   }
 
