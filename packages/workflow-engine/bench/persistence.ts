@@ -1,99 +1,152 @@
-// Persisted writes per second through the engine (ADR 0052) beside bare lmdb puts of the same sizes with the
-// same sync settings (default lmdb-js: overlappingSync, durable at `flushed`), measured in the same run.
-// A measurement, not a test.   pnpm --filter @org/workflow-engine bench
+// Persisted writes per second through the engine (ADR 0052, 0066) beside bare lmdb puts of the same sizes with the
+// same durability, measured in the same run: rounds alternate engine and bare (and which goes first), and the
+// ratio is taken per round, so a machine whose load changes during the run skews both sides alike.
+// A measurement, not a test.   pnpm --filter @org/workflow-engine bench   (BENCH_ROUNDS=n for more rounds)
+//
+// What each side does, per measured unit:
+//   engine  one step run (runStep): the script's setPersistedItem calls go to the store (ADR 0052 write buffer),
+//           the step's entries and its stats record are committed, and runStep resolves only after lmdb-js's
+//           `flushed` (the fsync of the commit): persistenceFileFlush true, the default.
+//   bare    the same number of puts of the same keys and values on a plain lmdb-js database with the
+//           package's open options (noSubdir, binary, no compression, default overlappingSync; each key and
+//           value encoded from the same JS strings the script passes, as any caller holding strings must), then
+//           `await db.flushed`: the same commit and the same fsync, once per unit.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { open } from 'lmdb';
-import { createLmdbPersistence, createWorkflowEngine } from '../src/index.js';
+import { open, type RootDatabase } from 'lmdb';
+import { createLmdbPersistence, createWorkflowEngine, type WorkflowEngine } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from '../test/fake-host.js';
 
 const VALUE = 'v'.repeat(100);
 const LOOP = 2000;
-const RUNS = 100;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const dir = mkdtempSync(join(tmpdir(), 'persist-bench-'));
-
-/** Bare lmdb: `n` puts (one storage key per put, 100-byte values), then wait for the flush, `batches` times. */
-async function bare(name: string, batches: number, n: number): Promise<number> {
-  const db = open({ path: join(dir, name), noSubdir: true, encoding: 'binary', keyEncoding: 'binary' });
-  const value = Buffer.from(VALUE);
-  const t = performance.now();
-  for (let b = 0; b < batches; b++) {
-    for (let i = 0; i < n; i++) void db.put(Buffer.from(`k${i}`), value);
-    await db.flushed;
-  }
-  const perSec = (batches * n) / ((performance.now() - t) / 1000);
-  await db.close();
-  return perSec;
-}
-
-async function engineRate(script: string, runs: number, writesPerRun: number): Promise<number> {
-  const persistence = createLmdbPersistence({ dataDir: dir });
-  const host = Object.assign(fakeHost(), { persistence });
-  const file = `engine-${writesPerRun}.store`;
-  const engine = await createWorkflowEngine(workflow([scriptStep('w', script, { persistenceFile: file })]), {
-    host,
-    data: {},
-  });
-  for (let i = 0; i < 5; i++) await engine.runStep('w', input()); // warm the sandbox
-  const t = performance.now();
-  for (let i = 0; i < runs; i++) {
-    const r = await engine.runStep('w', input());
-    if (r.errored) throw new Error(r.errors.join('; '));
-  }
-  const perSec = (runs * writesPerRun) / ((performance.now() - t) / 1000);
-  engine.dispose();
-  await persistence.close();
-  return perSec;
-}
 
 const loopScript = `for (let i = 0; i < ${LOOP}; i++) context.setPersistedItem('k' + i, '${VALUE}');`;
 const oneScript = `context.setPersistedItem('k', '${VALUE}');`;
 
-const rows: [string, number, number][] = [];
-rows.push([
-  'script loop (2000 writes per step run)',
-  await engineRate(loopScript, 5, LOOP),
-  await bare('bare-loop.store', 5, LOOP),
-]);
-rows.push([
-  'one write per step run',
-  await engineRate(oneScript, RUNS, 1),
-  await bare('bare-one.store', RUNS, 1),
-]);
-// Where the time goes: the same loop on the store API without the sandbox, and a step run that writes nothing.
-const direct = createLmdbPersistence({ dataDir: dir });
-const store = await direct.open('direct', {
+interface Case {
+  name: string;
+  /** Step runs (engine) or flushed batches (bare) per round, and writes in each. */
+  units: number;
+  writes: number;
+  step: string;
+  bare: RootDatabase<Buffer, Buffer>;
+}
+
+function bareDb(name: string): RootDatabase<Buffer, Buffer> {
+  return open<Buffer, Buffer>({
+    path: join(dir, name),
+    noSubdir: true,
+    encoding: 'binary',
+    keyEncoding: 'binary',
+    compression: false,
+    cache: false,
+  });
+}
+
+/** Writes per second of `units` flushed batches of `writes` puts each. */
+async function bareRate(c: Case): Promise<number> {
+  const t = performance.now();
+  for (let b = 0; b < c.units; b++) {
+    for (let i = 0; i < c.writes; i++) void c.bare.put(Buffer.from(`k${i}`), Buffer.from(VALUE));
+    await c.bare.flushed;
+  }
+  return (c.units * c.writes) / ((performance.now() - t) / 1000);
+}
+
+/** Writes per second of `units` step runs. */
+async function engineRate(engine: WorkflowEngine, c: Case): Promise<number> {
+  const t = performance.now();
+  for (let i = 0; i < c.units; i++) {
+    const r = await engine.runStep(c.step, input());
+    if (r.errored) throw new Error(r.errors.join('; '));
+  }
+  return (c.units * c.writes) / ((performance.now() - t) / 1000);
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const range = (xs: number[], digits: number): string =>
+  `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+
+const persistence = createLmdbPersistence({ dataDir: dir });
+const engine = await createWorkflowEngine(
+  workflow([
+    scriptStep('loop', loopScript, { persistenceFile: 'engine-loop.store' }),
+    scriptStep('one', oneScript, { persistenceFile: 'engine-one.store' }),
+    scriptStep('none', "context.setBody('x')"),
+  ]),
+  { host: Object.assign(fakeHost(), { persistence }), data: {} },
+);
+const cases: Case[] = [
+  {
+    name: `script loop (${LOOP} writes per step run)`,
+    units: 10,
+    writes: LOOP,
+    step: 'loop',
+    bare: bareDb('bare-loop'),
+  },
+  { name: 'one write per step run', units: 100, writes: 1, step: 'one', bare: bareDb('bare-one') },
+];
+for (const step of ['loop', 'one', 'none']) for (let i = 0; i < 5; i++) await engine.runStep(step, input());
+for (const c of cases) await bareRate(c);
+
+const results = cases.map(() => ({ engine: [] as number[], bare: [] as number[], ratio: [] as number[] }));
+const floor: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [i, c] of cases.entries()) {
+    let e: number, b: number;
+    if (round % 2 === 0) {
+      e = await engineRate(engine, c);
+      b = await bareRate(c);
+    } else {
+      b = await bareRate(c);
+      e = await engineRate(engine, c);
+    }
+    results[i]!.engine.push(e);
+    results[i]!.bare.push(b);
+    results[i]!.ratio.push(e / b);
+  }
+  const t = performance.now();
+  for (let i = 0; i < 100; i++) await engine.runStep('none', input());
+  floor.push(100 / ((performance.now() - t) / 1000));
+}
+
+// Where the time goes: the store API the sandbox's write buffer calls, without the sandbox.
+const store = await persistence.open('direct', {
   file: 'direct.store',
   flush: true,
   hexSymmetricKey: undefined,
   obfuscate: false,
 });
-const td = performance.now();
-for (let b = 0; b < 5; b++) {
-  for (let i = 0; i < LOOP; i++) store.setItem(`k${i}`, VALUE);
-  await store.settle(true);
+const pairs = Array.from({ length: 1000 }, (_, i): [string, string] => [`k${i}`, VALUE]);
+const direct: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const t = performance.now();
+  for (let b = 0; b < 10; b++) {
+    store.setItems!(pairs);
+    store.setItems!(pairs);
+    await store.settle(true);
+  }
+  direct.push(20_000 / ((performance.now() - t) / 1000));
 }
-rows.push([
-  'store API, no sandbox (2000 writes per settle)',
-  (5 * LOOP) / ((performance.now() - td) / 1000),
-  await bare('bare-direct.store', 5, LOOP),
-]);
-await direct.close();
-const plain = await createWorkflowEngine(workflow([scriptStep('n', "context.setBody('x')")]), {
-  host: fakeHost(),
-  data: {},
-});
-for (let i = 0; i < 5; i++) await plain.runStep('n', input());
-const tp = performance.now();
-for (let i = 0; i < RUNS; i++) await plain.runStep('n', input());
+
 console.log(
-  `step run without persistence: ${(RUNS / ((performance.now() - tp) / 1000)).toFixed(0)} runs/s (the sandbox floor)`,
+  `${ROUNDS} rounds; per round, engine and bare alternate which runs first; ratio = engine / bare per round`,
 );
-plain.dispose();
-for (const [name, engine, baseline] of rows) {
+for (const [i, c] of cases.entries()) {
+  const r = results[i]!;
   console.log(
-    `${name}: engine ${engine.toFixed(0)} writes/s, bare lmdb ${baseline.toFixed(0)} writes/s, ratio ${(engine / baseline).toFixed(2)} (target ≥ 0.50)`,
+    `${c.name}: ratio median ${median(r.ratio).toFixed(2)} (rounds ${range(r.ratio, 2)}; target ≥ 0.50); ` +
+      `engine median ${median(r.engine).toFixed(0)} writes/s, bare lmdb median ${median(r.bare).toFixed(0)} writes/s`,
   );
 }
+console.log(
+  `store API setItems without the sandbox (2 × 1000 pairs per settle): median ${median(direct).toFixed(0)} writes/s`,
+);
+console.log(`step run without persistence: median ${median(floor).toFixed(0)} runs/s (the sandbox floor)`);
+engine.dispose();
+await persistence.close();
+for (const c of cases) await c.bare.close();
 rmSync(dir, { recursive: true, force: true });

@@ -16,7 +16,7 @@ export const MAX_LOG_CHARS = 65_536;
 export const MAX_METRIC_KEY_CHARS = 256;
 
 type Args = unknown[];
-type Op = (ctx: RunContext, args: Args, bytes: Uint8Array | undefined) => unknown;
+type Op = (ctx: RunContext, args: Args, bytes: Uint8Array | undefined, text: string | undefined) => unknown;
 
 function str(args: Args, i: number, name: string): string {
   const v = args[i];
@@ -180,12 +180,13 @@ export async function handleHostCall(
   op: string,
   json: string,
   bytes: Uint8Array | undefined,
+  text?: string,
 ): Promise<unknown> {
   const fn = Object.prototype.hasOwnProperty.call(OPS, op) ? OPS[op] : undefined;
   try {
     if (!fn)
       throw new EngineError('ENGINE_UNSUPPORTED', `unknown host call ${JSON.stringify(op.slice(0, 40))}`);
-    return await fn(ctx, parseArgs(json), bytes);
+    return await fn(ctx, parseArgs(json), bytes, text);
   } catch (err) {
     throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
   }

@@ -6,7 +6,7 @@ import type { EngineHost } from './types.js';
 import type { StepModel } from './workflow-model.js';
 
 type Args = unknown[];
-type Op = (ctx: RunContext, args: Args) => unknown;
+type Op = (ctx: RunContext, args: Args, bytes?: Uint8Array, text?: string) => unknown;
 
 /** Largest `take(n)`; the byte cap of the store applies too. */
 export const MAX_TAKE_ITEMS = 10_000;
@@ -17,9 +17,14 @@ const MINUTE_MS = 60_000;
  */
 export const MAX_WRITE_BATCH = 1000;
 
-/** The pairs of a `persist.setMany` call: `[[key, value | null], …]`, every one re-checked. */
-function pairs(args: Args): [string, string | null][] {
+/**
+ * The pairs of a `persist.setMany` call, every one re-checked: `[[key, value | null], …]`; or, with `text` (the
+ * realm's write buffer, ADR 0066), `[[keyLength, valueLength or -1 for null, …]]` with the keys and then the
+ * values joined in `text` (lengths in UTF-16 code units).
+ */
+function pairs(args: Args, text: string | undefined): [string, string | null][] {
   const list = args[0];
+  if (text !== undefined) return joinedPairs(list, text);
   if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
     throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
   return list.map((p: unknown) => {
@@ -32,6 +37,24 @@ function pairs(args: Args): [string, string | null][] {
       throw new TypeError('setMany: expected [key, value or null] pairs of strings');
     return [p[0], p[1] as string | null];
   });
+}
+
+function joinedPairs(lengths: unknown, text: string): [string, string | null][] {
+  if (!Array.isArray(lengths) || lengths.length % 2 !== 0 || lengths.length > 2 * MAX_WRITE_BATCH)
+    throw new TypeError(`setMany: expected the key and value lengths of at most ${MAX_WRITE_BATCH} pairs`);
+  let at = 0;
+  const take = (n: unknown, nullable: boolean): string | null => {
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < (nullable ? -1 : 0) || n > text.length - at)
+      throw new TypeError('setMany: the lengths do not match the text');
+    if (n < 0) return null;
+    at += n;
+    return text.slice(at - n, at);
+  };
+  const out: [string, string | null][] = [];
+  for (let i = 0; i < lengths.length; i += 2) out.push([take(lengths[i], false) as string, null]);
+  for (let i = 0; i < out.length; i++) out[i]![1] = take(lengths[2 * i + 1], true);
+  if (at !== text.length) throw new TypeError('setMany: the lengths do not match the text');
+  return out;
 }
 
 function str(args: Args, i: number, name: string): string {
@@ -92,11 +115,24 @@ export const PERSIST_OPS: Record<string, Op> = {
     return null;
   },
   // The realm's buffered setPersistedItem calls, in call order (README "Persistence": write buffer).
-  'persist.setMany': (ctx, a) => {
-    const list = pairs(a);
+  'persist.setMany': (ctx, a, _bytes, text) => {
+    const list = pairs(a, text);
     const store = writable(ctx, 'setPersistedItem');
     if (store.setItems) store.setItems(list);
     else for (const [k, v] of list) store.setItem(k, v);
+    return null;
+  },
+  // The write buffer's last batch as the run ends (posted by the worker, ADR 0066): stored, and the store starts
+  // committing what it holds, while the rest of the step goes on.
+  'persist.setLast': (ctx, a, _bytes, text) => {
+    const list = pairs(a, text);
+    const store = writable(ctx, 'setPersistedItem');
+    try {
+      if (store.setItems) store.setItems(list);
+      else for (const [k, v] of list) store.setItem(k, v);
+    } finally {
+      store.commit?.();
+    }
     return null;
   },
   'ts.get': (ctx, a) => storeOf(ctx, 'getTimestampManager').getTimestamp(str(a, 0, 'key')),
@@ -181,15 +217,25 @@ export function deferMetric(ctx: RunContext, m: Metric): boolean {
   return true;
 }
 
+/** The store's {@link PersistentStore.writeMark} when a run of `step` starts (for {@link settleStep}). */
+export function writeMarkOf(shared: EngineShared, step: StepModel): number | undefined {
+  return shared.stores.get(step.uid)?.writeMark;
+}
+
 /**
  * Waits until the step's writes are durable (flushed, or committed with `persistenceFileFlush: false`), then
  * emits its held metrics; runs before the result is returned (S127). A failed write errors the run.
  */
-export async function settleStep(shared: EngineShared, step: StepModel, state: RunState): Promise<void> {
+export async function settleStep(
+  shared: EngineShared,
+  step: StepModel,
+  state: RunState,
+  mark: number | undefined,
+): Promise<void> {
   const store = shared.stores.get(step.uid);
   if (!store || !step.persistence) return;
   try {
-    await store.settle(step.persistence.flush);
+    await store.settle(step.persistence.flush, mark);
   } catch {
     state.errors.push("ENGINE_PERSISTENCE_FAILED: the step's writes could not be stored");
   }

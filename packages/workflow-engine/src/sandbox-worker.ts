@@ -1,4 +1,4 @@
-import type { MessagePort, Worker } from 'node:worker_threads';
+import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { ByteChunks } from './byte-stream.js';
 import { EngineError } from './errors.js';
 import type { HostCallMessage, HostReply, SandboxJob, WorkerResult } from './sandbox/protocol.js';
@@ -13,15 +13,23 @@ export interface SandboxOutcome {
   output: string;
   outBytes: Uint8Array | undefined;
   scriptError: { name: string; message: string } | undefined;
+  /** The error text of the write buffer's last batch (applied by the host as the run ended), if it failed. */
+  lastWrites: Promise<string | undefined> | undefined;
 }
 
 /** Answers one host call from the sandbox: a JSON-able value, bytes, or a thrown error. */
-export type HostHandler = (op: string, json: string, bytes: Uint8Array | undefined) => Promise<unknown>;
+export type HostHandler = (
+  op: string,
+  json: string,
+  bytes: Uint8Array | undefined,
+  text: string | undefined,
+) => Promise<unknown>;
 
 interface Pending {
   resolve: (o: SandboxOutcome) => void;
   reject: (e: EngineError) => void;
   handler: HostHandler;
+  lastWrites?: Promise<string | undefined>;
 }
 
 function isOutOfMemory(e: { message: string } | undefined): boolean {
@@ -122,6 +130,10 @@ export class SandboxWorker {
 
   private onResult(m: WorkerResult): void {
     if (m.kind === 'ready') return;
+    // A one-way call posted before the result (the write buffer's last batch) is handled first: it comes on the
+    // other port, whose messages may not have been dispatched yet.
+    for (let got = receiveMessageOnPort(this.port); got; got = receiveMessageOnPort(this.port))
+      this.onHostCall(got.message as HostCallMessage);
     this.settle((p) => {
       if (m.interrupted)
         return p.reject(new EngineError('ENGINE_TIMEOUT', 'the script exceeded its time limit'));
@@ -131,7 +143,12 @@ export class SandboxWorker {
       if (m.kind === 'fail' || m.output === undefined) {
         return p.reject(new EngineError('ENGINE_SANDBOX_FAILED', 'the sandbox could not finish the run'));
       }
-      p.resolve({ output: m.output, outBytes: m.outBytes, scriptError: m.scriptError });
+      p.resolve({
+        output: m.output,
+        outBytes: m.outBytes,
+        scriptError: m.scriptError,
+        lastWrites: p.lastWrites,
+      });
     });
   }
 
@@ -140,8 +157,15 @@ export class SandboxWorker {
     if (m.spare instanceof ArrayBuffer && this.spares.length < 2) this.spares.push(m.spare);
     const p = this.pending;
     if (!p) return;
+    if (m.oneWay) {
+      p.lastWrites = p.handler(m.op, m.args.json, m.args.bytes, m.args.text).then(
+        () => undefined,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+      return;
+    }
     this.disarm();
-    p.handler(m.op, m.args.json, m.args.bytes).then(
+    p.handler(m.op, m.args.json, m.args.bytes, m.args.text).then(
       (value) => (value instanceof ByteChunks ? this.replyBytes(value) : this.reply({ value })),
       (err: unknown) => this.reply({ error: err instanceof Error ? err.message : String(err) }),
     );

@@ -2,7 +2,7 @@ import { carriesRestricted } from './restricted.js';
 import { EngineError, codeOf } from './errors.js';
 import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
-import { settleStep, writeBuffer } from './persist-ops.js';
+import { settleStep, writeBuffer, writeMarkOf } from './persist-ops.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
 import { scrubResponse } from './response-scrub.js';
@@ -67,7 +67,7 @@ async function runUnit(
       timeMs: shared.limits.timeMs,
       maxStackBytes: shared.limits.maxStackBytes,
     },
-    (op, json, bytes) => handleHostCall(ctx, op, json, bytes),
+    (op, json, bytes, text) => handleHostCall(ctx, op, json, bytes, text),
     flow.nested,
   );
   try {
@@ -77,6 +77,9 @@ async function runUnit(
     state.errors.push(`${mode}: ENGINE_SCRIPT_ERROR: the processor left an unreadable run state`);
     return false;
   }
+  // The write buffer's last batch, stored as the run ended (README "Persistence": write buffer).
+  const writeError = await outcome.lastWrites;
+  if (writeError !== undefined) state.errors.push(writeError);
   if (outcome.scriptError) {
     const { name, message } = outcome.scriptError;
     const text = `${mode}: ${name === 'Error' ? '' : `${name}: `}${message}`;
@@ -300,6 +303,7 @@ export async function runStepFlow(
     authHeaders: Object.create(null) as Flow['authHeaders'],
   };
   if (step.type === 'scripted-auth') flow.authBaseline = { ...flow.state.properties };
+  const mark = writeMarkOf(shared, step);
   try {
     await runFlow(flow);
   } catch (err) {
@@ -307,7 +311,7 @@ export async function runStepFlow(
       throw new EngineError(err.code, shared.secrets.scrub(err.message), { cause: err });
     throw err;
   } finally {
-    await settleStep(shared, step, flow.state);
+    await settleStep(shared, step, flow.state, mark);
   }
   return toResult(flow);
 }

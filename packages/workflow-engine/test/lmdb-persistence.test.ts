@@ -20,6 +20,8 @@ import {
   type PersistenceSpec,
   type PersistentStore,
 } from '../src/index.js';
+import { LmdbStore } from '../src/persistence/lmdb-store.js';
+import { resolveStore } from '../src/persistence/paths.js';
 import { KEY_A, KEY_B, sha256File, tempDataDir } from './persistence-helpers.js';
 
 const spec = (file: string, extra: Partial<PersistenceSpec> = {}): PersistenceSpec => ({
@@ -178,6 +180,45 @@ describe('S126: store paths stay inside the data directory', () => {
       cleanupDir(out);
     }
   });
+
+  // ADR 0067: the path is checked, then opened; what is swapped in between must not redirect the open.
+  it.each([
+    [
+      'a directory on the way',
+      'sub/x.store',
+      (out: string) => {
+        rmSync(join(dir, 'sub'), { recursive: true });
+        symlinkSync(out, join(dir, 'sub'));
+      },
+    ],
+    [
+      'the store file',
+      'sub/x.store',
+      (out: string) => symlinkSync(join(out, 'x.store'), join(dir, 'sub', 'x.store')),
+    ],
+    [
+      'the lock file',
+      'sub/x.store',
+      (out: string) => symlinkSync(join(out, 'x.store-lock'), join(dir, 'sub', 'x.store-lock')),
+    ],
+  ])(
+    'S126: %s swapped for a symlink after the path check does not redirect the open',
+    (_what, file, swap) => {
+      const out = outside();
+      mkdirSync(out);
+      try {
+        mkdirSync(join(dir, 'sub'));
+        const { realRoot, path } = resolveStore(dir, file, 'step s');
+        swap(out);
+        expect(() =>
+          LmdbStore.open(realRoot, path, spec(file), DEFAULT_PERSISTENCE_LIMITS, 'step s'),
+        ).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_INVALID');
+        expect(readdirSync(out)).toEqual([]);
+      } finally {
+        cleanupDir(out);
+      }
+    },
+  );
 
   it('S126: a symlink that stays inside the data directory is followed', async () => {
     mkdirSync(join(dir, 'real'));

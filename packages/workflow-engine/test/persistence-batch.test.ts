@@ -162,6 +162,32 @@ describe('the write buffer of setPersistedItem', () => {
     });
   });
 
+  it('carries any text through the buffer: NUL, lone surrogates, pairs, U+FFFD, empty keys and values', async () => {
+    const texts = ['a\u0000b', '\u0000', 'x\ud800', '\udc00y', '😀\ud83d', '\ufffd', '', 'é\u0001ü', 'plain'];
+    const agent = await start([
+      persisted(
+        'w',
+        `const texts = JSON.parse(context.getBody());
+         texts.forEach((t, i) => { context.setPersistedItem('k' + i + t, t + '|' + i); context.setPersistedItem(t, 'v' + i); });
+         context.setBody(JSON.stringify(texts.map((t, i) => context.getPersistedItem('k' + i + t))));`,
+      ),
+      persisted(
+        'r',
+        `const texts = JSON.parse(context.getBody());
+         context.setBody(JSON.stringify(texts.map((t, i) => [context.getPersistedItem('k' + i + t), context.getPersistedItem(t)])));`,
+      ),
+    ]);
+    const body = JSON.stringify(texts);
+    // Within the run the buffer gives the strings back as written.
+    expect(JSON.parse((await agent.run('w', body)).body as string)).toEqual(texts.map((t, i) => `${t}|${i}`));
+    // Stored as UTF-8: a lone surrogate becomes U+FFFD (in keys too), everything else is kept exactly.
+    const utf8 = (t: string): string => Buffer.from(t, 'utf8').toString('utf8');
+    const last = new Map(texts.map((t, i) => [utf8(t), `v${i}`]));
+    expect(JSON.parse((await agent.run('r', body)).body as string)).toEqual(
+      texts.map((t, i) => [utf8(`${t}|${i}`), last.get(utf8(t))]),
+    );
+  });
+
   it('a breach found at the end of the run errors the run with the code', async () => {
     const agent = await start(
       [persisted('s', "context.setPersistedItem('a', '1'); context.setPersistedItem('b', '2')")],

@@ -12,31 +12,76 @@ export interface Stats {
   bytes: number;
 }
 
+/**
+ * Most storage keys whose stored size the store remembers (ADR 0066): an overwrite or removal of one of them
+ * needs no LMDB read for the size accounting. The least recently used go first; a miss costs one LMDB read.
+ */
+export const SIZE_CACHE_KEYS = 65_536;
+
+/**
+ * Writes held before they are handed to LMDB (ADR 0066): at most this many entries or stored bytes; the call
+ * that reaches either hands them over at its end. Otherwise they go at {@link LmdbEntries.settle}, in one
+ * transaction (one commit and one fsync for a whole step run).
+ */
+export const HELD_WRITES = { entries: 10_000, bytes: 4 * 1024 * 1024 } as const;
+
+/** Failed hand-overs remembered for {@link LmdbEntries.settle}. */
+const MAX_FAILURES = 1024;
+
 /** A Buffer over the same bytes (lmdb-js takes Buffers; no copy). */
 function view(u8: Uint8Array): Buffer {
-  return Buffer.from(u8.buffer, u8.byteOffset, u8.length);
+  return Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.length);
 }
 
 export function limit(message: string): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_LIMIT', message);
 }
 
+function failed(): EngineError {
+  return new EngineError('ENGINE_PERSISTENCE_FAILED', 'an earlier write to the store failed');
+}
+
+/** One write waiting to be handed to LMDB: its key id, storage key and stored bytes (null: remove). */
+type Held = [id: string, key: Buffer, stored: Uint8Array | null];
+
 /**
- * The entry layer of a store (ADR 0052): an overlay of uncommitted writes over LMDB, size accounting and limit
- * checks, and waiting for durability. `LmdbStore` builds the context calls on it.
+ * The entry layer of a store (ADR 0052, 0066): an overlay of writes not yet committed over LMDB, size accounting
+ * and limit checks, and waiting for durability. `LmdbStore` builds the context calls on it.
+ *
+ * - Writes are checked and counted at the call and visible at once (the overlay), but held in memory until
+ *   {@link settle} (or a bound, {@link HELD_WRITES}) hands them to LMDB together with the stats record, in one
+ *   event turn and so in one LMDB transaction: the counts never drift from the data, and a step run costs one
+ *   commit and one fsync however many calls wrote.
+ * - The counts live in memory, loaded at open. The stored size of recently read or written keys is remembered,
+ *   so the accounting of an overwrite or removal needs no LMDB read unless the key was not seen lately.
+ * - A hand-over LMDB refuses at commit (disk full, I/O error) stops every later write until {@link settle} has
+ *   dropped what was held and recounted what is stored: the counts never include writes that were not stored.
  */
 export class LmdbEntries {
-  /** Writes handed to LMDB and not yet committed: read-your-writes until the commit lands. */
+  /** Writes held or handed to LMDB and not yet committed: read-your-writes until the commit lands. */
   protected readonly pending = new Map<string, Uint8Array | null>();
-  protected lastWrite: Promise<unknown> = Promise.resolve();
-  private failure: unknown;
+  /** Stored size (-1: absent) of recently seen keys by id: two generations of half {@link SIZE_CACHE_KEYS}. */
+  private sizes = new Map<string, number>();
+  private oldSizes = new Map<string, number>();
+  /** Writes not yet handed to LMDB, in call order, and their stored bytes. */
+  private held: Held[] = [];
+  private heldBytes = 0;
+  /** The stats record changed since the last hand-over. */
+  private statsDirty = false;
   protected stats: Stats = { entries: 0, bytes: 0 };
-  protected statsDirty = false;
+  protected lastWrite: Promise<unknown> = Promise.resolve();
+  /** Calls that wrote, counted ({@link writeMark}); those handed to LMDB; those covered by a settle without `since`. */
+  private calls = 0;
+  private handedCalls = 0;
+  private settledCalls = 0;
+  /** True while the current call has written. */
+  private callWrote = false;
+  /** Set when a hand-over failed: writes are refused until {@link settle} has recounted the store. */
+  private broken = false;
+  /** Calls `(from, to]` whose writes were lost (a failed hand-over, or held when it failed). */
+  private failures: [from: number, to: number][] = [];
   /** Set when overlay entries were dropped after a commit: the next LMDB read starts a fresh snapshot. */
   protected staleSnapshot = false;
-  /** Writes of the call in progress and the promise of its last write ({@link mutate}). */
-  private callWrites: [string, Uint8Array | null][] = [];
-  private callPromise: Promise<unknown> | undefined;
 
   protected constructor(
     protected readonly db: RootDatabase<Buffer, Buffer>,
@@ -46,21 +91,38 @@ export class LmdbEntries {
 
   // ---- raw access: overlay of pending writes over LMDB ----
 
-  protected read(key: Uint8Array): Uint8Array | undefined {
-    const k = view(key);
-    const id = k.toString('latin1');
-    if (this.pending.has(id)) return this.pending.get(id) ?? undefined;
-    this.freshSnapshot();
-    return this.db.getBinary(k);
+  /** The map key of a storage key: its bytes as a latin1 string (one character per byte). */
+  private idOf(key: Uint8Array): string {
+    return view(key).toString('latin1');
   }
 
-  /** Stored size of an entry, or -1 when absent (no copy of the value: lmdb's reused buffer). */
-  protected sizeOf(key: Uint8Array): number {
-    const k = view(key);
-    const id = k.toString('latin1');
-    if (this.pending.has(id)) return this.pending.get(id)?.length ?? -1;
+  protected read(key: Uint8Array): Uint8Array | undefined {
+    const id = this.idOf(key);
+    if (this.pending.has(id)) return this.pending.get(id) ?? undefined;
     this.freshSnapshot();
-    return this.db.getBinaryFast(k)?.length ?? -1;
+    const v = this.db.getBinary(view(key));
+    this.remember(id, v === undefined ? -1 : v.length);
+    return v;
+  }
+
+  /** Stored size of an entry, or -1 when absent: from the overlay, the size cache, or one LMDB read. */
+  private sizeOf(id: string, key: Buffer): number {
+    const p = this.pending.get(id);
+    if (p !== undefined) return p === null ? -1 : p.length;
+    const known = this.sizes.get(id) ?? this.oldSizes.get(id);
+    if (known !== undefined) return known;
+    this.freshSnapshot();
+    const size = this.db.getBinaryFast(key)?.length ?? -1;
+    this.remember(id, size);
+    return size;
+  }
+
+  private remember(id: string, size: number): void {
+    if (this.sizes.size >= SIZE_CACHE_KEYS / 2 && !this.sizes.has(id)) {
+      this.oldSizes = this.sizes;
+      this.sizes = new Map();
+    }
+    this.sizes.set(id, size);
   }
 
   /** A read after the overlay dropped a committed write must see that commit (no stale read snapshot). */
@@ -70,43 +132,21 @@ export class LmdbEntries {
     this.db.resetReadTxn();
   }
 
-  protected write(key: Uint8Array, stored: Uint8Array | null): void {
-    const k = view(key);
-    const id = k.toString('latin1');
-    this.pending.set(id, stored);
-    this.callWrites.push([id, stored]);
-    this.callPromise = stored === null ? this.db.remove(k) : this.db.put(k, view(stored));
+  /** Writes one entry (sealed here) after the limit checks; see {@link putEntry}. */
+  protected setEntry(key: Uint8Array, value: Uint8Array | null): void {
+    this.putEntry(key, value === null ? null : this.codec.seal(key, value));
   }
 
   /**
-   * After the last write of a call commits (the writes of one call share its transaction), its overlay entries
-   * that were not overwritten since are dropped; one callback per call, not per write.
+   * Checks one write of the current call against the limits, counts it and holds it (visible at once);
+   * {@link mutate} ends the call.
    */
-  private trackCall(): void {
-    const writes = this.callWrites;
-    const p = this.callPromise;
-    if (writes.length === 0 || p === undefined) return;
-    this.callWrites = [];
-    this.callPromise = undefined;
-    this.lastWrite = p.then(
-      () => {
-        for (const [id, stored] of writes) {
-          if (this.pending.get(id) !== stored) continue;
-          this.pending.delete(id);
-          this.staleSnapshot = true;
-        }
-      },
-      (err: unknown) => {
-        this.failure ??= err;
-      },
-    );
-  }
-
-  /** Writes one entry (after the limit checks) and updates the counts; {@link mutate} writes them. */
-  protected setEntry(key: Uint8Array, value: Uint8Array | null): void {
-    this.throwIfFailed();
-    const old = this.sizeOf(key);
-    const stored = value === null ? null : this.codec.seal(key, value);
+  protected putEntry(storageKey: Uint8Array, stored: Uint8Array | null): void {
+    if (this.broken) throw failed();
+    const key = view(storageKey);
+    const id = this.idOf(key);
+    const old = this.sizeOf(id, key);
+    if (old < 0 && stored === null) return;
     const entries = this.stats.entries + (stored ? 1 : 0) - (old >= 0 ? 1 : 0);
     const bytes =
       this.stats.bytes + (stored ? key.length + stored.length : 0) - (old >= 0 ? key.length + old : 0);
@@ -114,26 +154,83 @@ export class LmdbEntries {
       throw limit(`the store holds its limit of ${this.limits.maxEntries} entries`);
     if (bytes > this.stats.bytes && bytes > this.limits.maxStoreBytes)
       throw limit(`the store holds its limit of ${this.limits.maxStoreBytes} bytes`);
-    if (old < 0 && stored === null) return;
-    this.stats = { entries, bytes };
+    this.pending.set(id, stored);
+    this.held.push([id, key, stored]);
+    this.heldBytes += key.length + (stored?.length ?? 0);
+    this.remember(id, stored === null ? -1 : stored.length);
+    this.stats.entries = entries;
+    this.stats.bytes = bytes;
     this.statsDirty = true;
-    this.write(key, stored);
+    this.callWrote = true;
   }
 
   /**
-   * Runs one public write: its entries and the stats record are written in the same event turn, hence in the
-   * same LMDB transaction (lmdb-js batches the writes of one turn), so the counts never drift from the data.
+   * Runs one public call: its writes are held together and handed to LMDB together (see {@link handOver}), so
+   * each call is atomic. A call that throws keeps the writes it made before the throw (a batch breaching a limit
+   * keeps the pairs before the breach).
    */
   protected mutate<T>(fn: () => T): T {
     try {
       return fn();
     } finally {
+      if (this.callWrote) {
+        this.callWrote = false;
+        this.calls++;
+        if (this.held.length >= HELD_WRITES.entries || this.heldBytes >= HELD_WRITES.bytes) this.handOver();
+      }
+    }
+  }
+
+  /**
+   * Hands every held write and the stats record to LMDB in one event turn, hence one transaction. After the
+   * commit the overlay entries not overwritten since are dropped; after a failed commit too (they were not
+   * stored), and the store stops taking writes until {@link settle} has recounted it.
+   */
+  private handOver(): void {
+    if (this.held.length === 0) return;
+    const writes = this.held;
+    this.held = [];
+    this.heldBytes = 0;
+    const from = this.handedCalls;
+    const to = (this.handedCalls = this.calls);
+    // lmdb-js gives the writes of one batch one promise; every distinct one is watched (no unhandled rejection).
+    const commits: Promise<unknown>[] = [];
+    const watch = (q: Promise<unknown>): void => {
+      if (q !== commits[commits.length - 1]) commits.push(q);
+    };
+    try {
+      for (const [id, key, stored] of writes) {
+        if (this.pending.get(id) !== stored) continue; // a later write of this hand-over replaces it
+        watch(stored === null ? this.db.remove(key) : this.db.put(key, view(stored)));
+      }
       if (this.statsDirty) {
         this.statsDirty = false;
-        this.write(STATS_KEY, enc.encode(JSON.stringify(this.stats)));
+        watch(this.db.put(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(this.stats))));
       }
-      this.trackCall();
+    } catch (err) {
+      // LMDB refused at the call: what was handed over may or may not be stored; settle() reports and recounts.
+      commits.push(Promise.reject(err instanceof Error ? err : new Error(String(err))));
     }
+    const p = commits.length === 1 ? commits[0]! : Promise.all(commits);
+    const drop = (): void => {
+      for (const [id, , stored] of writes) {
+        if (this.pending.get(id) !== stored) continue;
+        this.pending.delete(id);
+        this.staleSnapshot = true;
+      }
+    };
+    this.lastWrite = p.then(drop, () => {
+      drop();
+      this.fail(from, to);
+    });
+  }
+
+  private fail(from: number, to: number): void {
+    this.broken = true;
+    this.sizes.clear();
+    this.oldSizes.clear();
+    this.failures.push([from, to]);
+    if (this.failures.length > MAX_FAILURES) this.failures.shift();
   }
 
   protected getValue(key: Uint8Array): Uint8Array | undefined {
@@ -156,9 +253,19 @@ export class LmdbEntries {
   }
 
   protected name(name: string, what: string): string {
-    if (Buffer.byteLength(name, 'utf8') > this.limits.maxKeyBytes)
+    if (
+      name.length * 3 > this.limits.maxKeyBytes &&
+      Buffer.byteLength(name, 'utf8') > this.limits.maxKeyBytes
+    )
       throw limit(`${what} is longer than ${this.limits.maxKeyBytes} bytes`);
     return name;
+  }
+
+  /** A value as stored under `key` (sealed when the store has a key), within the value limit. */
+  protected storedText(key: Uint8Array, value: string, what: string): Uint8Array {
+    const stored = this.codec.sealText(key, value, this.limits.maxValueBytes);
+    if (stored === undefined) throw limit(`${what} is larger than ${this.limits.maxValueBytes} bytes`);
+    return stored;
   }
 
   protected valueBytes(value: string, what: string): Uint8Array {
@@ -168,20 +275,63 @@ export class LmdbEntries {
     return bytes;
   }
 
-  protected throwIfFailed(): void {
-    if (this.failure === undefined) return;
-    this.failure = undefined;
-    throw new EngineError('ENGINE_PERSISTENCE_FAILED', 'an earlier write to the store failed');
+  /** Hands the held writes to LMDB now (one transaction); {@link settle} waits for them. */
+  commit(): void {
+    if (!this.broken) this.handOver();
   }
 
-  async settle(flush: boolean): Promise<void> {
-    await this.lastWrite;
+  /** The number of calls that wrote so far: pass it to {@link settle} to hear of failures from then on. */
+  get writeMark(): number {
+    return this.calls;
+  }
+
+  /**
+   * Hands the held writes to LMDB and waits for every write so far: committed, and flushed to disk when
+   * `flush`. Rejects with `ENGINE_PERSISTENCE_FAILED` when a write made after `since` (a {@link writeMark}) was
+   * lost; without `since`, one made since the last such settle. After a failed commit it first drops what was
+   * held, recounts what is stored and writes that count.
+   */
+  async settle(flush: boolean, since?: number): Promise<void> {
+    this.commit();
+    const upTo = this.calls;
+    const from = since ?? this.settledCalls;
+    let last: Promise<unknown>;
+    do {
+      last = this.lastWrite;
+      await last;
+    } while (last !== this.lastWrite);
     if (flush) await this.db.flushed;
-    this.throwIfFailed();
+    if (since === undefined) this.settledCalls = Math.max(this.settledCalls, upTo);
+    if (this.broken) await this.recount();
+    if (this.failures.some(([f, t]) => t > from && f < upTo)) throw failed();
   }
 
-  /** Waits for every write, then closes the environment. */
+  /** After a failed hand-over: drops the held writes, counts what LMDB holds and writes that count. */
+  private async recount(): Promise<void> {
+    if (this.held.length > 0) this.failures.push([this.handedCalls, this.calls]);
+    this.held = [];
+    this.heldBytes = 0;
+    this.handedCalls = this.calls;
+    this.pending.clear();
+    const stats: Stats = { entries: 0, bytes: 0 };
+    this.db.resetReadTxn();
+    for (const { key, value } of this.db.getRange({ start: Buffer.from([1]) })) {
+      stats.entries++;
+      stats.bytes += key.length + value.length;
+    }
+    this.stats = stats;
+    this.statsDirty = false;
+    try {
+      await this.db.put(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(stats)));
+    } catch {
+      throw failed(); // still broken: the next settle tries again
+    }
+    this.broken = false;
+  }
+
+  /** Hands over and waits for every write, then closes the environment. */
   async close(): Promise<void> {
+    this.commit();
     await this.lastWrite;
     await this.db.flushed;
     await this.db.close();

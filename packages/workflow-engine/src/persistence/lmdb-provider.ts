@@ -1,6 +1,6 @@
 import { EngineError } from '../errors.js';
 import { LmdbStore } from './lmdb-store.js';
-import { resolveStorePath } from './paths.js';
+import { resolveStore, resolveStorePath } from './paths.js';
 import { StoreCodec } from './store-codec.js';
 import type { PersistenceLimits, PersistenceProvider, PersistenceSpec, PersistentStore } from './types.js';
 
@@ -71,7 +71,8 @@ export function createLmdbPersistence(options: LmdbPersistenceOptions): Persiste
     open(stepId: string, spec: PersistenceSpec): Promise<PersistentStore> {
       return new Promise((resolve) => {
         const where = `${prefix}step ${JSON.stringify(stepId.slice(0, 200))}`;
-        const path = storePathOf(options.dataDir, options.root, spec.file, where);
+        const rel = options.root === undefined ? spec.file : `${options.root}/${spec.file}`;
+        const { realRoot, path } = resolveStore(options.dataDir, rel, where);
         const open = stores.get(path);
         if (open) {
           if (open.hexKey?.toLowerCase() !== spec.hexSymmetricKey?.toLowerCase())
@@ -81,7 +82,7 @@ export function createLmdbPersistence(options: LmdbPersistenceOptions): Persiste
             );
           return resolve(open);
         }
-        const store = LmdbStore.open(path, spec, limits, where);
+        const store = LmdbStore.open(realRoot, path, spec, limits, where);
         stores.set(path, store);
         resolve(store);
       });

@@ -1,9 +1,9 @@
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { fstatSync, readSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
 import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
 import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
+import { StoreFiles } from './store-files.js';
 import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
 
 /** The LMDB meta page magic (0xBEEFC0DE, little-endian) at offset 24 of page 0 (lmdb-js 3.x data format). */
@@ -20,28 +20,24 @@ function corrupt(where: string, why: string): EngineError {
 
 /**
  * S128: a file that exists must start with an LMDB meta page before LMDB is allowed to map it; random bytes,
- * an empty file or another program's file are refused without being opened for writing.
+ * an empty file or another program's file are refused without being written (read through the fd opened by
+ * `StoreFiles`, not by path).
  */
-function checkExistingFile(path: string, where: string): void {
-  let size: number;
-  try {
-    const st = statSync(path);
-    if (!st.isFile()) throw corrupt(where, 'the persistence file is not a regular file');
-    size = st.size;
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT') return;
-    throw err;
-  }
+function checkExistingFile(fd: number, where: string): void {
   const head = Buffer.alloc(MAGIC_OFFSET + 4);
-  const fd = openSync(path, 'r');
-  try {
-    if (size < head.length || readSync(fd, head, 0, head.length, 0) < head.length)
-      throw corrupt(where, 'the persistence file is not a store (too short)');
-  } finally {
-    closeSync(fd);
-  }
+  if (fstatSync(fd).size < head.length || readSync(fd, head, 0, head.length, 0) < head.length)
+    throw corrupt(where, 'the persistence file is not a store (too short)');
   if (!LMDB_MAGIC.every((b, i) => head[MAGIC_OFFSET + i] === b))
     throw corrupt(where, 'the persistence file is not a store (no LMDB header)');
+}
+
+/** Closes a half-opened store: the environment first, then the fds (LMDB's lock-file locks need them open). */
+function closeAfter(db: RootDatabase<Buffer, Buffer> | undefined, files: StoreFiles | undefined): void {
+  if (!db) return files?.close();
+  void db.close().then(
+    () => files?.close(),
+    () => files?.close(),
+  );
 }
 
 interface Meta {
@@ -68,23 +64,33 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     limits: PersistenceLimits,
     readonly path: string,
     readonly hexKey: string | undefined,
+    private readonly files: StoreFiles,
   ) {
     super(db, codec, limits);
   }
 
   /**
-   * Opens or creates the store at `path` (already checked by `resolveStorePath`).
+   * Opens or creates the store at `path` (already checked by `resolveStore` to lie under `realRoot`), through
+   * `StoreFiles`: no directory or file swapped in since the check can redirect the open (ADR 0067).
    * @throws EngineError `ENGINE_PERSISTENCE_CORRUPT`, `ENGINE_PERSISTENCE_KEY`, `ENGINE_PERSISTENCE_INVALID`,
    *   `ENGINE_PERSISTENCE_FAILED`.
    */
-  static open(path: string, spec: PersistenceSpec, limits: PersistenceLimits, where: string): LmdbStore {
+  static open(
+    realRoot: string,
+    path: string,
+    spec: PersistenceSpec,
+    limits: PersistenceLimits,
+    where: string,
+  ): LmdbStore {
     const codec = new StoreCodec(spec.hexSymmetricKey, spec.obfuscate, where);
-    checkExistingFile(path, where);
-    let db: RootDatabase<Buffer, Buffer>;
+    let files: StoreFiles | undefined;
+    let db: RootDatabase<Buffer, Buffer> | undefined;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      files = StoreFiles.open(realRoot, path, where);
+      if (files.existed) checkExistingFile(files.fd, where);
+      files = files.openLock(where);
       db = open<Buffer, Buffer>({
-        path,
+        path: files.lmdbPath,
         noSubdir: true,
         encoding: 'binary',
         keyEncoding: 'binary',
@@ -92,19 +98,31 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
         cache: false,
         mapSize: 2 * limits.maxStoreBytes + 64 * 1024 * 1024,
       });
+      files.verifyOpenedByLmdb(where);
     } catch (cause) {
+      closeAfter(db, files);
+      if (cause instanceof EngineError) throw cause;
       throw new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: the persistence file cannot be opened`, {
         cause,
       });
     }
-    const store = new LmdbStore(db, codec, limits, path, spec.hexSymmetricKey);
+    const store = new LmdbStore(db, codec, limits, path, spec.hexSymmetricKey, files);
     try {
       store.init(where);
     } catch (err) {
-      void db.close();
+      closeAfter(db, files);
       throw err;
     }
     return store;
+  }
+
+  /** Waits for every write, closes the environment, then the files. */
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.files.close();
+    }
   }
 
   private init(where: string): void {
@@ -163,8 +181,12 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   setItem(key: string, value: string | null): void {
+    this.mutate(() => this.setOne(key, value));
+  }
+
+  private setOne(key: string, value: string | null): void {
     const k = this.codec.key(KIND.item, this.name(key, 'key'));
-    this.mutate(() => this.setEntry(k, value === null ? null : this.valueBytes(value, 'value')));
+    this.putEntry(k, value === null ? null : this.storedText(k, value, 'value'));
   }
 
   get itemLimits(): { maxKeyBytes: number; maxValueBytes: number } {
@@ -173,10 +195,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
 
   setItems(pairs: readonly (readonly [string, string | null])[]): void {
     this.mutate(() => {
-      for (const [key, value] of pairs) {
-        const k = this.codec.key(KIND.item, this.name(key, 'key'));
-        this.setEntry(k, value === null ? null : this.valueBytes(value, 'value'));
-      }
+      for (const [key, value] of pairs) this.setOne(key, value);
     });
   }
 

@@ -44,6 +44,14 @@ function realPathOf(p: string): string | undefined {
  * @throws EngineError `ENGINE_PERSISTENCE_INVALID`.
  */
 export function resolveStorePath(root: string, rel: string, where: string): string {
+  return resolveStore(root, rel, where).path;
+}
+
+/**
+ * {@link resolveStorePath}, also returning the real path of `root` (where `store-files.ts` starts its walk).
+ * @throws EngineError `ENGINE_PERSISTENCE_INVALID`.
+ */
+export function resolveStore(root: string, rel: string, where: string): { realRoot: string; path: string } {
   if (typeof rel !== 'string' || rel.trim() === '') refuse(where, 'is empty');
   if (rel.includes('\u0000')) refuse(where, 'contains NUL');
   if (isAbsolute(rel) || /^[\\/]/.test(rel) || /^[A-Za-z]:/.test(rel)) refuse(where, 'must be relative');
@@ -58,7 +66,7 @@ export function resolveStorePath(root: string, rel: string, where: string): stri
   const lock = realPathOf(real + LOCK_SUFFIX);
   if (lock === undefined || !isInside(realRoot, lock))
     refuse(where, 'lock file leads out of the data directory');
-  return real;
+  return { realRoot, path: real };
 }
 
 function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {

@@ -32,6 +32,7 @@ export const STORE_VERSION = 1;
 
 const KCV_TEXT = encodeUtf8('org.workflow-engine.persistence key check v1');
 const PLAIN = 0;
+const PLAIN_TAG = '\u0000';
 const SEALED = 1;
 
 /** Turns names into storage keys and values into stored bytes, sealing them when a key is set. */
@@ -72,11 +73,14 @@ export class StoreCodec {
   }
 
   key(kind: number, name: string): Uint8Array {
-    const n = this.name(name);
-    const out = Buffer.allocUnsafe(1 + n.length);
-    out[0] = kind;
-    out.set(n, 1);
-    return out;
+    if (this.nameKey) {
+      const n = this.name(name);
+      const out = Buffer.allocUnsafe(1 + n.length);
+      out[0] = kind;
+      out.set(n, 1);
+      return out;
+    }
+    return Buffer.from(String.fromCharCode(kind) + name, 'utf8'); // kind < 0x80: one byte
   }
 
   queueItemKey(queue: string, seq: number): Uint8Array {
@@ -93,17 +97,21 @@ export class StoreCodec {
   /** `00 value` or `01 nonce secretbox(len16 storageKey value)`: the key inside binds a value to its slot. */
   seal(storageKey: Uint8Array, value: Uint8Array): Uint8Array {
     if (!this.boxKey) return prefixed(PLAIN, value);
-    const plain = new Uint8Array(2 + storageKey.length + value.length);
-    new DataView(plain.buffer).setUint16(0, storageKey.length);
-    plain.set(storageKey, 2);
-    plain.set(value, 2 + storageKey.length);
-    const nonce = randomBytes(BOX_NONCE_BYTES);
-    const box = secretboxEasy(plain, nonce, this.boxKey);
-    const out = new Uint8Array(1 + nonce.length + box.length);
-    out[0] = SEALED;
-    out.set(nonce, 1);
-    out.set(box, 1 + nonce.length);
-    return out;
+    return sealBytes(this.boxKey, storageKey, value);
+  }
+
+  /**
+   * {@link seal} of a string's UTF-8 bytes, or undefined when they are more than `max` bytes. Without a key this
+   * is one allocation and one encoding (the hot path of `setPersistedItem`).
+   */
+  sealText(storageKey: Uint8Array, text: string, max: number): Uint8Array | undefined {
+    if (this.boxKey) {
+      const bytes = Buffer.from(text, 'utf8');
+      return bytes.length > max ? undefined : sealBytes(this.boxKey, storageKey, bytes);
+    }
+    if (text.length > max) return undefined; // at least one byte per UTF-16 unit
+    const out = Buffer.from(PLAIN_TAG + text, 'utf8');
+    return out.length - 1 > max ? undefined : out;
   }
 
   /** @throws EngineError `ENGINE_PERSISTENCE_CORRUPT` for a value that is not ours or was moved or altered. */
@@ -141,6 +149,21 @@ export class StoreCodec {
       return false;
     }
   }
+}
+
+/** `01 nonce secretbox(len16 storageKey value)` under `boxKey`, with a fresh nonce. */
+function sealBytes(boxKey: Uint8Array, storageKey: Uint8Array, value: Uint8Array): Uint8Array {
+  const plain = new Uint8Array(2 + storageKey.length + value.length);
+  new DataView(plain.buffer).setUint16(0, storageKey.length);
+  plain.set(storageKey, 2);
+  plain.set(value, 2 + storageKey.length);
+  const nonce = randomBytes(BOX_NONCE_BYTES);
+  const box = secretboxEasy(plain, nonce, boxKey);
+  const out = new Uint8Array(1 + nonce.length + box.length);
+  out[0] = SEALED;
+  out.set(nonce, 1);
+  out.set(box, 1 + nonce.length);
+  return out;
 }
 
 function prefixed(tag: number, value: Uint8Array): Uint8Array {

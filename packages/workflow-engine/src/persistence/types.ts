@@ -41,6 +41,11 @@ export interface PersistentStore {
    * `setPersistedItem` calls (it checks these sizes at the call) and hand them over with `setItems`.
    */
   readonly itemLimits?: { readonly maxKeyBytes: number; readonly maxValueBytes: number };
+  /**
+   * Optional: starts storing the writes held so far at once ({@link settle} does it anyway). The engine calls it
+   * when a processor run ends, so the commit overlaps the rest of the step.
+   */
+  commit?(): void;
   getTimestamp(key: string): number | null;
   setTimestamp(key: string, ts: number): void;
   /** Sets only when there is no timestamp yet or `ts` is greater; true when it set. */
@@ -53,10 +58,16 @@ export interface PersistentStore {
   returnItem(queue: string, item: string): void;
   queueSize(queue: string): number;
   /**
+   * Optional: a counter of the store's writing calls. The engine reads it when a step run starts and passes it to
+   * {@link settle}, so the run hears of every failed write it made, also when another run settled first.
+   */
+  readonly writeMark?: number;
+  /**
    * Resolves once every write made so far is committed, and flushed to disk when `flush`.
+   * @param since - a {@link writeMark}: report failed writes made after it (without it: since the last settle).
    * @throws EngineError `ENGINE_PERSISTENCE_FAILED` when a write failed (as a rejected promise).
    */
-  settle(flush: boolean): Promise<void>;
+  settle(flush: boolean, since?: number): Promise<void>;
 }
 
 /**

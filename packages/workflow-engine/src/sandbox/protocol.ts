@@ -51,11 +51,16 @@ export interface WorkerResult {
   message?: string;
 }
 
-/** A host call from the sandbox; `spare` is the buffer of the previous stream read, given back for reuse. */
+/**
+ * A host call from the sandbox; `spare` is the buffer of the previous stream read, given back for reuse. `oneWay`:
+ * the worker does not wait for a reply (the write buffer's last batch, posted just before the run's result; the
+ * main thread handles it before the result).
+ */
 export interface HostCallMessage {
   op: string;
-  args: { json: string; bytes?: Uint8Array | undefined };
+  args: { json: string; bytes?: Uint8Array | undefined; text?: string | undefined };
   spare?: ArrayBuffer;
+  oneWay?: boolean;
 }
 
 /** The main thread's answer to a host call: a JSON-able value or bytes, or an error message. */

@@ -86,19 +86,52 @@ function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
   return ctx.newString(JSON.stringify(value));
 }
 
-function installHost(ctx: QuickJSContext): void {
+/**
+ * Reads a sandbox string exactly. `getString` goes through a C string: it stops at a NUL, and a lone surrogate
+ * comes out as U+FFFD. When the text read is shorter or longer than the string, or holds a U+FFFD, the string is
+ * read again as JSON (the realm's own `JSON.stringify`, taken before any script ran), which escapes both. Used for
+ * the write buffer's text (ADR 0066): it is joined, not escaped, in the sandbox.
+ */
+function exactString(ctx: QuickJSContext, h: QuickJSHandle, stringify: QuickJSHandle): string {
+  const s = ctx.getString(h);
+  const lengthH = ctx.getProp(h, 'length');
+  const length = ctx.typeof(lengthH) === 'number' ? ctx.getNumber(lengthH) : -1;
+  lengthH.dispose();
+  if (s.length === length && !s.includes('\uFFFD')) return s;
+  const r = ctx.callFunction(stringify, ctx.undefined, h);
+  if (r.error) {
+    r.error.dispose();
+    throw new Error('the sandbox text could not be read');
+  }
+  const json = ctx.typeof(r.value) === 'string' ? ctx.getString(r.value) : '';
+  r.value.dispose();
+  const exact: unknown = JSON.parse(json);
+  if (typeof exact !== 'string') throw new Error('the sandbox text could not be read');
+  return exact;
+}
+
+/** The realm's `JSON.stringify`, taken when the sandbox is made (before the prelude and any script run). */
+function stringifyOf(ctx: QuickJSContext): QuickJSHandle {
+  const json = ctx.getProp(ctx.global, 'JSON');
+  const fn = ctx.getProp(json, 'stringify');
+  json.dispose();
+  return fn;
+}
+
+function installHost(ctx: QuickJSContext, stringify: QuickJSHandle): void {
   const fn = ctx.newFunction(
     '__host',
-    (opH: QuickJSHandle, argsH?: QuickJSHandle, bytesH?: QuickJSHandle) => {
+    (opH: QuickJSHandle, argsH?: QuickJSHandle, bytesH?: QuickJSHandle, textH?: QuickJSHandle) => {
       const op = ctx.getString(opH);
       const args = argsH && ctx.typeof(argsH) === 'string' ? ctx.getString(argsH) : '[]';
+      const text = textH && ctx.typeof(textH) === 'string' ? exactString(ctx, textH, stringify) : undefined;
       let bytes: Uint8Array | undefined;
       if (bytesH && ctx.typeof(bytesH) === 'object') {
         const life = ctx.getArrayBuffer(bytesH);
         bytes = life.value.slice();
         life.dispose();
       }
-      const reply = hostCall(op, { json: args, bytes });
+      const reply = hostCall(op, { json: args, bytes, text });
       if (reply.error) return { error: ctx.newError({ name: 'Error', message: reply.error }) };
       const handle = toHandle(ctx, reply.value);
       if (
@@ -167,7 +200,15 @@ function finishRun(
   run: QuickJSHandle,
   finish: QuickJSHandle,
   flush: boolean,
-): { error: ThrownError } | { error?: undefined; output: string | undefined; bytes: Uint8Array | undefined } {
+  stringify: QuickJSHandle,
+):
+  | { error: ThrownError }
+  | {
+      error?: undefined;
+      output: string | undefined;
+      bytes: Uint8Array | undefined;
+      writes: HostCallMessage['args'] | undefined;
+    } {
   const r = ctx.callFunction(finish, run, flush ? ctx.true : ctx.false);
   if (r.error) {
     const error = describeError(ctx, r.error);
@@ -176,8 +217,19 @@ function finishRun(
   }
   try {
     const json = ctx.getProp(r.value, 0),
-      buf = ctx.getProp(r.value, 1);
+      buf = ctx.getProp(r.value, 1),
+      writesJson = ctx.getProp(r.value, 2),
+      writesText = ctx.getProp(r.value, 3);
     const output = ctx.typeof(json) === 'string' ? ctx.getString(json) : undefined;
+    const writes =
+      ctx.typeof(writesJson) === 'string'
+        ? {
+            json: ctx.getString(writesJson),
+            text: ctx.typeof(writesText) === 'string' ? exactString(ctx, writesText, stringify) : undefined,
+          }
+        : undefined;
+    writesJson.dispose();
+    writesText.dispose();
     let bytes: Uint8Array | undefined;
     if (ctx.typeof(buf) === 'object') {
       const life = ctx.getArrayBuffer(buf);
@@ -186,7 +238,7 @@ function finishRun(
     }
     json.dispose();
     buf.dispose();
-    return { output, bytes };
+    return { output, bytes, writes };
   } finally {
     r.value.dispose();
   }
@@ -196,6 +248,8 @@ function finishRun(
 interface Sandbox {
   rt: QuickJSRuntime;
   ctx: QuickJSContext;
+  /** The realm's `JSON.stringify` ({@link exactString}). */
+  stringify: QuickJSHandle;
   begin: QuickJSHandle;
   audit: QuickJSHandle;
   memoryBytes: number;
@@ -241,6 +295,7 @@ function disposeSandbox(key: string): void {
   try {
     sb.begin.dispose();
     sb.audit.dispose();
+    sb.stringify.dispose();
     sb.ctx.dispose();
     sb.rt.dispose();
   } catch {
@@ -266,9 +321,10 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
   const qjs = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory }));
   const rt = qjs.newRuntime();
   const ctx = rt.newContext();
+  const stringify = stringifyOf(ctx);
   let setup;
   try {
-    installHost(ctx);
+    installHost(ctx, stringify);
     const util = ctx.newString(utilSource);
     ctx.setProp(ctx.global, '__utilSource', util);
     util.dispose();
@@ -280,6 +336,7 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
     }
   } catch (e) {
     try {
+      stringify.dispose();
       ctx.dispose();
       rt.dispose();
     } catch {
@@ -290,6 +347,7 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
   const sb: Sandbox = {
     rt,
     ctx,
+    stringify,
     begin: ctx.getProp(setup.value, 0),
     audit: ctx.getProp(setup.value, 1),
     memoryBytes: job.memoryBytes,
@@ -352,8 +410,16 @@ function runInRealm(sb: Sandbox, job: SandboxJob, clock: Clock): RunResult {
     } else r.value.dispose();
     scriptError = scriptError || drainJobs(sb.rt);
     // After a timeout the realm's write buffer is dropped (README "Persistence"): no script-side code runs past it.
-    const out = finishRun(ctx, run, finish, !clock.interrupted);
+    const out = finishRun(ctx, run, finish, !clock.interrupted, sb.stringify);
     if (out.error) return { kind: 'fail', error: out.error, interrupted: clock.interrupted };
+    // The write buffer's last batch goes at once, not with the result: the main thread starts storing it while
+    // this thread audits the realm (ADR 0066). It handles the call before the result (sandbox-worker.ts).
+    if (out.writes)
+      rpcPort.postMessage({
+        op: 'persist.setLast',
+        args: out.writes,
+        oneWay: true,
+      } satisfies HostCallMessage);
     const audited = ctx.callFunction(sb.audit, ctx.undefined);
     let clean = false;
     if (audited.error) audited.error.dispose();

@@ -4,7 +4,16 @@
  */
 
 /** The one host function the worker installs (`sandbox/worker.ts`): a JSON string, an ArrayBuffer or nothing. */
-export type HostFunction = (op: string, args: string, bytes: ArrayBuffer | undefined) => unknown;
+/**
+ * The one host function: `op`, its arguments as JSON, optionally bytes, and optionally a text passed on as it is
+ * (no JSON: the write buffer's keys and values, `persist.setMany`).
+ */
+export type HostFunction = (
+  op: string,
+  args: string,
+  bytes: ArrayBuffer | undefined,
+  text: string | undefined,
+) => unknown;
 
 /**
  * The global object of a realm as the prelude finds it: what the worker installs before the prelude runs and
