@@ -27,6 +27,7 @@ import type {
   SandboxWorkerData,
   WorkerResult,
 } from './protocol.js';
+import { newArrayBufferChecked } from './heap.js';
 
 const { rpcPort, signal, wasmModule, prelude, utilSource } = workerData as SandboxWorkerData;
 const parent = parentPort!;
@@ -81,7 +82,7 @@ function ownBuffer(u8: Uint8Array): ArrayBuffer {
 }
 
 function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
-  if (value instanceof Uint8Array) return ctx.newArrayBuffer(ownBuffer(value));
+  if (value instanceof Uint8Array) return newArrayBufferChecked(ctx, ownBuffer(value));
   if (value === undefined) return ctx.undefined;
   return ctx.newString(JSON.stringify(value));
 }
