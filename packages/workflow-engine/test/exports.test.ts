@@ -56,6 +56,8 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_PERSISTENCE_KEY",
       "ENGINE_PERSISTENCE_LIMIT",
       "ENGINE_PERSISTENCE_FAILED",
+      "ENGINE_COMPRESSION_INVALID",
+      "ENGINE_COMPRESSION_LIMIT",
     ]
   `);
 });

@@ -27,6 +27,7 @@ import type {
   SandboxWorkerData,
   WorkerResult,
 } from './protocol.js';
+import { LOCAL_OPS, runLocalOp } from './local-ops.js';
 import { newArrayBufferChecked } from './heap.js';
 
 const { rpcPort, signal, wasmModule, prelude, utilSource } = workerData as SandboxWorkerData;
@@ -87,12 +88,14 @@ function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
   return ctx.newString(JSON.stringify(value));
 }
 
-function installHost(ctx: QuickJSContext): void {
+// `memoryBytes`: the sandbox's memory limit, the most a local op (gunzip, unzip) may output.
+function installHost(ctx: QuickJSContext, memoryBytes: number): void {
   const fn = ctx.newFunction(
     '__host',
     (opH: QuickJSHandle, argsH?: QuickJSHandle, bytesH?: QuickJSHandle) => {
       const op = ctx.getString(opH);
       const args = argsH && ctx.typeof(argsH) === 'string' ? ctx.getString(argsH) : '[]';
+      if (LOCAL_OPS.has(op)) return runLocalOp(ctx, op, args, bytesH, memoryBytes); // ADR 0075
       let bytes: Uint8Array | undefined;
       if (bytesH && ctx.typeof(bytesH) === 'object') {
         const life = ctx.getArrayBuffer(bytesH);
@@ -269,7 +272,7 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
   const ctx = rt.newContext();
   let setup;
   try {
-    installHost(ctx);
+    installHost(ctx, job.memoryBytes);
     const util = ctx.newString(utilSource);
     ctx.setProp(ctx.global, '__utilSource', util);
     util.dispose();

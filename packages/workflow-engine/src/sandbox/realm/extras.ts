@@ -3,6 +3,7 @@
  * factory (`util-factory.ts`), which the context prelude compiles on first use. `env` carries the prelude's host
  * call and run-state accessors.
  */
+import { createCompression } from './compress.js';
 import type { UtilEnv } from './types.js';
 import {
   concat,
@@ -85,18 +86,7 @@ export function createExtras(env: UtilEnv) {
       return b === undefined ? env.streamReader() : memoryReader(b);
     },
     release() {},
-    gzip() {
-      throw unsupported('bytes().gzip');
-    },
-    gunzip() {
-      throw unsupported('bytes().gunzip');
-    },
-    zip() {
-      throw unsupported('bytes().zip');
-    },
-    unzip() {
-      throw unsupported('bytes().unzip');
-    },
+    ...createCompression(env),
   };
   const crypto = {
     randomBytes(n: unknown) {
