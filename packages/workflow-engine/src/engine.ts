@@ -3,6 +3,7 @@ import { EngineError } from './errors.js';
 import { Redactor, SecretSet } from './redact.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
 import { openStores } from './persist-ops.js';
+import { dropKeys } from './crypto-ops.js';
 import { runStepFlow } from './step-runner.js';
 import type { EngineOptions, StepInfo, StepInput, StepRef, StepResult, WorkflowEngine } from './types.js';
 import { loadWorkflow, type StepModel } from './workflow-model.js';
@@ -167,6 +168,7 @@ class Engine implements WorkflowEngine {
     this.disposed = true;
     this.shared.stepProps.clear();
     this.shared.authProps.clear();
+    dropKeys(this.shared);
   }
 
   private async run(model: StepModel, input: StepInput, depth: number, nested: boolean): Promise<StepResult> {

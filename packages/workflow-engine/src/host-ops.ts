@@ -1,16 +1,15 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
+import { CRYPTO_OPS } from './crypto-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
 export const MAX_SLEEP_TOTAL_MS = 30_000;
-/** Largest `crypto().randomBytes(n)`. */
-export const MAX_RANDOM_BYTES = 65_536;
 /** Longest log message and metric key passed on (longer ones are cut). */
 export const MAX_LOG_CHARS = 65_536;
 export const MAX_METRIC_KEY_CHARS = 256;
@@ -145,19 +144,13 @@ const OPS: Record<string, Op> = {
         .update(bytes ?? new Uint8Array(0))
         .digest(),
     ),
-  randomBytes: (_ctx, a) => {
-    const n = num(a, 0, 'randomBytes n');
-    if (!Number.isInteger(n) || n < 0 || n > MAX_RANDOM_BYTES) {
-      throw new RangeError(`randomBytes: n must be an integer from 0 to ${MAX_RANDOM_BYTES}`);
-    }
-    return new Uint8Array(randomBytes(n));
-  },
   sendToStep,
   sendToStepAndForget,
   restrictedData,
   authCall,
   'split.add': addSplitReturnItem,
   ...PERSIST_OPS,
+  ...CRYPTO_OPS,
 };
 
 function parseArgs(json: string): Args {

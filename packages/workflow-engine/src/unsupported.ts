@@ -68,16 +68,6 @@ function crossDeploymentSend(script: string): boolean {
 export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([
   { call: 'context.files()', appearsIn: re(/\.\s*files\s*\(/) },
   { call: 'sendToStep(accessId, stepId, body) across deployments', appearsIn: crossDeploymentSend },
-  { call: 'bytes().gzip', appearsIn: re(/\.\s*gzip\s*\(/) },
-  { call: 'bytes().gunzip', appearsIn: re(/\.\s*gunzip\s*\(/) },
-  { call: 'bytes().zip', appearsIn: re(/\.\s*zip\s*\(/) },
-  { call: 'bytes().unzip', appearsIn: re(/\.\s*unzip\s*\(/) },
-  { call: 'crypto().generateKeyPair', appearsIn: re(/\.\s*generateKeyPair\s*\(/) },
-  { call: 'crypto().registerKey', appearsIn: re(/\.\s*registerKey\s*\(/) },
-  { call: 'crypto().verifySignature', appearsIn: re(/\.\s*verifySignature\s*\(/) },
-  { call: 'crypto().encrypt', appearsIn: re(/\.\s*encrypt\s*\(/) },
-  { call: 'crypto().decrypt', appearsIn: re(/\.\s*decrypt\s*\(/) },
-  { call: 'crypto().sign', appearsIn: re(/(?<!\bMath\s*)\.\s*sign\s*\(/) },
 ]);
 
 /** One unsupported feature a workflow uses, found before anything runs. */

@@ -58,6 +58,9 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_PERSISTENCE_KEY",
       "ENGINE_PERSISTENCE_LIMIT",
       "ENGINE_PERSISTENCE_FAILED",
+      "ENGINE_COMPRESSION_INVALID",
+      "ENGINE_COMPRESSION_LIMIT",
+      "ENGINE_KEY_NOT_FOUND",
     ]
   `);
 });

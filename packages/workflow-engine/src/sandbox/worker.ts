@@ -27,6 +27,8 @@ import type {
   SandboxWorkerData,
   WorkerResult,
 } from './protocol.js';
+import { LOCAL_OPS, runLocalOp } from './local-ops.js';
+import { newArrayBufferChecked } from './heap.js';
 
 const { rpcPort, signal, wasmModule, prelude, utilSource } = workerData as SandboxWorkerData;
 const parent = parentPort!;
@@ -81,7 +83,7 @@ function ownBuffer(u8: Uint8Array): ArrayBuffer {
 }
 
 function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
-  if (value instanceof Uint8Array) return ctx.newArrayBuffer(ownBuffer(value));
+  if (value instanceof Uint8Array) return newArrayBufferChecked(ctx, ownBuffer(value));
   if (value === undefined) return ctx.undefined;
   return ctx.newString(JSON.stringify(value));
 }
@@ -118,12 +120,14 @@ function stringifyOf(ctx: QuickJSContext): QuickJSHandle {
   return fn;
 }
 
-function installHost(ctx: QuickJSContext, stringify: QuickJSHandle): void {
+// `memoryBytes`: the sandbox's memory limit, the most a local op (gunzip, unzip) may output.
+function installHost(ctx: QuickJSContext, stringify: QuickJSHandle, memoryBytes: number): void {
   const fn = ctx.newFunction(
     '__host',
     (opH: QuickJSHandle, argsH?: QuickJSHandle, bytesH?: QuickJSHandle, textH?: QuickJSHandle) => {
       const op = ctx.getString(opH);
       const args = argsH && ctx.typeof(argsH) === 'string' ? ctx.getString(argsH) : '[]';
+      if (LOCAL_OPS.has(op)) return runLocalOp(ctx, op, args, bytesH, memoryBytes); // ADR 0075
       const text = textH && ctx.typeof(textH) === 'string' ? exactString(ctx, textH, stringify) : undefined;
       let bytes: Uint8Array | undefined;
       if (bytesH && ctx.typeof(bytesH) === 'object') {
@@ -324,7 +328,7 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
   const stringify = stringifyOf(ctx);
   let setup;
   try {
-    installHost(ctx, stringify);
+    installHost(ctx, stringify, job.memoryBytes);
     const util = ctx.newString(utilSource);
     ctx.setProp(ctx.global, '__utilSource', util);
     util.dispose();

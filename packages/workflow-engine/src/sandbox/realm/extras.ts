@@ -3,6 +3,8 @@
  * factory (`util-factory.ts`), which the context prelude compiles on first use. `env` carries the prelude's host
  * call and run-state accessors.
  */
+import { createCompression } from './compress.js';
+import { createCrypto } from './crypto.js';
 import type { UtilEnv } from './types.js';
 import {
   concat,
@@ -12,7 +14,6 @@ import {
   toBase64,
   toBytes,
   toHex,
-  unsupported,
   utf8Decode,
   utf8Encode,
   validate,
@@ -85,31 +86,9 @@ export function createExtras(env: UtilEnv) {
       return b === undefined ? env.streamReader() : memoryReader(b);
     },
     release() {},
-    gzip() {
-      throw unsupported('bytes().gzip');
-    },
-    gunzip() {
-      throw unsupported('bytes().gunzip');
-    },
-    zip() {
-      throw unsupported('bytes().zip');
-    },
-    unzip() {
-      throw unsupported('bytes().unzip');
-    },
+    ...createCompression(env),
   };
-  const crypto = {
-    randomBytes(n: unknown) {
-      return new Uint8Array(env.call('randomBytes', [Number(n)]) as ArrayBuffer);
-    },
-    hash(b: unknown) {
-      return bytes.sha256(b);
-    },
-  };
-  for (const n of ['generateKeyPair', 'registerKey', 'verifySignature', 'encrypt', 'decrypt', 'sign'])
-    (crypto as Record<string, unknown>)[n] = () => {
-      throw unsupported('crypto().' + n);
-    };
+  const crypto = createCrypto(env);
   // interfaces.md §5.1: validates the input body, the processor data and the output body; asUserErrors() turns
   // a failure into a 400 answer for the caller instead of a processor error.
   function docCheck(spec: DocSpec, schema: unknown, json: string | null, what: string): void {
