@@ -21,8 +21,18 @@ export const MAX_LIMITS: Readonly<Limits> = Object.freeze({
   maxStackBytes: 8 * 1024 * 1024,
 });
 
-/** Step types this engine runs; `httpFile` is refused with ENGINE_UNSUPPORTED. */
-export const RUNNABLE_TYPES: ReadonlySet<string> = new Set(['scripted', 'scripted-auth', 'scripted-split-aggregate']);
+/** Step types this engine runs. */
+export const RUNNABLE_TYPES: ReadonlySet<string> = new Set([
+  'scripted',
+  'scripted-auth',
+  'scripted-split-aggregate',
+]);
+
+/**
+ * Step types the engine loads but the host serves (README "Host-served steps"): `httpFile` answers HTTP requests
+ * from a packaged asset zip. `runStep` rejects them with `ENGINE_HOST_SERVED`.
+ */
+export const HOST_SERVED_TYPES: ReadonlySet<string> = new Set(['httpFile']);
 
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;
@@ -77,6 +87,7 @@ class Engine implements WorkflowEngine {
           workflowIndex: m.workflowIndex,
           workflow: m.workflow,
           trigger: m.trigger,
+          type: m.type,
         }),
       ),
     );
@@ -161,6 +172,12 @@ class Engine implements WorkflowEngine {
 
   private async run(model: StepModel, input: StepInput, depth: number, nested: boolean): Promise<StepResult> {
     if (this.disposed) throw new EngineError('ENGINE_DISPOSED', 'the workflow engine was disposed');
+    if (HOST_SERVED_TYPES.has(model.type)) {
+      throw new EngineError(
+        'ENGINE_HOST_SERVED',
+        `step ${JSON.stringify(model.stepId.slice(0, 200))} is of type ${model.type}: the host serves it (an http trigger), it has no step run`,
+      );
+    }
     if (!RUNNABLE_TYPES.has(model.type)) {
       throw new EngineError(
         'ENGINE_UNSUPPORTED',

@@ -9,6 +9,7 @@ it('keeps the public surface of the engine stable', () => {
       "DEFAULT_PERSISTENCE_LIMITS",
       "ENGINE_ERROR_CODES",
       "EngineError",
+      "HOST_SERVED_TYPES",
       "MAX_FORGOTTEN_RUNS",
       "MAX_LIMITS",
       "MAX_REPEAT_KEYS",
@@ -56,6 +57,7 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_PERSISTENCE_KEY",
       "ENGINE_PERSISTENCE_LIMIT",
       "ENGINE_PERSISTENCE_FAILED",
+      "ENGINE_HOST_SERVED",
     ]
   `);
 });
