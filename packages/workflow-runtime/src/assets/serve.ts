@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors.js';
 import type { Output } from '../output.js';
 import type { HttpRunCounters } from '../http/http-runs.js';
@@ -43,8 +42,21 @@ function entryFor(archive: AssetArchive, route: TriggerRoute, req: IncomingMessa
   return entry;
 }
 
-/** Client went away: not the archive's fault. */
-const isAbort = (err: unknown) => (err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE';
+/**
+ * Pipes the body into the response; resolves when the response finished or the client went away (the body
+ * is then destroyed: not the archive's fault), rejects with the body's error. Plain `pipe`: `stream.pipeline`
+ * costs an AbortController and a DOMException per response.
+ */
+function streamTo(body: Readable, res: ServerResponse): Promise<void> {
+  return new Promise((resolve, reject) => {
+    body.once('error', reject);
+    res.once('close', () => {
+      if (!res.writableFinished) body.destroy();
+      resolve();
+    });
+    body.pipe(res);
+  });
+}
 
 async function answer(archive: AssetArchive, entry: AssetEntry, req: IncomingMessage, res: ServerResponse) {
   const headers = {
@@ -60,7 +72,7 @@ async function answer(archive: AssetArchive, entry: AssetEntry, req: IncomingMes
   const body: Buffer | Readable | undefined = req.method === 'HEAD' ? undefined : await archive.read(entry);
   res.writeHead(200, { ...headers, 'content-type': entry.contentType, 'content-length': entry.size });
   if (body === undefined || Buffer.isBuffer(body)) res.end(body);
-  else await pipeline(body, res);
+  else await streamTo(body, res);
 }
 
 /**
@@ -84,7 +96,6 @@ export async function serveAsset(
   try {
     await ctx.tracker.track(() => answer(archive, entry, req, res));
   } catch (err) {
-    if (isAbort(err)) return;
     failed = true;
     const fields = { deploymentId: route.deploymentId, stepId: route.stepId };
     ctx.output.error('asset read failed', {
