@@ -60,6 +60,18 @@ describe('openAssetArchive', () => {
     await archive.close();
   });
 
+  it('close ends a stream still open with an error; reads after it fail', async () => {
+    const archive = await refused([
+      { name: 'big.bin', data: randomBytes(SMALL_ENTRY_BYTES * 4) },
+      { name: 's', data: 's' },
+    ]);
+    const stream = (await archive.read(archive.get('big.bin')!)) as Readable;
+    const failed = new Promise((resolve) => stream.once('error', resolve));
+    await archive.close();
+    expect(String(await failed)).toMatch(/the asset archive was closed/);
+    await expect(archive.read(archive.get('s')!)).rejects.toThrow();
+  });
+
   it('rejects a file that is not a zip with AGENT_ASSET_INVALID naming the file', async () => {
     const err = await openZip(Buffer.from('not a zip at all')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AgentError);

@@ -280,6 +280,28 @@ describe('start-up of a server with serveFromPackagedAsset', () => {
   });
 });
 
+describe('clients that go away', () => {
+  it('a response cut by the client is neither logged nor counted as an error', async () => {
+    const { port, lines, runtime } = await start();
+    await new Promise<void>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/static/big.bin', agent: false }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.end();
+    });
+    await expect.poll(() => runtime.stepCounters().find((c) => c.stepId === 'static')?.running).toBe(0);
+    expect(runtime.stepCounters().find((c) => c.stepId === 'static')).toMatchObject({
+      httpRuns: 1,
+      errors: 0,
+    });
+    expect(lines.filter((l) => l.includes('asset read failed'))).toEqual([]);
+    expect((await send(port, '/static/index.html')).status).toBe(200);
+  });
+});
+
 describe('reads that fail after start-up', () => {
   it('a zip truncated under the server: 500 before the headers, a cut connection after them; the server goes on', async () => {
     const { port, lines, zipPath } = await start();
