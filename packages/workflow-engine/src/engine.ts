@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from './errors.js';
 import { Redactor, SecretSet } from './redact.js';
+import { HOST_SERVED_TYPES } from './host-served.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
 import { openStores } from './persist-ops.js';
 import { runStepFlow } from './step-runner.js';
@@ -27,12 +28,6 @@ export const RUNNABLE_TYPES: ReadonlySet<string> = new Set([
   'scripted-auth',
   'scripted-split-aggregate',
 ]);
-
-/**
- * Step types the engine loads but the host serves (README "Host-served steps"): `httpFile` answers HTTP requests
- * from a packaged asset zip. `runStep` rejects them with `ENGINE_HOST_SERVED`.
- */
-export const HOST_SERVED_TYPES: ReadonlySet<string> = new Set(['httpFile']);
 
 /** Most `sendToStepAndForget` runs in flight per engine. */
 export const MAX_FORGOTTEN_RUNS = 64;

@@ -1,4 +1,5 @@
-import { HOST_SERVED_TYPES, RUNNABLE_TYPES } from './engine.js';
+import { RUNNABLE_TYPES } from './engine.js';
+import { HOST_SERVED_TYPES } from './host-served.js';
 import { loadWorkflow, type ScriptUnit, type StepModel } from './workflow-model.js';
 
 /** Step types of the workflow language (interfaces.md §4.2). */
