@@ -21,7 +21,10 @@ export interface AppDeps {
   readonly config: Omit<Config, 'bootstrap' | 'bootstrapSecretKey'>;
   /** Where JSON log and metric lines go (stdout in production). */
   readonly sink: LineSink;
-  /** Directory relative `remoteConfiguration` paths resolve against (default: the working directory). */
+  /**
+   * Directory relative `remoteConfiguration` and `allowFileAccess` paths resolve against (default: the working
+   * directory).
+   */
   readonly baseDir?: string | undefined;
   /** Port overrides by server id or `<deploymentId>/<serverId>` (tests use 0). */
   readonly ports?: Readonly<Record<string, number>> | undefined;
@@ -67,5 +70,6 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     ports: deps.ports,
     lookup: deps.lookup,
     now: deps.now,
+    fileBaseDir: deps.baseDir,
   });
 }

@@ -133,11 +133,6 @@ const unsupported = {
           resultsProcessor: { script: "context.bytes().gzip(context.bytes().createFromString('x'))" },
         },
         {
-          stepId: 'assets',
-          type: 'httpFile',
-          trigger: { http: { server: 'api', method: 'GET', path: '/assets/.*' } },
-        },
-        {
           stepId: 'fine',
           trigger: { http: { server: 'api', method: 'GET', path: '/fine' } },
           resultsProcessor: { script: 'context.setBody(String(Math.sign(-3)))' },
@@ -174,8 +169,6 @@ describe('start-up report', () => {
         key('trigger', 'fileWatcher', 'watch'),
         key('trigger', 'tcp', 'watch'),
         key('context-call', 'context.files()', 'watch'),
-        key('context-call', 'bytes().gzip', 'compress'),
-        key('step-type', 'httpFile', 'assets'),
         key('bootstrap-field', 'licensing', undefined),
         key('bootstrap-field', 'reloadTimeout', undefined),
         key('bootstrap-field', 'allowFileAccess', undefined),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from './errors.js';
 import { Redactor, SecretSet } from './redact.js';
+import { HOST_SERVED_TYPES } from './host-served.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
 import { openStores } from './persist-ops.js';
 import { dropKeys } from './crypto-ops.js';
@@ -28,7 +29,7 @@ export const MAX_LIMITS: Readonly<Limits> = Object.freeze({
   splitTimeMs: 24 * 60 * 60 * 1000,
 });
 
-/** Step types this engine runs; `httpFile` is refused with ENGINE_UNSUPPORTED. */
+/** Step types this engine runs. */
 export const RUNNABLE_TYPES: ReadonlySet<string> = new Set([
   'scripted',
   'scripted-auth',
@@ -88,6 +89,7 @@ class Engine implements WorkflowEngine {
           workflowIndex: m.workflowIndex,
           workflow: m.workflow,
           trigger: m.trigger,
+          type: m.type,
         }),
       ),
     );
@@ -173,6 +175,12 @@ class Engine implements WorkflowEngine {
 
   private async run(model: StepModel, input: StepInput, depth: number, nested: boolean): Promise<StepResult> {
     if (this.disposed) throw new EngineError('ENGINE_DISPOSED', 'the workflow engine was disposed');
+    if (HOST_SERVED_TYPES.has(model.type)) {
+      throw new EngineError(
+        'ENGINE_HOST_SERVED',
+        `step ${JSON.stringify(model.stepId.slice(0, 200))} is of type ${model.type}: the host serves it (an http trigger), it has no step run`,
+      );
+    }
     if (!RUNNABLE_TYPES.has(model.type)) {
       throw new EngineError(
         'ENGINE_UNSUPPORTED',

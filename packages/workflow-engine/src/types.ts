@@ -117,6 +117,11 @@ export interface StepInfo {
   workflow: string;
   /** The step's trigger object as compiled (undefined when the step has none). */
   trigger: unknown;
+  /**
+   * The step's `type` (`scripted` when the file leaves it out). The engine always sets it; a `StepInfo` built by
+   * hand may omit it.
+   */
+  type?: string;
 }
 
 /** A loaded workflow file. */
@@ -130,7 +135,7 @@ export interface WorkflowEngine {
    *
    * @throws EngineError `ENGINE_STEP_NOT_FOUND`, `ENGINE_STEP_AMBIGUOUS` (a bare id used in several workflows),
    *   `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`, `ENGINE_UNSUPPORTED` (step type),
-   *   `ENGINE_DISPOSED` — as a rejected promise.
+   *   `ENGINE_HOST_SERVED` (an `httpFile` step), `ENGINE_DISPOSED` — as a rejected promise.
    */
   runStep(step: string | StepRef, input: StepInput): Promise<StepResult>;
   /** Refuses further runs and drops in-memory step and authentication properties. */

@@ -1,12 +1,16 @@
 import { RUNNABLE_TYPES } from './engine.js';
+import { HOST_SERVED_TYPES } from './host-served.js';
 import { loadWorkflow, type ScriptUnit, type StepModel } from './workflow-model.js';
 
 /** Step types of the workflow language (interfaces.md §4.2). */
 const STEP_TYPES = ['scripted', 'scripted-split-aggregate', 'scripted-auth', 'httpFile'] as const;
 
-/** Step types `runStep` refuses with `ENGINE_UNSUPPORTED` (derived from what the engine runs). */
+/**
+ * Step types `runStep` refuses with `ENGINE_UNSUPPORTED` (derived from what the engine runs; host-served types
+ * such as `httpFile` are supported, by the host).
+ */
 export const UNSUPPORTED_STEP_TYPES: readonly string[] = Object.freeze(
-  STEP_TYPES.filter((t) => !RUNNABLE_TYPES.has(t)),
+  STEP_TYPES.filter((t) => !RUNNABLE_TYPES.has(t) && !HOST_SERVED_TYPES.has(t)),
 );
 
 /** A context call that throws `ENGINE_UNSUPPORTED` in a script, and how a static scan spots it. */

@@ -17,8 +17,8 @@ describe('createWorkflowEngine', () => {
     ]);
     const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
     expect(engine.steps).toEqual([
-      { stepId: 'a', workflowIndex: 0, workflow: 'test', trigger: { runOnce: true } },
-      { stepId: 'c', workflowIndex: 0, workflow: 'test', trigger: undefined },
+      { stepId: 'a', workflowIndex: 0, workflow: 'test', trigger: { runOnce: true }, type: 'scripted' },
+      { stepId: 'c', workflowIndex: 0, workflow: 'test', trigger: undefined, type: 'scripted' },
     ]);
   });
 
@@ -95,10 +95,27 @@ describe('runStep', () => {
     await expect(engine.runStep('a', input())).toThrowCode(EngineError, 'ENGINE_DISPOSED');
   });
 
-  it('refuses httpFile steps with ENGINE_UNSUPPORTED', async () => {
-    const wf = workflow([scriptStep('file', '', { type: 'httpFile' })]);
+  it('loads httpFile steps with their type; runStep rejects them with ENGINE_HOST_SERVED', async () => {
+    const trigger = { http: { server: 'web', method: 'GET', path: '/static/.*' } };
+    const wf = workflow([scriptStep('file', '', { type: 'httpFile', trigger })]);
     const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
-    await expect(engine.runStep('file', input())).toThrowCode(EngineError, 'ENGINE_UNSUPPORTED');
+    expect(engine.steps).toEqual([
+      { stepId: 'file', workflowIndex: 0, workflow: 'test', trigger, type: 'httpFile' },
+    ]);
+    await expect(engine.runStep('file', input())).toThrowCode(EngineError, 'ENGINE_HOST_SERVED');
+  });
+
+  it('answers sendToStep into an httpFile step with an errored result naming ENGINE_HOST_SERVED', async () => {
+    const wf = workflow([
+      scriptStep('file', '', { type: 'httpFile' }),
+      scriptStep(
+        'caller',
+        "const r = context.sendToStep('file', 'x'); context.setBody(String(r.isErrored()) + ' ' + r.getAllErrors().join());",
+      ),
+    ]);
+    const engine = await createWorkflowEngine(wf, { host: fakeHost(), data: {} });
+    const result = await engine.runStep('caller', input());
+    expect(result.body).toMatch(/^true .*ENGINE_HOST_SERVED/);
   });
 
   it('rejects out-of-range limits with a RangeError', async () => {

@@ -9,6 +9,7 @@ it('keeps the public surface of the engine stable', () => {
       "DEFAULT_PERSISTENCE_LIMITS",
       "ENGINE_ERROR_CODES",
       "EngineError",
+      "HOST_SERVED_TYPES",
       "MAX_FORGOTTEN_RUNS",
       "MAX_LIMITS",
       "MAX_REPEAT_KEYS",
@@ -61,6 +62,7 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_COMPRESSION_INVALID",
       "ENGINE_COMPRESSION_LIMIT",
       "ENGINE_KEY_NOT_FOUND",
+      "ENGINE_HOST_SERVED",
     ]
   `);
 });

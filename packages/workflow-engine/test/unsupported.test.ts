@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createWorkflowEngine,
   describeUnsupported,
+  HOST_SERVED_TYPES,
   UNSUPPORTED_CONTEXT_CALLS,
   UNSUPPORTED_STEP_TYPES,
 } from '../src/index.js';
@@ -52,8 +53,10 @@ describe('UNSUPPORTED_STEP_TYPES', () => {
         (err: unknown) => (err as { code?: string }).code,
       );
       expect([type, outcome === 'ENGINE_UNSUPPORTED']).toEqual([type, UNSUPPORTED_STEP_TYPES.includes(type)]);
+      expect([type, outcome === 'ENGINE_HOST_SERVED']).toEqual([type, HOST_SERVED_TYPES.has(type)]);
     }
-    expect(UNSUPPORTED_STEP_TYPES.length).toBeGreaterThan(0);
+    // httpFile is served by the host (ADR 0077), so every step type of the language is supported.
+    expect(UNSUPPORTED_STEP_TYPES).toEqual([]);
     engine.dispose();
   });
 });
@@ -76,8 +79,8 @@ describe('describeUnsupported', () => {
       scriptStep('plain', 'Math.sign(-2); const zipCode = 1; context.setBody(zipCode)'),
       scriptStep('off', "context.files('x')", { enabled: false }),
     ]);
+    // `assets` (httpFile) is host-served, not unsupported.
     expect(describeUnsupported(wf)).toEqual([
-      { kind: 'step-type', stepId: 'assets', name: 'httpFile' },
       { kind: 'context-call', stepId: 'files', name: 'context.files()' },
       {
         kind: 'context-call',

@@ -15,7 +15,12 @@ export type HttpErrorCode =
   | 'FORMAT_SECTION_TOO_LARGE'
   | Extract<
       AgentErrorCode,
-      'AGENT_ROUTE_NOT_FOUND' | 'AGENT_METHOD_NOT_ALLOWED' | 'AGENT_STEP_FAILED' | 'AGENT_RESPONSE_INVALID'
+      | 'AGENT_ROUTE_NOT_FOUND'
+      | 'AGENT_METHOD_NOT_ALLOWED'
+      | 'AGENT_STEP_FAILED'
+      | 'AGENT_RESPONSE_INVALID'
+      | 'AGENT_ASSET_PATH_INVALID'
+      | 'AGENT_ASSET_NOT_FOUND'
     >;
 
 /** The one code → status table (house style §3; multipart-limits README for `UPLOAD_*`). */
@@ -49,6 +54,8 @@ export const STATUS_BY_CODE = {
   AGENT_METHOD_NOT_ALLOWED: 405,
   AGENT_STEP_FAILED: 500,
   AGENT_RESPONSE_INVALID: 500,
+  AGENT_ASSET_PATH_INVALID: 400,
+  AGENT_ASSET_NOT_FOUND: 404,
 } as const satisfies Record<HttpErrorCode, number>;
 
 /** Problem `type` URIs follow the packager's (ADR 0004): prefix + code, lower case, `_` → `-`. */

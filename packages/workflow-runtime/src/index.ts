@@ -42,3 +42,4 @@ export {
   type UnsupportedUse,
 } from './start-up-report.js';
 export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';
+export { DEFAULT_ASSET_LIMITS, type AssetLimits } from './assets/zip-checks.js';

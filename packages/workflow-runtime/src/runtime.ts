@@ -5,6 +5,8 @@ import {
   type StepResult,
   type WorkflowEngine,
 } from '@org/workflow-engine';
+import type { AssetArchive } from './assets/archive.js';
+import { assetServerIds, closeArchives, openServerArchives } from './assets/server-archives.js';
 import { AgentError, isCodedError } from './errors.js';
 import type { VerifiedDeployment } from './deployment.js';
 import { createEngineHost, type OutboundTransport } from './engine-host.js';
@@ -49,6 +51,8 @@ export interface RuntimeOptions {
   readonly now?: (() => number) | undefined;
   /** Replaces the network for allowed outbound calls (the workflow test runner); the host policy still decides. */
   readonly transport?: OutboundTransport | undefined;
+  /** Directory relative `allowFileAccess` paths resolve against (packaged asset zips); default `process.cwd()`. */
+  readonly fileBaseDir?: string | undefined;
 }
 
 /** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
@@ -86,6 +90,8 @@ interface Shared {
   readonly options: RuntimeOptions;
   readonly httpRuns: HttpRunCounters;
   readonly tracker: RunTracker;
+  /** Packaged asset zips by deployment id, then server id (open until `stop`). */
+  readonly archives: Map<string, Map<string, AssetArchive>>;
 }
 
 /**
@@ -145,7 +151,8 @@ async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePl
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
   const o = s.options;
   const entries = d.record.allowHttpServerAccess ?? [];
-  const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, new Set(entries.map((e) => e.id)));
+  const serverIds = new Set(entries.map((e) => e.id));
+  const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, serverIds, assetServerIds(d.record));
   return entries
     .filter((e) => e.inProcOnly !== true && e.inProcOnly !== 'true')
     .map((e) => {
@@ -159,6 +166,7 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
         output: o.output,
         tracker: s.tracker,
         runs: s.httpRuns,
+        assets: s.archives.get(d.record.deploymentId)?.get(e.id),
       });
       return {
         deploymentId: d.record.deploymentId,
@@ -203,11 +211,19 @@ async function triggerOnce(
  * Runs verified deployments: checks and plans their persistence, creates one engine per deployment and one
  * trigger server per `allowHttpServerAccess` entry, reports every unsupported feature (one warning line each)
  * and prepares their schedules. No listen() and no process.env: the caller listens and starts the triggers.
+ * Packaged asset zips (`serveFromPackagedAsset`) are opened and validated here, once.
  * @throws coded errors: `ENGINE_PERSISTENCE_INVALID`, `AGENT_PERSISTENCE_CONFLICT`, `AGENT_TRIGGER_*`,
+ *   `AGENT_ASSET_UNREADABLE`, `AGENT_ASSET_INVALID`,
  *   `WORKFLOW_*` from the engine.
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const s: Shared = { options, httpRuns: new HttpRunCounters(), tracker: new RunTracker() };
+  const s: Shared = {
+    options,
+    httpRuns: new HttpRunCounters(),
+    tracker: new RunTracker(),
+    archives: new Map(),
+  };
+  const allArchives = () => [...s.archives.values()].flatMap((m) => [...m.values()]);
   const { output } = options;
   const persistence = planPersistence(options.deployments, options.dataDir);
   const engines = new Map<string, WorkflowEngine>();
@@ -217,6 +233,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     for (const d of options.deployments) {
       const engine = await startEngine(s, d, persistence);
       engines.set(d.record.deploymentId, engine);
+      const archives = await openServerArchives(d.record, options.fileBaseDir ?? process.cwd());
+      s.archives.set(d.record.deploymentId, archives);
       timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
       servers.push(...serversOf(s, d, engine));
       // One line per unsupported feature, at start-up, never first at run time.
@@ -232,6 +250,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   } catch (err) {
     for (const engine of engines.values()) engine.dispose();
     await closePersistence(persistence);
+    await closeArchives(allArchives());
     throw err;
   }
   const scheduling = createTimedTriggers(timed, s.tracker, output);
@@ -263,6 +282,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (started) for (const c of counters()) output.info('step counters', { ...c });
       for (const engine of engines.values()) engine.dispose();
       await closePersistence(persistence);
+      await closeArchives(allArchives());
       return idle;
     },
   };

@@ -50,7 +50,6 @@ export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'workflow.shutdownTimeout',
   'allowHttpServerAccess[].tcp',
   'allowHttpServerAccess[].inProcOnly',
-  'allowHttpServerAccess[].serveFromPackagedAsset',
   'allowExternalHostAccess[].transport',
 ];
 

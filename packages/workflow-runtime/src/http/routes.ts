@@ -1,5 +1,6 @@
 import { AgentError } from '../errors.js';
 import type { StepInfo, StepRef, WorkflowEngine } from '@org/workflow-engine';
+import { assetPrefixOf } from '../assets/names.js';
 
 /** One `http` trigger, ready to match (ADR 0045). */
 export interface TriggerRoute {
@@ -12,6 +13,8 @@ export interface TriggerRoute {
   readonly pattern: RegExp;
   readonly multipartLimit: number | undefined;
   readonly engine: WorkflowEngine;
+  /** Set for an `httpFile` step: served from the server's packaged asset zip, not run (ADR 0077). */
+  readonly file?: { readonly prefix: string } | undefined;
 }
 
 /** Longest request path matched at all; longer paths are 404 without running a pattern. */
@@ -42,6 +45,29 @@ function compilePattern(deploymentId: string, stepId: string, path: string): Reg
   }
 }
 
+/**
+ * The asset route of an `httpFile` step: its server must serve a packaged asset, and a declared method must be
+ * GET or HEAD.
+ */
+function fileRouteOf(
+  deploymentId: string,
+  step: StepInfo,
+  http: HttpTrigger,
+  assetServers: ReadonlySet<string>,
+) {
+  if (step.type !== 'httpFile') return undefined;
+  const where = `deployment "${deploymentId}", step "${step.stepId}"`;
+  if (!assetServers.has(http.server))
+    throw new AgentError(
+      'AGENT_TRIGGER_INVALID',
+      `${where}: httpFile needs a server with serveFromPackagedAsset`,
+    );
+  const method = http.method?.toUpperCase();
+  if (method !== undefined && method !== 'GET' && method !== 'HEAD')
+    throw new AgentError('AGENT_TRIGGER_INVALID', `${where}: an httpFile trigger takes GET or HEAD only`);
+  return { prefix: assetPrefixOf(http.path) };
+}
+
 function stepName(step: StepInfo): string {
   return `step "${step.stepId}" of workflow "${step.workflow}" (#${step.workflowIndex})`;
 }
@@ -49,13 +75,14 @@ function stepName(step: StepInfo): string {
 /**
  * The `http` triggers of one deployment's steps, grouped by server id. Two triggers with the same server, method
  * (case-insensitive; none = any) and path text would leave the second unreachable: `AGENT_TRIGGER_DUPLICATE`
- * naming both steps (ADR 0060).
+ * naming both steps (ADR 0060). `httpFile` steps need a server in `assetServers` (ADR 0077).
  */
 export function httpRoutes(
   deploymentId: string,
   steps: readonly StepInfo[],
   engine: WorkflowEngine,
   serverIds: ReadonlySet<string>,
+  assetServers: ReadonlySet<string> = new Set(),
 ): Map<string, TriggerRoute[]> {
   const byServer = new Map<string, TriggerRoute[]>();
   const seen = new Map<string, StepInfo>();
@@ -86,6 +113,7 @@ export function httpRoutes(
       pattern: compilePattern(deploymentId, step.stepId, http.path),
       multipartLimit: http.multiPartUploadByteLimit,
       engine,
+      file: fileRouteOf(deploymentId, step, http, assetServers),
     });
     byServer.set(http.server, list);
   }
@@ -108,8 +136,11 @@ export function matchRoute(routes: readonly TriggerRoute[], method: string, path
   const allow = new Set<string>();
   for (const r of routes) {
     if (!r.pattern.test(path)) continue;
-    if (r.method === undefined || r.method === m) return { route: r };
+    // An httpFile route declared for GET answers HEAD too (RFC 9110 §9.3.2).
+    const head = m === 'HEAD' && r.file !== undefined && r.method === 'GET';
+    if (r.method === undefined || r.method === m || head) return { route: r };
     allow.add(r.method);
+    if (r.file !== undefined && r.method === 'GET') allow.add('HEAD');
   }
   return { route: undefined, allow: allow.size > 0 ? [...allow] : undefined };
 }

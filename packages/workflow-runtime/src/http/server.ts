@@ -7,6 +7,7 @@ import type { Output } from '../output.js';
 import type { TriggerRoute } from './routes.js';
 import type { RunTracker } from './run-tracker.js';
 import type { HttpRunCounters } from './http-runs.js';
+import type { AssetArchive } from '../assets/archive.js';
 import { routeFor, triggerHandler, uploadOptionsOf, type TriggerContext } from './trigger-handler.js';
 
 /** What one trigger server needs. */
@@ -17,6 +18,8 @@ export interface TriggerServerOptions {
   readonly output: Output;
   readonly tracker: RunTracker;
   readonly runs?: HttpRunCounters | undefined;
+  /** The packaged asset zip of this server (`serveFromPackagedAsset`). */
+  readonly assets?: AssetArchive | undefined;
 }
 
 /** The Express app of one `allowHttpServerAccess` entry: one catch-all trigger handler, one error middleware. */

@@ -4,6 +4,8 @@ import { acceptedMediaTypes, readUpload, type ReadUploadOptions } from '@org/mul
 import { parseStrictJson } from '@org/oapp-format';
 import type { RequestHandler } from 'express';
 import type { Limits } from '../limits.js';
+import type { AssetArchive } from '../assets/archive.js';
+import { serveAsset } from '../assets/serve.js';
 import type { StepResult } from '@org/workflow-engine';
 import { AgentError, isCodedError } from '../errors.js';
 import { problemOf } from '../http-errors.js';
@@ -22,6 +24,8 @@ export interface TriggerContext {
   readonly tracker: RunTracker;
   /** Counts runs per step (optional for tests that build a server alone). */
   readonly runs?: HttpRunCounters | undefined;
+  /** The server's packaged asset zip (`serveFromPackagedAsset`), served to its `httpFile` steps. */
+  readonly assets?: AssetArchive | undefined;
 }
 
 /** The upload options of a route: multipart only with the step's `multiPartUploadByteLimit`. */
@@ -112,6 +116,7 @@ function failed(ctx: TriggerContext, route: TriggerRoute, result: StepResult | u
 export function triggerHandler(ctx: TriggerContext): RequestHandler {
   return async (req, res) => {
     const route = routeFor(ctx, req);
+    if (route.file !== undefined) return serveAsset(ctx, route, req, res as ServerResponse);
     res.locals['acceptPost'] = acceptedMediaTypes(uploadOptionsOf(route, ctx.limits));
     const { result, stream, uploadError } = await run(ctx, route, req);
     // An upload that failed while the step streamed it is answered with the upload's own code (413, 400).
