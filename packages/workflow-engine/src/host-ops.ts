@@ -5,6 +5,7 @@ import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from '
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
+import { FILE_OPS } from './file-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -158,6 +159,7 @@ const OPS: Record<string, Op> = {
   authCall,
   'split.add': addSplitReturnItem,
   ...PERSIST_OPS,
+  ...FILE_OPS,
 };
 
 function parseArgs(json: string): Args {

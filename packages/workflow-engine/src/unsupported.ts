@@ -66,7 +66,6 @@ function crossDeploymentSend(script: string): boolean {
  * (test/unsupported.test.ts checks it against what the sandbox really throws).
  */
 export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([
-  { call: 'context.files()', appearsIn: re(/\.\s*files\s*\(/) },
   { call: 'sendToStep(accessId, stepId, body) across deployments', appearsIn: crossDeploymentSend },
   { call: 'bytes().gzip', appearsIn: re(/\.\s*gzip\s*\(/) },
   { call: 'bytes().gunzip', appearsIn: re(/\.\s*gunzip\s*\(/) },

@@ -9,6 +9,8 @@ it('keeps the public surface of the engine stable', () => {
       "DEFAULT_PERSISTENCE_LIMITS",
       "ENGINE_ERROR_CODES",
       "EngineError",
+      "MAX_FILE_ID_CHARS",
+      "MAX_FILE_PATH_CHARS",
       "MAX_FORGOTTEN_RUNS",
       "MAX_LIMITS",
       "MAX_REPEAT_KEYS",

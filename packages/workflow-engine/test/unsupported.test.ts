@@ -78,7 +78,6 @@ describe('describeUnsupported', () => {
     ]);
     expect(describeUnsupported(wf)).toEqual([
       { kind: 'step-type', stepId: 'assets', name: 'httpFile' },
-      { kind: 'context-call', stepId: 'files', name: 'context.files()' },
       { kind: 'context-call', stepId: 'chain', name: 'bytes().gzip' },
       { kind: 'context-call', stepId: 'chain', name: 'crypto().registerKey' },
       {
