@@ -42,3 +42,4 @@ export {
   type UnsupportedUse,
 } from './start-up-report.js';
 export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';
+export { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';
