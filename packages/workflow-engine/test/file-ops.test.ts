@@ -96,7 +96,9 @@ describe('context.files(id)', () => {
       `try { context.files('inbox').read('../x'); } catch (e) { context.setBody(e.code + ' ' + e.message); }`,
       m.host,
     );
-    expect(result.body).toBe('AGENT_FILE_NOT_PERMITTED AGENT_FILE_NOT_PERMITTED: Not permitted (FC2): "../x"');
+    expect(result.body).toBe(
+      'AGENT_FILE_NOT_PERMITTED AGENT_FILE_NOT_PERMITTED: Not permitted (FC2): "../x"',
+    );
   });
 
   it('without a file host every call is refused with ENGINE_NOT_PERMITTED', async () => {

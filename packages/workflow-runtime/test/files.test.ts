@@ -39,7 +39,11 @@ function tree() {
 type Entry = Record<string, unknown>;
 
 function hostFor(root: string, entries: Entry[], limits = DEFAULT_FILE_LIMITS): FileHost {
-  const record = { deploymentId: 'd1', remoteConfiguration: 'x', allowFileAccess: entries } as DeploymentRecord;
+  const record = {
+    deploymentId: 'd1',
+    remoteConfiguration: 'x',
+    allowFileAccess: entries,
+  } as unknown as DeploymentRecord;
   return createFileHost(compileFileAccess(record, { baseDir: root }), limits);
 }
 
@@ -193,7 +197,12 @@ describe('files(id) confinement', () => {
           seen.add(got);
         }
       }
-      expect([...seen].filter((g) => !['inside', 'AGENT_FILE_NOT_PERMITTED', 'AGENT_FILE_NOT_FOUND', 'AGENT_FILE_FAILED'].includes(g))).toEqual([]);
+      expect(
+        [...seen].filter(
+          (g) =>
+            !['inside', 'AGENT_FILE_NOT_PERMITTED', 'AGENT_FILE_NOT_FOUND', 'AGENT_FILE_FAILED'].includes(g),
+        ),
+      ).toEqual([]);
       expect(seen.has('SECRET')).toBe(false);
     } finally {
       swapper.kill();
@@ -208,7 +217,9 @@ describe('files(id) confinement', () => {
       readBytes: 4,
     });
     const before = readdirSync(box).sort();
-    expect(await codeOf(files.write('box', 'big.bin', new Uint8Array(1025), undefined))).toBe('AGENT_FILE_TOO_LARGE');
+    expect(await codeOf(files.write('box', 'big.bin', new Uint8Array(1025), undefined))).toBe(
+      'AGENT_FILE_TOO_LARGE',
+    );
     expect(await codeOf(files.write('box', 'a.txt', new Uint8Array(1000), 100))).toBe('AGENT_FILE_TOO_LARGE');
     expect(readdirSync(box).sort()).toEqual(before);
     expect(readFileSync(join(box, 'a.txt'), 'utf8')).toBe('alpha');
@@ -220,7 +231,11 @@ describe('files(id) confinement', () => {
 
 describe('compileFileAccess', () => {
   const record = (entries: Entry[]) =>
-    ({ deploymentId: 'd1', remoteConfiguration: 'x', allowFileAccess: entries }) as DeploymentRecord;
+    ({
+      deploymentId: 'd1',
+      remoteConfiguration: 'x',
+      allowFileAccess: entries,
+    }) as unknown as DeploymentRecord;
 
   it('refuses a required path that does not exist, at start-up', () => {
     const { root } = tree();

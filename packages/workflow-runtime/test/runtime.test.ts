@@ -120,6 +120,7 @@ describe('createRuntime', () => {
     expect(Object.keys(runtimeExports).sort()).toEqual([
       'AGENT_ERROR_CODES',
       'AgentError',
+      'DEFAULT_FILE_LIMITS',
       'DEFAULT_LIMITS',
       'DEFAULT_TIMEOUTS',
       'DELIBERATE_DIFFERENCES',

@@ -79,7 +79,8 @@ export function resolveAccess(a: FileAccess): ResolvedAccess | undefined {
 
 function absolutePath(deploymentId: string, entry: BootstrapFileAccess, options: FileAccessOptions): string {
   const p = entry.directoryOrFile;
-  if (p.length === 0 || p.includes('\0')) throw invalid({ deploymentId, id: entry.id }, 'bad directoryOrFile');
+  if (p.length === 0 || p.includes('\0'))
+    throw invalid({ deploymentId, id: entry.id }, 'bad directoryOrFile');
   const abs = resolve(options.baseDir, p);
   if (options.root !== undefined && !isInside(options.root, abs))
     throw invalid({ deploymentId, id: entry.id }, 'directoryOrFile leads out of the test directory');
@@ -113,7 +114,10 @@ export function compileFileAccess(
     const now = resolveAccess(access);
     if (now === undefined && granted(entry.required)) {
       const missing = lstatSync(access.path, { throwIfNoEntry: false }) === undefined;
-      throw invalid(access, missing ? 'the required path does not exist' : 'the required path cannot be resolved');
+      throw invalid(
+        access,
+        missing ? 'the required path does not exist' : 'the required path cannot be resolved',
+      );
     }
     out.set(entry.id, access);
   }

@@ -53,7 +53,12 @@ export async function lstatChild(dir: Dir, name: string, what: string): Promise<
 }
 
 /** After the open: the object is what the `lstat` named (fallback) and on the directory's device (mounts). */
-async function checkOpened(fh: FileHandle, dir: Dir, before: BigIntStats, what: string): Promise<BigIntStats> {
+async function checkOpened(
+  fh: FileHandle,
+  dir: Dir,
+  before: BigIntStats,
+  what: string,
+): Promise<BigIntStats> {
   const st = await fh.stat({ bigint: true });
   if (st.dev !== dir.dev) throw notPermitted(what, 'on another device');
   if (st.ino !== before.ino || st.dev !== before.dev) throw notPermitted(what, 'changed while it was opened');

@@ -9,6 +9,8 @@ import type { FileLimits } from './limits.js';
 import { failed, notFound, notPermitted, pathSegments, tooLarge } from './refusals.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+// File content handed to a script is text, decoded leniently like getBody() (engine SPEC.md §3), not a format.
+// eslint-disable-next-line no-restricted-syntax -- see above
 const utf8 = new TextDecoder('utf-8');
 
 /** A path of an entry, checked: the directory to start from, the directories below it, the name. */
@@ -21,7 +23,12 @@ interface Located {
 
 type Flag = 'read' | 'list' | 'write' | 'delete';
 
-function entryOf(entries: ReadonlyMap<string, FileAccess>, id: string, flags: Flag[], what: string): FileAccess {
+function entryOf(
+  entries: ReadonlyMap<string, FileAccess>,
+  id: string,
+  flags: Flag[],
+  what: string,
+): FileAccess {
   const a = entries.get(id);
   if (a === undefined) throw notPermitted(what, 'no allowFileAccess entry has this id');
   for (const f of flags) if (!a[f]) throw notPermitted(what, `the entry does not grant ${f.toUpperCase()}`);
@@ -98,14 +105,23 @@ async function writeIn(
   if (offset === undefined) return replaceIn(dir, name, data, what);
   const old = target === undefined ? new Uint8Array(0) : await readIn(dir, name, limits.writeBytes, what);
   if (offset > old.length)
-    throw new AgentError('AGENT_FILE_FAILED', `${what}: offset ${offset} is past the end (${old.length} bytes)`);
+    throw new AgentError(
+      'AGENT_FILE_FAILED',
+      `${what}: offset ${offset} is past the end (${old.length} bytes)`,
+    );
   const next = new Uint8Array(Math.max(old.length, offset + data.length));
   next.set(old);
   next.set(data, offset);
   return replaceIn(dir, name, next, what);
 }
 
-async function listIn(dir: Dir, a: FileAccess, prefix: string, max: number, what: string): Promise<FileEntry[]> {
+async function listIn(
+  dir: Dir,
+  a: FileAccess,
+  prefix: string,
+  max: number,
+  what: string,
+): Promise<FileEntry[]> {
   const names = await readdir(dir.path).catch((err: unknown) => {
     throw failed(what, err);
   });
@@ -180,7 +196,9 @@ export function createFileHost(entries: ReadonlyMap<string, FileAccess>, limits:
     async read(id, path) {
       const what = describe(id, 'read', path);
       const at = locate(entryOf(entries, id, ['read'], what), path, what);
-      const bytes = await withDir(at.base, at.parents, what, (d) => readIn(d, at.name, limits.readBytes, what));
+      const bytes = await withDir(at.base, at.parents, what, (d) =>
+        readIn(d, at.name, limits.readBytes, what),
+      );
       return utf8.decode(bytes);
     },
     async write(id, path, data, offset) {

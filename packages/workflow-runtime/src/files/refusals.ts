@@ -16,9 +16,13 @@ export function tooLarge(what: string, why: string): AgentError {
 /** An I/O failure: the system error's code only (never a path outside the entry). */
 export function failed(what: string, cause: unknown): AgentError {
   const code = (cause as { code?: unknown } | null)?.code;
-  return new AgentError('AGENT_FILE_FAILED', `${what} failed (${typeof code === 'string' ? code : 'error'})`, {
-    cause,
-  });
+  return new AgentError(
+    'AGENT_FILE_FAILED',
+    `${what} failed (${typeof code === 'string' ? code : 'error'})`,
+    {
+      cause,
+    },
+  );
 }
 
 /** Longest path segment, in UTF-16 code units (file systems allow 255 bytes). */

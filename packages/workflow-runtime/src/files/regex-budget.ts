@@ -145,7 +145,8 @@ function walk(pattern: string, unbounded: number): Shape & { anchors: boolean } 
 export function namePatternProblem(pattern: string): string | undefined {
   try {
     const s = walk(pattern, MAX_MATCHED_PATH_CHARS + 1);
-    if (s.cost > MAX_NAME_PATTERN_COST) return 'may backtrack too much (use bounded quantifiers such as {1,64})';
+    if (s.cost > MAX_NAME_PATTERN_COST)
+      return 'may backtrack too much (use bounded quantifiers such as {1,64})';
     return undefined;
   } catch (err) {
     if (err instanceof Refused) return err.message;

@@ -129,7 +129,10 @@ export class FileWatcher {
     } catch {
       // inotify limits, unsupported file systems: the poll alone follows the files.
       this.#watchFailed = true;
-      this.#deps.output.info('file watcher polling', { ...this.#fields, pollMs: this.#deps.limits.watchPollMs });
+      this.#deps.output.info('file watcher polling', {
+        ...this.#fields,
+        pollMs: this.#deps.limits.watchPollMs,
+      });
     }
   }
 
@@ -146,7 +149,9 @@ export class FileWatcher {
     const what = `fileWatcher of step "${this.#spec.step.stepId}"`;
     await withDir(where.dir, [], what, async (dir) => {
       const names =
-        where.fileName !== undefined ? [where.fileName] : (await readdir(dir.path)).filter((n) => this.#matches(n));
+        where.fileName !== undefined
+          ? [where.fileName]
+          : (await readdir(dir.path)).filter((n) => this.#matches(n));
       const seen = await this.#discover(dir, names.sort());
       for (const [key, tail] of this.#tails) {
         if (seen.has(key) || this.#stopped) continue;
@@ -157,7 +162,8 @@ export class FileWatcher {
       }
       for (const tail of this.#tails.values()) {
         if (this.#stopped) break;
-        if (await tail.open(dir, `${what} file ${JSON.stringify(tail.name)}`)) await this.#follow(tail, false);
+        if (await tail.open(dir, `${what} file ${JSON.stringify(tail.name)}`))
+          await this.#follow(tail, false);
       }
     });
     this.#lastProblem = undefined;
@@ -190,12 +196,17 @@ export class FileWatcher {
   async #follow(tail: FileTail, last: boolean): Promise<void> {
     let batch = newBatch();
     const add = async (events: readonly string[]) => {
+      const l = this.#deps.limits;
       for (const message of events) {
+        // A batch holds at most batchMessages and batchChars (or one longer message).
+        if (batch.messages.length > 0 && batch.chars + message.length > l.batchChars) {
+          await this.#deliver(tail, batch);
+          batch = newBatch();
+        }
         batch.messages.push(message);
         batch.chars += message.length;
         batch.bytes += Buffer.byteLength(message, 'utf8');
-        const l = this.#deps.limits;
-        if (batch.messages.length >= l.batchMessages || batch.chars >= l.batchChars) {
+        if (batch.messages.length >= l.batchMessages) {
           await this.#deliver(tail, batch);
           batch = newBatch();
         }
@@ -241,7 +252,8 @@ export class FileWatcher {
         output.error('step run failed', { ...fields, code: isCodedError(err) ? err.code : 'INTERNAL' });
         return undefined;
       });
-    if (result?.errored === true) output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
+    if (result?.errored === true)
+      output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
     if (!this.#spec.noTrace) {
       const outcome = result === undefined ? 'failed' : result.errored ? 'errored' : 'ok';
       const durationMs = Math.round(performance.now() - started);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseStrictJson } from '@org/workflow-compiler';
 
 /** The delivered offset of one followed file, by identity (device and inode, as decimal strings). */
 export interface FileOffset {
@@ -46,14 +47,19 @@ const isOffset = (v: unknown): v is FileOffset => {
  * `<dataDir>/file-watch/<hash>.json` for one watcher, the hash over deployment id, workflow index and step id (so
  * no id ever becomes a path). An unreadable or malformed file counts as none (the files are read from their start).
  */
-export function fileOffsets(dataDir: string, deploymentId: string, workflowIndex: number, stepId: string): OffsetStore {
+export function fileOffsets(
+  dataDir: string,
+  deploymentId: string,
+  workflowIndex: number,
+  stepId: string,
+): OffsetStore {
   const dir = join(dataDir, 'file-watch');
   const key = createHash('sha256').update(`${deploymentId}\0${workflowIndex}\0${stepId}`).digest('hex');
   const path = join(dir, `${key.slice(0, 32)}.json`);
   return {
     load() {
       try {
-        const v = JSON.parse(readFileSync(path, 'utf8')) as { files?: unknown };
+        const v = parseStrictJson(readFileSync(path)) as { files?: unknown };
         return Array.isArray(v.files) ? v.files.filter(isOffset) : [];
       } catch {
         return [];

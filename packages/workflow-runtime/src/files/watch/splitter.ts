@@ -37,7 +37,7 @@ export class EventSplitter {
     const out: string[] = [];
     for (;;) {
       const cut = this.#nextCut();
-      if (cut !== undefined) out.push(this.#take(cut));
+      if (cut !== undefined && cut - this.#start <= this.#max) out.push(this.#take(cut));
       else if (this.pendingChars > this.#max) out.push(this.#take(this.#forcedCut()));
       else return out;
     }
