@@ -8,6 +8,8 @@ export interface FileLimits {
   readonly writeBytes: number;
   /** Most entries in a directory `list` reads. */
   readonly listEntries: number;
+  /** Whether a file watcher also listens for `fs.watch` change events (false: the poll alone, e.g. on NFS). */
+  readonly watchEvents: boolean;
   /** How often a file watcher checks its files when no change event came (the fs.watch fallback). */
   readonly watchPollMs: number;
   /** A pending event (splitAtEnd false) with no new content for this long is delivered. */
@@ -26,6 +28,7 @@ export const DEFAULT_FILE_LIMITS: FileLimits = {
   readBytes: 4 * MiB,
   writeBytes: 4 * MiB,
   listEntries: 10_000,
+  watchEvents: true,
   watchPollMs: 1_000,
   watchIdleFlushMs: 2_000,
   batchMessages: 1_000,

@@ -119,7 +119,8 @@ export class FileWatcher {
   }
 
   #attach(dir: string): void {
-    if (this.#fsWatcher !== undefined || this.#watchFailed || this.#stopped) return;
+    if (this.#fsWatcher !== undefined || this.#watchFailed || this.#stopped || !this.#deps.limits.watchEvents)
+      return;
     try {
       this.#fsWatcher = watch(dir, { persistent: false }, () => void this.scan());
       this.#fsWatcher.on('error', () => {
