@@ -59,6 +59,7 @@ export class FileWatcher {
   #again = false;
   #stopped = false;
   #lastProblem: string | undefined;
+  #problemThisScan = false;
 
   constructor(spec: WatchSpec, deps: WatcherDeps) {
     this.#spec = spec;
@@ -104,7 +105,9 @@ export class FileWatcher {
       .track(async () => {
         do {
           this.#again = false;
+          this.#problemThisScan = false;
           await this.#scanOnce().catch((err: unknown) => this.#problem(err));
+          if (!this.#problemThisScan) this.#lastProblem = undefined;
         } while (this.#again && !this.#stopped);
       })
       .finally(() => (this.#scanning = undefined));
@@ -112,6 +115,7 @@ export class FileWatcher {
   }
 
   #problem(err: unknown): void {
+    this.#problemThisScan = true;
     const code = isCodedError(err) ? err.code : 'AGENT_FILE_FAILED';
     // One line per change of problem, not one per poll.
     if (code !== this.#lastProblem) this.#deps.output.warn('file watcher failed', { ...this.#fields, code });
@@ -167,7 +171,6 @@ export class FileWatcher {
           await this.#follow(tail, false);
       }
     });
-    this.#lastProblem = undefined;
   }
 
   /** The identities of the matching regular files; new ones become tails (from a saved offset or the start). */
