@@ -70,6 +70,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     ports: deps.ports,
     lookup: deps.lookup,
     now: deps.now,
-    fileBaseDir: deps.baseDir,
+    // Relative allowFileAccess paths start where relative remoteConfiguration paths do.
+    fileBaseDir: deps.baseDir ?? process.cwd(),
   });
 }

@@ -27,7 +27,7 @@ const timed = {
         },
         {
           stepId: 'watch',
-          trigger: { fileWatcher: { bootstrapFileId: 'inbox', eventSplitter: '\\n' } },
+          trigger: { deploymentAccess: { ids: ['other'] } },
           resultsProcessor: { script: "context.setBody('w')" },
         },
         {
@@ -99,7 +99,7 @@ describe('createApp', () => {
     expect(warn).toMatchObject({
       deploymentId: 'dep-1',
       stepId: 'watch',
-      name: 'fileWatcher',
+      name: 'deploymentAccess',
       effect: 'not run by this agent; the step runs only through sendToStep',
     });
   });

@@ -166,12 +166,9 @@ describe('start-up report', () => {
     const key = (k: unknown, n: unknown, st: unknown) => `${String(k)} ${String(n)} ${String(st)}`;
     expect(warnings.map((w) => key(w['kind'], w['name'], w['stepId'])).sort()).toEqual(
       [
-        key('trigger', 'fileWatcher', 'watch'),
         key('trigger', 'tcp', 'watch'),
-        key('context-call', 'context.files()', 'watch'),
         key('bootstrap-field', 'licensing', undefined),
         key('bootstrap-field', 'reloadTimeout', undefined),
-        key('bootstrap-field', 'allowFileAccess', undefined),
         key('bootstrap-field', 'errorHandling.redactionPatterns', undefined),
         key('bootstrap-field', 'workflow.outputs', undefined),
       ].sort(),

@@ -6,6 +6,7 @@ import { sendToStep, sendToStepAndForget } from './send-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 import { CRYPTO_OPS } from './crypto-ops.js';
+import { FILE_OPS } from './file-ops.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -151,6 +152,7 @@ const OPS: Record<string, Op> = {
   'split.add': addSplitReturnItem,
   ...PERSIST_OPS,
   ...CRYPTO_OPS,
+  ...FILE_OPS,
 };
 
 function parseArgs(json: string): Args {

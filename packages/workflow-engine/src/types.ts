@@ -1,5 +1,6 @@
 import type { Redactor } from './redact.js';
 import type { PersistenceProvider } from './persistence/types.js';
+import type { FileHost } from './file-ops.js';
 
 /** One outbound request the engine asks the app to make (interfaces.md §6.3). */
 export interface OutboundRequest {
@@ -54,6 +55,8 @@ export interface EngineHost {
   sleep?(ms: number): Promise<void>;
   /** Step stores (README.md "Persistence"); required when a step has `persistenceFile` or `persistence`. */
   persistence?: PersistenceProvider | undefined;
+  /** `context.files(id)` (SPEC.md §7.5); without it every file call is refused (`ENGINE_NOT_PERMITTED`). */
+  files?: FileHost | undefined;
 }
 
 /** What a step run gets (interfaces.md §6.1). */

@@ -21,11 +21,6 @@ export interface UnsupportedCall {
   readonly appearsIn: (script: string) => boolean;
 }
 
-const re =
-  (pattern: RegExp) =>
-  (script: string): boolean =>
-    pattern.test(script);
-
 /** Top-level argument texts of the call whose `(` is at `open`, or undefined when the text ends first. */
 function argsAt(s: string, open: number): string[] | undefined {
   const args: string[] = [];
@@ -70,7 +65,6 @@ function crossDeploymentSend(script: string): boolean {
  * (test/unsupported.test.ts checks it against what the sandbox really throws).
  */
 export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([
-  { call: 'context.files()', appearsIn: re(/\.\s*files\s*\(/) },
   { call: 'sendToStep(accessId, stepId, body) across deployments', appearsIn: crossDeploymentSend },
 ]);
 

@@ -246,12 +246,11 @@ describe('context utilities (interfaces.md §5.7)', () => {
   it('unsupported calls throw ENGINE_UNSUPPORTED naming the call; persistence calls ENGINE_NO_PERSISTENCE', async () => {
     const out = await body(`
       const seen = [];
-      for (const f of [() => context.files('x'), () => context.queue(), () => context.setPersistedItem('a', 'b')]) {
+      for (const f of [() => context.queue(), () => context.setPersistedItem('a', 'b')]) {
         try { f(); seen.push('no error'); } catch (e) { seen.push(e.code + ' ' + e.message); }
       }
       context.setBody(seen.join('\\n'));`);
     expect(String(out).split('\n')).toEqual([
-      'ENGINE_UNSUPPORTED ENGINE_UNSUPPORTED: context.files() is not supported by this agent',
       'ENGINE_NO_PERSISTENCE ENGINE_NO_PERSISTENCE: persistence needs persistenceFile or persistence on step "s"',
       'ENGINE_NO_PERSISTENCE ENGINE_NO_PERSISTENCE: setPersistedItem needs persistenceFile or persistence on step "s"',
     ]);

@@ -10,6 +10,8 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_ERROR_CODES",
       "EngineError",
       "HOST_SERVED_TYPES",
+      "MAX_FILE_ID_CHARS",
+      "MAX_FILE_PATH_CHARS",
       "MAX_FORGOTTEN_RUNS",
       "MAX_LIMITS",
       "MAX_REPEAT_KEYS",

@@ -81,7 +81,6 @@ describe('describeUnsupported', () => {
     ]);
     // `assets` (httpFile) is host-served, not unsupported.
     expect(describeUnsupported(wf)).toEqual([
-      { kind: 'context-call', stepId: 'files', name: 'context.files()' },
       {
         kind: 'context-call',
         stepId: 'cross',

@@ -43,3 +43,4 @@ export {
 } from './start-up-report.js';
 export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';
 export { DEFAULT_ASSET_LIMITS, type AssetLimits } from './assets/zip-checks.js';
+export { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';

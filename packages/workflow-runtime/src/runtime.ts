@@ -21,6 +21,11 @@ import { closePersistence, planPersistence, type PersistencePlan } from './persi
 import type { StringDecryptor } from './secrets.js';
 import { unsupportedUses } from './start-up-report.js';
 import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './timers.js';
+import { compileFileAccess, type FileAccess } from './files/access.js';
+import { createFileHost } from './files/file-host.js';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';
+import type { WatchSpec } from './files/watch/file-watcher.js';
+import { createFileWatchers, fileWatchSpecs } from './files/watch/triggers.js';
 
 /** One step's run counters (`stepCounters()`, the `step counters` lines at shutdown). */
 export interface StepRunCounters extends DeploymentStepCounters {
@@ -51,8 +56,15 @@ export interface RuntimeOptions {
   readonly now?: (() => number) | undefined;
   /** Replaces the network for allowed outbound calls (the workflow test runner); the host policy still decides. */
   readonly transport?: OutboundTransport | undefined;
-  /** Directory relative `allowFileAccess` paths resolve against (packaged asset zips); default `process.cwd()`. */
+  /**
+   * Base of relative `allowFileAccess[].directoryOrFile` paths (default: the working directory). The agent passes
+   * its base directory; the test runner the test's directory.
+   */
   readonly fileBaseDir?: string | undefined;
+  /** When set, every `directoryOrFile` must resolve inside this directory (the test runner's test root, S155). */
+  readonly fileRoot?: string | undefined;
+  /** Caps of `context.files(id)` and file watchers (default `DEFAULT_FILE_LIMITS`). */
+  readonly fileLimits?: Partial<FileLimits> | undefined;
 }
 
 /** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
@@ -127,7 +139,12 @@ function mergeCounters(
 }
 
 /** One engine over its host; on failure the caller closes every store opened so far (nothing starts). */
-async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePlan): Promise<WorkflowEngine> {
+async function startEngine(
+  s: Shared,
+  d: VerifiedDeployment,
+  plan: PersistencePlan,
+  files: ReadonlyMap<string, FileAccess>,
+): Promise<WorkflowEngine> {
   const o = s.options;
   const host = createEngineHost({
     record: d.record,
@@ -141,7 +158,11 @@ async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePl
     transport: o.transport,
   });
   return createWorkflowEngine(d.workflow, {
-    host: { ...host, persistence: plan.get(d.record.deploymentId) },
+    host: {
+      ...host,
+      persistence: plan.get(d.record.deploymentId),
+      files: createFileHost(files, fileLimitsOf(o)),
+    },
     data: d.record.data ?? {},
     limits: { timeMs: o.timeouts.scriptMs, splitTimeMs: o.timeouts.splitMs },
     redactor: o.redactor,
@@ -177,6 +198,8 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
       };
     });
 }
+
+const fileLimitsOf = (o: RuntimeOptions): FileLimits => ({ ...DEFAULT_FILE_LIMITS, ...o.fileLimits });
 
 const EMPTY_INPUT = () => ({ body: undefined, stream: undefined, headers: {}, properties: {} });
 
@@ -229,14 +252,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
   const timed: TimedDeployment[] = [];
+  const watches: WatchSpec[] = [];
+  const fileOptions = { baseDir: options.fileBaseDir ?? process.cwd(), root: options.fileRoot };
   try {
     for (const d of options.deployments) {
-      const engine = await startEngine(s, d, persistence);
+      const files = compileFileAccess(d.record, fileOptions);
+      const engine = await startEngine(s, d, persistence, files);
       engines.set(d.record.deploymentId, engine);
       const archives = await openServerArchives(d.record, options.fileBaseDir ?? process.cwd());
       s.archives.set(d.record.deploymentId, archives);
       timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
       servers.push(...serversOf(s, d, engine));
+      watches.push(...fileWatchSpecs(d.record.deploymentId, engine, files, fileLimitsOf(options)));
       // One line per unsupported feature, at start-up, never first at run time.
       for (const use of unsupportedUses(d.record, d.workflow, engine)) {
         output.warn('unsupported feature', { deploymentId: d.record.deploymentId, ...use });
@@ -254,6 +281,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
   const scheduling = createTimedTriggers(timed, s.tracker, output);
+  const watchers = createFileWatchers(watches, {
+    engines,
+    tracker: s.tracker,
+    output,
+    limits: fileLimitsOf(options),
+    dataDir: options.dataDir,
+  });
   let keepAlive: NodeJS.Timeout | undefined;
   let state: 'created' | 'started' | 'stopped' = 'created';
   const counters = () => mergeCounters(scheduling.counters(), s.httpRuns.counters());
@@ -269,6 +303,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // A runtime is a service: it runs until stopped even when no listener or timer holds the event loop.
       keepAlive = setInterval(() => undefined, 2 ** 31 - 1);
       scheduling.start();
+      watchers.start();
     },
     stepCounters: counters,
     triggerStep: (deploymentId, stepId) => triggerOnce(s, engines, deploymentId, stepId),
@@ -277,8 +312,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const started = state === 'started';
       state = 'stopped';
       scheduling.stop();
+      watchers.stop();
       clearInterval(keepAlive);
       const idle = await s.tracker.idle(drainMs);
+      await watchers.close();
       if (started) for (const c of counters()) output.info('step counters', { ...c });
       for (const engine of engines.values()) engine.dispose();
       await closePersistence(persistence);

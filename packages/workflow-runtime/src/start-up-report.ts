@@ -17,6 +17,7 @@ export const SUPPORTED_TRIGGERS: ReadonlySet<string> = new Set([
   'runOnce',
   'runOnceNoTrace',
   'timer',
+  'fileWatcher',
   'comment',
 ]);
 
@@ -40,7 +41,6 @@ export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'errorHandling.redactionPatterns',
   'agentControl.workflowCanShutdownAgent',
   'reloadTimeout',
-  'allowFileAccess',
   'allowDeploymentAccess',
   'workflow.errorHandling.metrics',
   'workflow.errorHandling.logs',

@@ -121,6 +121,7 @@ describe('createRuntime', () => {
       'AGENT_ERROR_CODES',
       'AgentError',
       'DEFAULT_ASSET_LIMITS',
+      'DEFAULT_FILE_LIMITS',
       'DEFAULT_LIMITS',
       'DEFAULT_TIMEOUTS',
       'DELIBERATE_DIFFERENCES',

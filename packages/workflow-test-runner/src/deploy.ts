@@ -181,6 +181,9 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         bindAddress: '127.0.0.1',
         now: fixed === undefined ? undefined : () => fixed,
         transport: (req) => input.transport(req),
+        // Relative allowFileAccess paths start at the test directory and stay inside the test root (S155).
+        fileBaseDir: test.fileDirs?.baseDir,
+        fileRoot: test.fileDirs?.root ?? dataDir,
       });
       const listening = await listenAll(runtime);
       const ports = new Map<number, number>();

@@ -54,6 +54,11 @@ export interface PreparedTest {
   debug: boolean;
   /** The normalised test file, for expectations. */
   spec: TestSpec;
+  /**
+   * Where `allowFileAccess[].directoryOrFile` paths start (the test directory) and the directory they must stay
+   * inside (the test root, S155).
+   */
+  fileDirs?: { baseDir: string; root: string };
 }
 
 function display(config: RunnerConfig, abs: string): string {
@@ -153,6 +158,7 @@ export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Pro
     unmockedHosts: unmockedHosts(bootstrap),
     debug: config.debug,
     spec,
+    fileDirs: { baseDir: root.base, root: root.dir },
   };
 }
 

@@ -94,6 +94,48 @@ async function run(tests: Record<string, unknown>, extra: Record<string, unknown
 }
 
 describe('createInProcessDeployer (oapp test)', () => {
+  it('gives context.files(id) the test directory as base; a path out of the test root is refused (S155)', async () => {
+    const reader = {
+      workflows: [
+        {
+          name: 'files',
+          steps: [
+            {
+              stepId: 'read',
+              resultsProcessor: { script: "console.log('read ' + context.files('data').read('in.txt'));" },
+            },
+          ],
+        },
+      ],
+    };
+    const boot = (dir: string) => ({
+      allowFileAccess: [{ id: 'data', directoryOrFile: dir, READ: true, required: true }],
+    });
+    const test = (b: string) => ({
+      fromDirectory: '',
+      testThisStep: 'read',
+      useThisTestConfigFile: 'reader.json',
+      useThisTestBootstrapFile: b,
+      theseLogsShouldHaveBeenSent: ['read hello'],
+    });
+    const { by } = await run({
+      'outside/in.txt': 'secret',
+      'tests/data/in.txt': 'hello',
+      'tests/reader.json': reader,
+      'tests/inside.json': boot('data'),
+      'tests/escape.json': boot('../outside'),
+      'tests/inside.test.json': test('inside.json'),
+      'tests/escape.test.json': test('escape.json'),
+    });
+    expect(by('inside').failures).toEqual([]);
+    expect(by('inside').status).toBe('passed');
+    expect(by('escape').status).not.toBe('passed');
+    expect(JSON.stringify(by('escape').failures)).toContain(
+      'directoryOrFile leads out of the test directory',
+    );
+    expect(JSON.stringify(by('escape'))).not.toContain('secret');
+  });
+
   it('runs testThisStep on the engine: mock answered, metric with the fixed clock and dimensions, log line', async () => {
     const { by } = await run({
       'tests/ok.test.json': base('fetch-items', {

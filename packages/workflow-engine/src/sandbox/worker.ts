@@ -69,7 +69,7 @@ function hostCall(op: string, args: HostCallMessage['args']): HostReply {
     Atomics.wait(flag, 0, 0, 1000);
     const got = receiveMessageOnPort(rpcPort);
     if (got) {
-      if (WAITING_OPS.has(op)) hostWaitMs += Date.now() - started;
+      if (WAITING_OPS.has(op) || op.startsWith('files.')) hostWaitMs += Date.now() - started;
       return got.message as HostReply;
     }
   }

@@ -13,6 +13,7 @@
  * Runs inside QuickJS: no Node or browser API, no imports at run time (only `harden.ts` is bundled in; the helper
  * factory is compiled from `__utilSource` on first use, so it is imported here for its type only).
  */
+import { createFiles } from './files.js';
 import { hardenRealm } from './harden.js';
 import type { ByteReader, RealmGlobals, RunState, UtilEnv } from './types.js';
 import type { Util, UtilFactory } from './util-factory.js';
@@ -414,6 +415,9 @@ function begin(input: string, inBytes: unknown): Run {
     mergeJsonStrings(a: unknown, b: unknown) {
       return JSON.stringify(U().deepMerge(JSON.parse(a as string), JSON.parse(b as string)));
     },
+    files(id: unknown) {
+      return createFiles({ call, toBytes: (x) => U().toBytes(x) }, String(id));
+    },
     bytes() {
       return U().bytes;
     },
@@ -453,11 +457,6 @@ function begin(input: string, inBytes: unknown): Run {
       return queueOf(name === undefined || name === null ? 'default' : String(name));
     },
   };
-  for (const n of ['files']) {
-    (context as Record<string, unknown>)[n] = () => {
-      throw U().unsupported('context.' + n + '()');
-    };
-  }
   function fmt(args: IArguments): string {
     return (
       Array.prototype.map.call(args as unknown as unknown[], (a) =>
