@@ -3,6 +3,7 @@ import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
+import { sendToDeployment } from './deployment-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 
@@ -154,6 +155,7 @@ const OPS: Record<string, Op> = {
   },
   sendToStep,
   sendToStepAndForget,
+  sendToDeployment,
   restrictedData,
   authCall,
   'split.add': addSplitReturnItem,

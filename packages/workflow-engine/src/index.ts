@@ -3,12 +3,15 @@ export { EngineError, ENGINE_ERROR_CODES } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { MIN_SECRET_CHARS, REDACTED, Redactor, SECRET_FORMS } from './redact.js';
 export { MAX_SEND_DEPTH } from './send-ops.js';
+export { listSteps } from './list-steps.js';
 export { MAX_SPLIT_ITEMS, SPLIT_CONCURRENCY } from './split-ops.js';
 export type {
+  DeploymentCall,
   EngineHost,
   EngineOptions,
   OutboundRequest,
   OutboundResponse,
+  RunStepOptions,
   StepInfo,
   StepInput,
   StepRef,

@@ -29,6 +29,7 @@ it('keeps the public surface of the engine stable', () => {
       "createScheduler",
       "createWorkflowEngine",
       "describeUnsupported",
+      "listSteps",
       "persistenceSpecs",
       "planSchedule",
       "storePathOf",

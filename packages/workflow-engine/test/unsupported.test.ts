@@ -22,7 +22,6 @@ function probe(obj, args) {
 probe(context, []);
 probe(context.bytes(), []);
 probe(context.crypto(), []);
-try { context.sendToStep('access', 'step', 'body'); } catch (e) { if (e.code === 'ENGINE_UNSUPPORTED') found.push(NAME.exec(e.message)[1]); }
 context.setBody(JSON.stringify(found));
 `;
 
@@ -81,11 +80,6 @@ describe('describeUnsupported', () => {
       { kind: 'context-call', stepId: 'files', name: 'context.files()' },
       { kind: 'context-call', stepId: 'chain', name: 'bytes().gzip' },
       { kind: 'context-call', stepId: 'chain', name: 'crypto().registerKey' },
-      {
-        kind: 'context-call',
-        stepId: 'cross',
-        name: 'sendToStep(accessId, stepId, body) across deployments',
-      },
     ]);
   });
 
