@@ -124,7 +124,6 @@ const unsupported = {
           stepId: 'watch',
           trigger: {
             fileWatcher: { bootstrapFileId: 'inbox', eventSplitter: '\\n' },
-            tcp: { server: 'api', delimiter: ';' },
           },
           resultsProcessor: { script: "const f = context.files('inbox'); context.setBody(f.list())" },
         },
@@ -172,7 +171,6 @@ describe('start-up report', () => {
     expect(warnings.map((w) => key(w['kind'], w['name'], w['stepId'])).sort()).toEqual(
       [
         key('trigger', 'fileWatcher', 'watch'),
-        key('trigger', 'tcp', 'watch'),
         key('context-call', 'context.files()', 'watch'),
         key('context-call', 'bytes().gzip', 'compress'),
         key('step-type', 'httpFile', 'assets'),

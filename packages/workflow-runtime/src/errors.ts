@@ -28,6 +28,10 @@ export const AGENT_ERROR_CODES = [
   'AGENT_STEP_FAILED',
   'AGENT_STEP_NOT_FOUND',
   'AGENT_RESPONSE_INVALID',
+  // calls between deployments (ADR 0079)
+  'AGENT_DEPLOYMENT_ACCESS_DENIED',
+  'AGENT_DEPLOYMENT_UNAVAILABLE',
+  'AGENT_DEPLOYMENT_CALL_AMBIGUOUS',
 ] as const;
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
 

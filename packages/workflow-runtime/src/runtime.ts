@@ -19,6 +19,12 @@ import { closePersistence, planPersistence, type PersistencePlan } from './persi
 import type { StringDecryptor } from './secrets.js';
 import { unsupportedUses } from './start-up-report.js';
 import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './timers.js';
+import { DeferredEngine } from './deployments/deferred-engine.js';
+import { isDeferred, startupOrder } from './deployments/grants.js';
+import { DeploymentRegistry } from './deployments/registry.js';
+import { tcpLimitsOf, type TcpLimits } from './tcp/limits.js';
+import { createTcpTriggerServer } from './tcp/server.js';
+import { isInProcOnly, isTcpServer, tcpRoutes } from './tcp/triggers.js';
 
 /** One step's run counters (`stepCounters()`, the `step counters` lines at shutdown). */
 export interface StepRunCounters extends DeploymentStepCounters {
@@ -49,6 +55,8 @@ export interface RuntimeOptions {
   readonly now?: (() => number) | undefined;
   /** Replaces the network for allowed outbound calls (the workflow test runner); the host policy still decides. */
   readonly transport?: OutboundTransport | undefined;
+  /** Bounds of `tcp` trigger servers (defaults: `DEFAULT_TCP_LIMITS`). */
+  readonly tcp?: Partial<TcpLimits> | undefined;
 }
 
 /** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
@@ -86,6 +94,9 @@ interface Shared {
   readonly options: RuntimeOptions;
   readonly httpRuns: HttpRunCounters;
   readonly tracker: RunTracker;
+  /** The deployments as the others reach them (ADR 0079). */
+  readonly registry: DeploymentRegistry;
+  readonly tcp: TcpLimits;
 }
 
 /**
@@ -133,6 +144,7 @@ async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePl
     lookup: o.lookup,
     now: o.now,
     transport: o.transport,
+    calls: s.registry,
   });
   return createWorkflowEngine(d.workflow, {
     host: { ...host, persistence: plan.get(d.record.deploymentId) },
@@ -145,13 +157,24 @@ async function startEngine(s: Shared, d: VerifiedDeployment, plan: PersistencePl
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
   const o = s.options;
   const entries = d.record.allowHttpServerAccess ?? [];
+  const tcp = tcpRoutes(d.record.deploymentId, engine.steps, entries, s.tcp.maxFrameBytes);
   const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, new Set(entries.map((e) => e.id)));
+  const tcpServerOf = (serverId: string) =>
+    createTcpTriggerServer({
+      deploymentId: d.record.deploymentId,
+      serverId,
+      route: tcp.get(serverId),
+      engine,
+      limits: s.tcp,
+      output: o.output,
+      tracker: s.tracker,
+    });
   return entries
-    .filter((e) => e.inProcOnly !== true && e.inProcOnly !== 'true')
     .map((e) => {
       const ports = o.ports ?? {};
       const port = ports[`${d.record.deploymentId}/${e.id}`] ?? ports[e.id] ?? e.port ?? 0;
       const list: TriggerRoute[] = routes.get(e.id) ?? [];
+      if (isTcpServer(e)) return { e, port, server: tcpServerOf(e.id) };
       const server = createTriggerServer({
         routes: list,
         limits: o.limits,
@@ -160,6 +183,12 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
         tracker: s.tracker,
         runs: s.httpRuns,
       });
+      // In-process calls reach every HTTP server, inProcOnly ones included (those never listen).
+      s.registry.addHttpServer(d.record.deploymentId, e.id, server);
+      return { e, port, server };
+    })
+    .filter(({ e }) => !isInProcOnly(e))
+    .map(({ e, port, server }) => {
       return {
         deploymentId: d.record.deploymentId,
         id: e.id,
@@ -207,16 +236,28 @@ async function triggerOnce(
  *   `WORKFLOW_*` from the engine.
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const s: Shared = { options, httpRuns: new HttpRunCounters(), tracker: new RunTracker() };
-  const { output } = options;
+  const tracker = new RunTracker();
+  const { output, redactor } = options;
+  const registry = new DeploymentRegistry({ output, tracker, redactor });
+  const s: Shared = {
+    options,
+    httpRuns: new HttpRunCounters(),
+    tracker,
+    registry,
+    tcp: tcpLimitsOf(options.tcp),
+  };
   const persistence = planPersistence(options.deployments, options.dataDir);
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
   const timed: TimedDeployment[] = [];
   try {
-    for (const d of options.deployments) {
-      const engine = await startEngine(s, d, persistence);
+    // ADR 0079: lower startupPriority first; a deferLoading engine is created on its first run.
+    for (const d of startupOrder(options.deployments)) {
+      const engine = isDeferred(d.record)
+        ? new DeferredEngine(d.workflow, () => startEngine(s, d, persistence))
+        : await startEngine(s, d, persistence);
       engines.set(d.record.deploymentId, engine);
+      registry.add(d.record, engine);
       timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
       servers.push(...serversOf(s, d, engine));
       // One line per unsupported feature, at start-up, never first at run time.
@@ -227,6 +268,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         deploymentId: d.record.deploymentId,
         source: d.source,
         steps: engine.steps.length,
+        ...(engine instanceof DeferredEngine ? { deferred: true } : {}),
       });
     }
   } catch (err) {
@@ -257,6 +299,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (state === 'stopped') return true;
       const started = state === 'started';
       state = 'stopped';
+      registry.stop();
       scheduling.stop();
       clearInterval(keepAlive);
       const idle = await s.tracker.idle(drainMs);

@@ -17,6 +17,8 @@ export const SUPPORTED_TRIGGERS: ReadonlySet<string> = new Set([
   'runOnce',
   'runOnceNoTrace',
   'timer',
+  'tcp',
+  'deploymentAccess',
   'comment',
 ]);
 
@@ -33,25 +35,19 @@ export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'remoteConfigurationHeaders',
   'frequency',
   'remoteConfigurationTimeout',
-  'deferLoading',
-  'startupPriority',
   'errorHandling.metrics',
   'errorHandling.logs',
   'errorHandling.redactionPatterns',
   'agentControl.workflowCanShutdownAgent',
   'reloadTimeout',
   'allowFileAccess',
-  'allowDeploymentAccess',
   'workflow.errorHandling.metrics',
   'workflow.errorHandling.logs',
   'workflow.errorHandling.redactionPatterns',
   'workflow.metricOutput',
   'workflow.outputs',
   'workflow.shutdownTimeout',
-  'allowHttpServerAccess[].tcp',
-  'allowHttpServerAccess[].inProcOnly',
   'allowHttpServerAccess[].serveFromPackagedAsset',
-  'allowExternalHostAccess[].transport',
 ];
 
 /** Where the agent deliberately differs from the reference agent (interfaces.md DECIDED items; README). */
