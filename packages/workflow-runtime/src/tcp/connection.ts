@@ -79,10 +79,13 @@ export class TcpConnection {
   #paused = false;
   #ended = false;
   #window: NodeJS.Timeout | undefined;
+  #onGone: (() => void) | undefined;
 
-  constructor(socket: Socket, shared: TcpServerShared) {
+  /** `onGone` runs once, when the connection closes or this side destroys it (whichever is first). */
+  constructor(socket: Socket, shared: TcpServerShared, onGone: () => void) {
     this.#socket = socket;
     this.#s = shared;
+    this.#onGone = onGone;
     this.#framer = createFramer(shared.route.framing, shared.limits.maxFrameBytes);
     socket.setTimeout(shared.limits.idleMs);
     socket.on('timeout', () => this.#onIdle());
@@ -90,6 +93,7 @@ export class TcpConnection {
     socket.on('end', () => this.#onEnd());
     socket.on('error', () => undefined); // a reset client: 'close' follows
     socket.on('close', () => {
+      this.#gone();
       this.#ended = true;
       clearTimeout(this.#window);
       this.#pump();
@@ -104,7 +108,19 @@ export class TcpConnection {
   /** Closes the connection and drops what is queued (shutdown); a batch already running goes on. */
   destroy(): void {
     for (const q of this.#queue.splice(0)) this.#queuedBytes -= q.bytes.length;
+    this.#close();
+  }
+
+  /** node:net frees the server's connection slot at destroy(), before 'close': so does the server's count. */
+  #close(): void {
+    this.#gone();
     this.#socket.destroy();
+  }
+
+  #gone(): void {
+    const f = this.#onGone;
+    this.#onGone = undefined;
+    f?.();
   }
 
   #fields() {
@@ -114,7 +130,7 @@ export class TcpConnection {
   #onIdle(): void {
     if (!this.isIdle) return; // re-armed when the work is done
     this.#s.output.debug('tcp connection closed', { ...this.#fields(), reason: 'idle' });
-    this.#socket.destroy();
+    this.#close();
   }
 
   #onData(chunk: Buffer): void {
@@ -127,7 +143,7 @@ export class TcpConnection {
         ...this.#fields(),
         reason: 'message over maxFrameBytes',
       });
-      this.#socket.destroy();
+      this.#close();
       return;
     }
     if (!this.#paused && this.#queuedBytes + this.#framer.pendingBytes >= this.#s.limits.maxQueuedBytes) {

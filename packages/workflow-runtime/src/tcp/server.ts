@@ -57,9 +57,8 @@ export class TcpTriggerServer extends NetServer {
       } as const);
     this.on('connection', (socket: Socket) => {
       if (shared === undefined) return void socket.destroy();
-      const c = new TcpConnection(socket, shared);
+      const c: TcpConnection = new TcpConnection(socket, shared, () => this.#connections.delete(c));
       this.#connections.add(c);
-      socket.once('close', () => this.#connections.delete(c));
     });
     this.on('drop', () => {
       if (this.#dropped++ === 0)

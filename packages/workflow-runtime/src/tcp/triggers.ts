@@ -39,7 +39,7 @@ export function isInProcOnly(entry: BootstrapServer): boolean {
 }
 
 function triggersOf(step: StepInfo): { http?: { server?: unknown }; tcp?: TcpTrigger } {
-  return typeof step.trigger === 'object' && step.trigger !== null ? (step.trigger) : {};
+  return typeof step.trigger === 'object' && step.trigger !== null ? step.trigger : {};
 }
 
 function invalid(deploymentId: string, stepId: string, what: string): AgentError {
