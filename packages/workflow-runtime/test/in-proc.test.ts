@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_IN_PROC_IN_FLIGHT } from '../src/deployments/registry.js';
 import { DEFAULT_LIMITS } from '../src/index.js';
 import { closeRuntimes, startRuntime, step, wf, type TestDeployment } from './helpers.js';
 
@@ -136,5 +137,35 @@ describe('inProc outbound calls', () => {
     expect((await t.runtime.triggerStep('front2', 'get-big'))?.errors.join()).toContain(
       'POLICY_RESPONSE_TOO_LARGE',
     );
+  });
+
+  it('cuts off a workflow calling its own server in a loop at MAX_IN_PROC_IN_FLIGHT', async () => {
+    const loop: TestDeployment = {
+      id: 'loop',
+      workflow: wf({
+        stepId: 'again',
+        trigger: { http: { server: 'internal', method: 'GET', path: '/again' } },
+        urlGenerator: { script: "console.log('hop'); context.setUrl('self', '/again')" },
+        resultsProcessor: { script: "context.setBody('status ' + context.getProperty('status_code'))" },
+      }),
+      record: {
+        allowHttpServerAccess: [{ id: 'internal', inProcOnly: true }],
+        allowExternalHostAccess: [
+          {
+            id: 'self',
+            transport: 'inProc',
+            inProcServerId: 'internal',
+            allowList: [{ method: 'GET', uriPattern: '/again' }],
+          },
+        ],
+      },
+    };
+    const t = await startRuntime([loop]);
+    const r = await t.runtime.triggerStep('loop', 'again');
+    expect(r?.body).toBe('status 500');
+    expect(t.logs('loop')).toHaveLength(MAX_IN_PROC_IN_FLIGHT + 1);
+    expect(t.lines().filter((l) => l['msg'] === 'in-process call refused')).toEqual([
+      expect.objectContaining({ rule: 'in-flight', code: 'AGENT_DEPLOYMENT_UNAVAILABLE' }),
+    ]);
   });
 });

@@ -1,13 +1,14 @@
 import type { Server } from 'node:http';
 import type { DeploymentRecord } from '@org/workflow-compiler';
-import type {
-  DeploymentCall,
-  OutboundResponse,
-  Redactor,
-  StepInput,
-  StepRef,
-  StepResult,
-  WorkflowEngine,
+import {
+  RepeatLimiter,
+  type DeploymentCall,
+  type OutboundResponse,
+  type Redactor,
+  type StepInput,
+  type StepRef,
+  type StepResult,
+  type WorkflowEngine,
 } from '@org/workflow-engine';
 import { AgentError, isCodedError, type AgentErrorCode } from '../errors.js';
 import type { RunTracker } from '../http/run-tracker.js';
@@ -23,6 +24,15 @@ export const DEPLOYMENT_ACCESS_PROPERTIES = {
   /** The receiving deployment's `receive` entry that let the call in. */
   id: 'deploymentAccess.id',
 } as const;
+
+/**
+ * In-process HTTP exchanges in flight in one runtime: a workflow that calls its own server in a loop (each hop
+ * waiting for the next) is cut off here instead of growing until its outbound timeouts fire.
+ */
+export const MAX_IN_PROC_IN_FLIGHT = 64;
+
+/** Identical refusals are logged once, then summarised once a minute (as the scheduler does, ADR 0056). */
+const REFUSAL_REPEAT_MS = 60_000;
 
 /** Where an `inProc` host points: a trigger server, of the caller's own deployment unless another is named. */
 export interface InProcTarget {
@@ -114,10 +124,17 @@ const TIMED_OUT = Symbol('timedOut');
 export class DeploymentRegistry implements DeploymentCalls {
   readonly #byId = new Map<string, Registered>();
   readonly #deps: { output: Output; tracker: RunTracker; redactor: Redactor };
+  readonly #refusals: RepeatLimiter<{ line: string; fields: Record<string, string> }>;
+  #inProcInFlight = 0;
   #stopped = false;
 
   constructor(deps: { output: Output; tracker: RunTracker; redactor: Redactor }) {
     this.#deps = deps;
+    this.#refusals = new RepeatLimiter({
+      intervalMs: REFUSAL_REPEAT_MS,
+      emit: ({ line, fields }, repeated) =>
+        deps.output.warn(line, repeated > 0 ? { ...fields, repeated } : fields),
+    });
   }
 
   /**
@@ -278,7 +295,18 @@ export class DeploymentRegistry implements DeploymentCalls {
         'server',
         `deployment "${targetId}" has no http trigger server "${target.serverId}"`,
       );
-    return exchangeInProc(server, req, { callerId, ...bounds });
+    if (this.#inProcInFlight >= MAX_IN_PROC_IN_FLIGHT)
+      throw refuse(
+        'AGENT_DEPLOYMENT_UNAVAILABLE',
+        'in-flight',
+        `more than ${MAX_IN_PROC_IN_FLIGHT} in-process calls in flight`,
+      );
+    this.#inProcInFlight++;
+    try {
+      return await exchangeInProc(server, req, { callerId, ...bounds });
+    } finally {
+      this.#inProcInFlight--;
+    }
   }
 
   #refuse(
@@ -288,7 +316,10 @@ export class DeploymentRegistry implements DeploymentCalls {
     message: string,
     line = 'deployment call refused',
   ): AgentError {
-    this.#deps.output.warn(line, { ...fields, code, rule });
+    const all = { ...fields, code, rule };
+    const now = Date.now();
+    this.#refusals.flush(now);
+    this.#refusals.submit(`${line}\u0000${JSON.stringify(all)}`, { line, fields: all }, now);
     return new AgentError(code, message);
   }
 }

@@ -19,8 +19,8 @@ const MiB = 1024 * 1024;
 
 export const DEFAULT_TCP_LIMITS: TcpLimits = Object.freeze({
   maxFrameBytes: 1 * MiB,
-  maxQueuedBytes: 4 * MiB,
-  maxConnections: 128,
+  maxQueuedBytes: 2 * MiB,
+  maxConnections: 64,
   idleMs: 60_000,
   runsInFlight: 2,
 });
