@@ -111,6 +111,29 @@ describe('tcp trigger', () => {
     expect(await ping(t, 'flood')).toBe('pong');
   });
 
+  it('stops reading a flooding client while its slow runs catch up; other deployments keep serving', async () => {
+    const t = await startRuntime(
+      [
+        ingest('slow', { delimiter: '\n', batchSize: 1000 }, "context.sleep(200); console.log('batch')"),
+        ingest('calm', { delimiter: '\n' }),
+      ],
+      { tcp: { maxFrameBytes: 1024, maxQueuedBytes: 64 * 1024 } },
+    );
+    const flood = connect(t.port('slow', 'ingest'), '127.0.0.1');
+    flood.on('error', () => undefined);
+    await new Promise((r) => flood.once('connect', r));
+    flood.write(Buffer.from(`${'x'.repeat(1023)}\n`.repeat(64 * 1024)));
+    expect(await ping(t, 'calm')).toBe('pong');
+    await send(t.port('calm', 'ingest'), 'still here\n');
+    await until(
+      () => t.logs('slow').length >= 2 && t.logs('calm').length === 1,
+      'two slow batches and the calm run',
+    );
+    // Unthrottled, 64 MiB over loopback is read in well under one slow run; here most of it still waits.
+    expect(flood.writableLength).toBeGreaterThan(32 * MiB);
+    flood.destroy();
+  });
+
   it('S151 holds at most maxConnections of 1,000 idle connections and closes idle ones after idleMs', async () => {
     const t = await startRuntime([ingest('idle', { delimiter: '\n' }), ingest('busy', { delimiter: '\n' })], {
       tcp: { maxConnections: 20, idleMs: 300 },

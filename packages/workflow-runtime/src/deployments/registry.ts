@@ -6,7 +6,6 @@ import {
   type OutboundResponse,
   type Redactor,
   type StepInput,
-  type StepRef,
   type StepResult,
   type WorkflowEngine,
 } from '@org/workflow-engine';
@@ -16,6 +15,7 @@ import type { Output } from '../output.js';
 import { DeferredEngine } from './deferred-engine.js';
 import { grantsOf, receivingFrom, type CallGrant, type Grants } from './grants.js';
 import { exchangeInProc, type InProcRequest } from './in-proc.js';
+import { receiversOf, type Receiver } from './receivers.js';
 
 /** Run properties a `deploymentAccess`-triggered step gets: set by the runtime, never from the caller's data. */
 export const DEPLOYMENT_ACCESS_PROPERTIES = {
@@ -53,13 +53,6 @@ export interface DeploymentCalls {
   ): Promise<OutboundResponse>;
 }
 
-interface Receiver {
-  readonly ref: StepRef;
-  /** The trigger's `ids`: receive entries of the step's record. */
-  readonly ids: readonly string[];
-  readonly noTrace: boolean;
-}
-
 interface Registered {
   readonly id: string;
   readonly grants: Grants;
@@ -77,32 +70,6 @@ interface Match {
 }
 
 const quote = (s: string) => JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s);
-const isTrue = (v: unknown) => v === true || v === 'true';
-
-function receiversOf(deploymentId: string, engine: WorkflowEngine, grants: Grants): Map<string, Receiver[]> {
-  const out = new Map<string, Receiver[]>();
-  for (const step of engine.steps) {
-    const t = (step.trigger as { deploymentAccess?: { ids?: unknown; noTrace?: unknown } } | undefined)
-      ?.deploymentAccess;
-    if (t === undefined) continue;
-    const ids = Array.isArray(t.ids) ? t.ids.filter((x): x is string => typeof x === 'string') : [];
-    for (const id of ids) {
-      if (!grants.receive.has(id))
-        throw new AgentError(
-          'AGENT_TRIGGER_INVALID',
-          `deployment "${deploymentId}", step "${step.stepId}": deploymentAccess id ${quote(id)} is not a receive entry of allowDeploymentAccess`,
-        );
-    }
-    const list = out.get(step.stepId) ?? [];
-    list.push({
-      ref: { stepId: step.stepId, workflowIndex: step.workflowIndex },
-      ids,
-      noTrace: isTrue(t.noTrace),
-    });
-    out.set(step.stepId, list);
-  }
-  return out;
-}
 
 function erroredResult(err: unknown): StepResult {
   const text = isCodedError(err) ? `${err.code}: ${err.message}` : 'the step run failed';

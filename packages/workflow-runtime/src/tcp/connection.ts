@@ -54,6 +54,14 @@ export interface TcpServerShared {
   readonly failures: RepeatLimiter<TcpRunFailure>;
 }
 
+/**
+ * What one queued message costs beyond its bytes (its buffer and queue entry), counted against
+ * `maxQueuedBytes` so that a stream of tiny messages is bounded too.
+ */
+export const QUEUED_MESSAGE_OVERHEAD_BYTES = 128;
+
+const cost = (q: { bytes: Buffer }): number => q.bytes.length + QUEUED_MESSAGE_OVERHEAD_BYTES;
+
 interface Queued {
   readonly bytes: Buffer;
   readonly at: number;
@@ -107,7 +115,7 @@ export class TcpConnection {
 
   /** Closes the connection and drops what is queued (shutdown); a batch already running goes on. */
   destroy(): void {
-    for (const q of this.#queue.splice(0)) this.#queuedBytes -= q.bytes.length;
+    for (const q of this.#queue.splice(0)) this.#queuedBytes -= cost(q);
     this.#close();
   }
 
@@ -171,7 +179,7 @@ export class TcpConnection {
     const at = performance.now();
     for (const bytes of frames) {
       this.#queue.push({ bytes, at });
-      this.#queuedBytes += bytes.length;
+      this.#queuedBytes += cost({ bytes });
     }
   }
 
@@ -196,7 +204,7 @@ export class TcpConnection {
 
   #afterRun(batch: Queued[]): void {
     this.#running = false;
-    for (const q of batch) this.#queuedBytes -= q.bytes.length;
+    for (const q of batch) this.#queuedBytes -= cost(q);
     const low = this.#queuedBytes + this.#framer.pendingBytes < this.#s.limits.maxQueuedBytes / 2;
     if (this.#paused && low) {
       this.#paused = false;
