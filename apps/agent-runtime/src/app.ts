@@ -67,6 +67,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     limits: deps.config.limits,
     timeouts: deps.config.timeouts,
     dataDir: deps.config.dataDir,
+    tcp: deps.config.tcp,
     ports: deps.ports,
     lookup: deps.lookup,
     now: deps.now,

@@ -26,11 +26,6 @@ const timed = {
           resultsProcessor: { script: "context.setBody(context.sendToStep('answer', 'q').getBody())" },
         },
         {
-          stepId: 'watch',
-          trigger: { deploymentAccess: { ids: ['other'] } },
-          resultsProcessor: { script: "context.setBody('w')" },
-        },
-        {
           stepId: 'answer',
           resultsProcessor: { script: "context.setBody(context.getPassedMessageAsString() + ':a')" },
         },
@@ -94,14 +89,8 @@ describe('createApp', () => {
     expect(logs().filter((l) => l['msg'] === 'ran once')).toHaveLength(1);
   });
 
-  it('warns about trigger kinds it does not run', () => {
-    const warn = logs().find((l) => l['msg'] === 'unsupported feature' && l['kind'] === 'trigger');
-    expect(warn).toMatchObject({
-      deploymentId: 'dep-1',
-      stepId: 'watch',
-      name: 'deploymentAccess',
-      effect: 'not run by this agent; the step runs only through sendToStep',
-    });
+  it('writes no start-up warning for the trigger kinds it runs (every kind of interfaces.md §4.4)', () => {
+    expect(logs().filter((l) => l['msg'] === 'unsupported feature' && l['kind'] === 'trigger')).toEqual([]);
   });
 
   it('runs a step without trigger through sendToStep', async () => {

@@ -99,6 +99,27 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads the AGENT_TCP_* bounds and refuses a queue smaller than one message', () => {
+    const c = loadConfig({
+      AGENT_BOOTSTRAP: 'x',
+      AGENT_TCP_MAX_CONNECTIONS: '16',
+      AGENT_TCP_IDLE_TIMEOUT_MS: '500',
+    });
+    expect(c.tcp).toMatchObject({ maxConnections: 16, idleMs: 500, maxFrameBytes: 1024 * 1024 });
+    const err = codeOf(() =>
+      loadConfig({
+        AGENT_BOOTSTRAP: 'x',
+        AGENT_TCP_MAX_MESSAGE_BYTES: '2048',
+        AGENT_TCP_MAX_QUEUED_BYTES: '1024',
+      }),
+    );
+    expect(err.code).toBe('AGENT_CONFIG_INVALID');
+    expect(err.message).toContain('AGENT_TCP_MAX_QUEUED_BYTES');
+    expect(codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_TCP_RUNS_IN_FLIGHT: '0' })).code).toBe(
+      'AGENT_CONFIG_INVALID',
+    );
+  });
+
   it('reads LOG_LEVEL (default info, any case) and refuses other values with AGENT_CONFIG_INVALID', () => {
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).logLevel).toBe('info');
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x', LOG_LEVEL: ' DEBUG ' }).logLevel).toBe('debug');

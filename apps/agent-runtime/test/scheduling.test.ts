@@ -124,7 +124,6 @@ const unsupported = {
           stepId: 'watch',
           trigger: {
             fileWatcher: { bootstrapFileId: 'inbox', eventSplitter: '\\n' },
-            tcp: { server: 'api', delimiter: ';' },
           },
           resultsProcessor: { script: "const f = context.files('inbox'); context.setBody(f.list())" },
         },
@@ -166,7 +165,6 @@ describe('start-up report', () => {
     const key = (k: unknown, n: unknown, st: unknown) => `${String(k)} ${String(n)} ${String(st)}`;
     expect(warnings.map((w) => key(w['kind'], w['name'], w['stepId'])).sort()).toEqual(
       [
-        key('trigger', 'tcp', 'watch'),
         key('bootstrap-field', 'licensing', undefined),
         key('bootstrap-field', 'reloadTimeout', undefined),
         key('bootstrap-field', 'errorHandling.redactionPatterns', undefined),

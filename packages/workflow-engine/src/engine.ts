@@ -3,10 +3,20 @@ import { EngineError } from './errors.js';
 import { Redactor, SecretSet } from './redact.js';
 import { HOST_SERVED_TYPES } from './host-served.js';
 import { errorText, type EngineShared, type Limits } from './run-context.js';
+import { stepInfoOf } from './list-steps.js';
 import { openStores } from './persist-ops.js';
 import { dropKeys } from './crypto-ops.js';
 import { runStepFlow } from './step-runner.js';
-import type { EngineOptions, StepInfo, StepInput, StepRef, StepResult, WorkflowEngine } from './types.js';
+import { MAX_SEND_DEPTH } from './send-ops.js';
+import type {
+  EngineOptions,
+  RunStepOptions,
+  StepInfo,
+  StepInput,
+  StepRef,
+  StepResult,
+  WorkflowEngine,
+} from './types.js';
 import { loadWorkflow, type StepModel } from './workflow-model.js';
 
 /**
@@ -82,17 +92,7 @@ class Engine implements WorkflowEngine {
     private readonly models: Map<string, StepModel>,
     options: EngineOptions,
   ) {
-    this.steps = Object.freeze(
-      [...models.values()].map((m) =>
-        Object.freeze({
-          stepId: m.stepId,
-          workflowIndex: m.workflowIndex,
-          workflow: m.workflow,
-          trigger: m.trigger,
-          type: m.type,
-        }),
-      ),
-    );
+    this.steps = Object.freeze([...models.values()].map(stepInfoOf));
     for (const m of models.values()) {
       const list = this.byId.get(m.stepId);
       if (list) list.push(m);
@@ -134,9 +134,13 @@ class Engine implements WorkflowEngine {
     this.shared.stores = await openStores(this.models.values(), this.shared.host);
   }
 
-  runStep(step: string | StepRef, input: StepInput): Promise<StepResult> {
-    // A resolution error rejects the promise like any other run error.
-    return new Promise((resolve) => resolve(this.run(this.resolve(step), input, 0, false)));
+  runStep(step: string | StepRef, input: StepInput, options?: RunStepOptions): Promise<StepResult> {
+    const depth = options?.depth ?? 0;
+    if (!Number.isInteger(depth) || depth < 0 || depth > MAX_SEND_DEPTH)
+      throw new RangeError(`runStep: options.depth must be an integer from 0 to ${MAX_SEND_DEPTH}`);
+    // A resolution error rejects the promise like any other run error. A callee of another deployment's
+    // sendToStep (depth > 0) is nested: its caller holds a sandbox worker while it waits.
+    return new Promise((resolve) => resolve(this.run(this.resolve(step), input, depth, depth > 0)));
   }
 
   /**

@@ -3,6 +3,7 @@ import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
 import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from './auth-ops.js';
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
+import { sendToDeployment } from './deployment-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 import { CRYPTO_OPS } from './crypto-ops.js';
@@ -147,6 +148,7 @@ const OPS: Record<string, Op> = {
     ),
   sendToStep,
   sendToStepAndForget,
+  sendToDeployment,
   restrictedData,
   authCall,
   'split.add': addSplitReturnItem,

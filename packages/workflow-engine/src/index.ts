@@ -6,12 +6,15 @@ export { MIN_SECRET_CHARS, REDACTED, Redactor, SECRET_FORMS } from './redact.js'
 export { MAX_SEND_DEPTH } from './send-ops.js';
 export { MAX_FILE_ID_CHARS, MAX_FILE_PATH_CHARS } from './file-ops.js';
 export type { FileEntry, FileHost } from './file-ops.js';
+export { listSteps } from './list-steps.js';
 export { MAX_SPLIT_ITEMS, SPLIT_CONCURRENCY } from './split-ops.js';
 export type {
+  DeploymentCall,
   EngineHost,
   EngineOptions,
   OutboundRequest,
   OutboundResponse,
+  RunStepOptions,
   StepInfo,
   StepInput,
   StepRef,

@@ -29,7 +29,8 @@ function nestedInput(ctx: RunContext, args: Args, call: string): { stepId: strin
   return { stepId, input: { body, stream: undefined, headers, properties: {} } };
 }
 
-function resultView(r: StepResult): unknown {
+/** A step result as the sandbox turns it into a result object (prelude `resultObject`). */
+export function resultView(r: StepResult): unknown {
   const headers = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries(r.headers)) headers[k.toLowerCase()] = [v];
   const body = r.body instanceof Uint8Array ? new TextDecoder().decode(r.body) : (r.body ?? null);

@@ -57,6 +57,32 @@ export interface EngineHost {
   persistence?: PersistenceProvider | undefined;
   /** `context.files(id)` (SPEC.md §7.5); without it every file call is refused (`ENGINE_NOT_PERMITTED`). */
   files?: FileHost | undefined;
+  /**
+   * `sendToStep(accessId, stepId, body)`: a call to a step of another deployment (SPEC.md §5.6). The app decides
+   * who the caller is and checks both sides' grants; it rejects a refused call with a coded error (thrown into
+   * the script) and resolves with the callee's result otherwise. Absent → the call throws `ENGINE_UNSUPPORTED`.
+   */
+  sendToDeployment?(call: DeploymentCall): Promise<StepResult>;
+}
+
+/** `sendToStep(accessId, stepId, body)` as the engine hands it to {@link EngineHost.sendToDeployment}. */
+export interface DeploymentCall {
+  /** The id the script passed: the caller's `allowDeploymentAccess` entry (unchecked by the engine). */
+  accessId: string;
+  stepId: string;
+  body: string | undefined;
+  /** The callee run's depth in the chain of step calls (pass it on as {@link RunStepOptions.depth}). */
+  depth: number;
+}
+
+/** Options of {@link WorkflowEngine.runStep}. */
+export interface RunStepOptions {
+  /**
+   * The run is the callee of a step call from another deployment, at this depth (0 … `MAX_SEND_DEPTH`; default
+   * 0, a trigger): its own step calls count on from it, and it does not wait for a pooled sandbox worker its
+   * caller may be holding.
+   */
+  depth?: number;
 }
 
 /** What a step run gets (interfaces.md §6.1). */
@@ -140,7 +166,7 @@ export interface WorkflowEngine {
    *   `ENGINE_TIMEOUT`, `ENGINE_MEMORY`, `ENGINE_SANDBOX_FAILED`, `ENGINE_UNSUPPORTED` (step type),
    *   `ENGINE_HOST_SERVED` (an `httpFile` step), `ENGINE_DISPOSED` — as a rejected promise.
    */
-  runStep(step: string | StepRef, input: StepInput): Promise<StepResult>;
+  runStep(step: string | StepRef, input: StepInput, options?: RunStepOptions): Promise<StepResult>;
   /** Refuses further runs and drops in-memory step and authentication properties. */
   dispose(): void;
 }

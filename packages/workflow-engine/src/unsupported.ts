@@ -21,52 +21,11 @@ export interface UnsupportedCall {
   readonly appearsIn: (script: string) => boolean;
 }
 
-/** Top-level argument texts of the call whose `(` is at `open`, or undefined when the text ends first. */
-function argsAt(s: string, open: number): string[] | undefined {
-  const args: string[] = [];
-  let depth = 0;
-  let start = open + 1;
-  for (let i = open; i < s.length; i++) {
-    const c = s[i]!;
-    if (c === '"' || c === "'" || c === '`') {
-      // Skip a string literal (escapes honoured; template expressions are not parsed).
-      for (i++; i < s.length && s[i] !== c; i++) if (s[i] === '\\') i++;
-    } else if (c === '(' || c === '[' || c === '{') depth++;
-    else if (c === ')' || c === ']' || c === '}') {
-      depth--;
-      if (depth === 0) {
-        args.push(s.slice(start, i).trim());
-        // `f()` has no argument; `f(a, b,)` has two (a trailing comma adds none).
-        if (args.at(-1) === '') args.pop();
-        return args;
-      }
-    } else if (c === ',' && depth === 1) {
-      args.push(s.slice(start, i).trim());
-      start = i + 1;
-    }
-  }
-  return undefined;
-}
-
-/**
- * `sendToStep(accessId, stepId, body)`: three arguments, the third not an object literal (the headers form
- * `sendToStep(stepId, body, { … })` is supported). A third argument held in a variable is reported too.
- */
-function crossDeploymentSend(script: string): boolean {
-  for (const m of script.matchAll(/\bsendToStep\s*\(/g)) {
-    const args = argsAt(script, m.index + m[0].length - 1);
-    if (args?.length === 3 && !args[2]!.startsWith('{')) return true;
-  }
-  return false;
-}
-
 /**
  * Every context call the sandbox refuses with `ENGINE_UNSUPPORTED` — the one list the start-up report uses
  * (test/unsupported.test.ts checks it against what the sandbox really throws).
  */
-export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([
-  { call: 'sendToStep(accessId, stepId, body) across deployments', appearsIn: crossDeploymentSend },
-]);
+export const UNSUPPORTED_CONTEXT_CALLS: readonly UnsupportedCall[] = Object.freeze([]);
 
 /** One unsupported feature a workflow uses, found before anything runs. */
 export interface UnsupportedFeature {

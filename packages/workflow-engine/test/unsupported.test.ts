@@ -23,7 +23,6 @@ function probe(obj, args) {
 probe(context, []);
 probe(context.bytes(), []);
 probe(context.crypto(), []);
-try { context.sendToStep('access', 'step', 'body'); } catch (e) { if (e.code === 'ENGINE_UNSUPPORTED') found.push(NAME.exec(e.message)[1]); }
 context.setBody(JSON.stringify(found));
 `;
 
@@ -81,11 +80,6 @@ describe('describeUnsupported', () => {
     ]);
     // `assets` (httpFile) is host-served, not unsupported.
     expect(describeUnsupported(wf)).toEqual([
-      {
-        kind: 'context-call',
-        stepId: 'cross',
-        name: 'sendToStep(accessId, stepId, body) across deployments',
-      },
     ]);
   });
 

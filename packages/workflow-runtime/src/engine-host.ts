@@ -7,6 +7,7 @@ import {
 } from '@org/host-policy';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import type { EngineHost, OutboundRequest, OutboundResponse, Redactor } from '@org/workflow-engine';
+import type { DeploymentCalls } from './deployments/registry.js';
 import { isCodedError } from './errors.js';
 import type { Output } from './output.js';
 import { readRestrictedData, type StringDecryptor } from './secrets.js';
@@ -27,6 +28,11 @@ export interface EngineHostDeps {
    * The policy still decides first; only `sendOutbound` is replaced.
    */
   readonly transport?: OutboundTransport | undefined;
+  /**
+   * The other deployments of the runtime: `sendToStep(accessId, stepId, body)` and `inProc` hosts. The host
+   * passes its own record's id as the caller (ADR 0079, S148). Without it both are refused.
+   */
+  readonly calls?: DeploymentCalls | undefined;
 }
 
 /** An allowed outbound call as a {@link OutboundTransport} gets it: the decided URL, method, merged headers. */
@@ -115,9 +121,37 @@ async function viaTransport(
   return res;
 }
 
+/** An allowed call to an `inProc` host: to a trigger server of this or another deployment, with no port. */
+async function viaInProc(
+  deps: EngineHostDeps,
+  decision: AllowedCall,
+  req: OutboundRequest,
+  timeoutMs: number,
+): Promise<OutboundResponse> {
+  const host = decision.host;
+  if (deps.calls === undefined || host.inProcServerId === undefined)
+    throw new OutboundError(
+      'POLICY_CONNECT_FAILED',
+      `call to host "${req.hostId}" failed: no in-process servers`,
+    );
+  try {
+    return await deps.calls.inProc(
+      deps.record.deploymentId,
+      { serverId: host.inProcServerId, deploymentId: host.inProcDeploymentId },
+      { path: decision.url, method: decision.method, headers: decision.headers, body: req.body },
+      { timeoutMs, maxResponseBytes: deps.outbound.maxResponseBytes },
+    );
+  } catch (err) {
+    if (isCodedError(err)) throw new OutboundError(err.code, deps.redactor.redact(err.message));
+    throw new OutboundError('POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed`);
+  }
+}
+
 async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise<OutboundResponse> {
   const decision = decide(deps.policy, req);
   const host = decision.host;
+  if (decision.transport === 'inProc')
+    return viaInProc(deps, decision, req, req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs);
   if (deps.transport !== undefined)
     return viaTransport(
       deps,
@@ -147,6 +181,7 @@ async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise
 /** The agent side of the engine contract for one deployment. */
 export function createEngineHost(deps: EngineHostDeps): EngineHost {
   const id = deps.record.deploymentId;
+  const calls = deps.calls;
   return {
     callOutbound: (req) => callOutbound(deps, req),
     getRestrictedData: (hostId) =>
@@ -156,5 +191,7 @@ export function createEngineHost(deps: EngineHostDeps): EngineHost {
     log: (entry) => deps.output.workflowLog(id, entry),
     metric: (m) => deps.output.metric(id, m),
     now: deps.now ?? Date.now,
+    // The caller is this host's own record, whatever the script passes (S148).
+    ...(calls === undefined ? {} : { sendToDeployment: (call) => calls.send(id, call) }),
   };
 }

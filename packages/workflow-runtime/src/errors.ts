@@ -37,6 +37,10 @@ export const AGENT_ERROR_CODES = [
   'AGENT_FILE_NOT_FOUND',
   'AGENT_FILE_TOO_LARGE',
   'AGENT_FILE_FAILED',
+  // calls between deployments (ADR 0079)
+  'AGENT_DEPLOYMENT_ACCESS_DENIED',
+  'AGENT_DEPLOYMENT_UNAVAILABLE',
+  'AGENT_DEPLOYMENT_CALL_AMBIGUOUS',
 ] as const;
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
 

@@ -32,7 +32,22 @@ export {
   type OutboundTransport,
   type TransportRequest,
 } from './engine-host.js';
-export { closeAll, listenAll, type Listening, type ServerSet, type ServerSpec } from './listen.js';
+export {
+  closeAll,
+  listenAll,
+  type Listening,
+  type ServerSet,
+  type ServerSpec,
+  type TriggerListener,
+} from './listen.js';
+export {
+  DEPLOYMENT_ACCESS_PROPERTIES,
+  type DeploymentCalls,
+  type InProcTarget,
+} from './deployments/registry.js';
+export type { InProcRequest } from './deployments/in-proc.js';
+export { DEFAULT_TCP_LIMITS, type TcpLimits } from './tcp/limits.js';
+export { TCP_PROPERTIES } from './tcp/connection.js';
 export { RunTracker } from './http/run-tracker.js';
 export {
   DELIBERATE_DIFFERENCES,

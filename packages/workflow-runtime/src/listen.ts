@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { AgentError } from './errors.js';
 import type { Output } from './output.js';
@@ -11,13 +11,16 @@ export interface Listening {
   readonly address: string;
 }
 
+/** A trigger server: a node:http server, or a `tcp` trigger server with the same two close methods. */
+export type TriggerListener = NetServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>;
+
 /** One trigger server (created, not listening). */
 export interface ServerSpec {
   readonly deploymentId: string;
   readonly id: string;
   readonly port: number;
   readonly bindAddress: string;
-  readonly server: Server;
+  readonly server: TriggerListener;
 }
 
 /** What {@link listenAll} and {@link closeAll} work on: the servers, and where listen errors are logged. */

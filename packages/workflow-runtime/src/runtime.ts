@@ -26,6 +26,12 @@ import { createFileHost } from './files/file-host.js';
 import { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';
 import type { WatchSpec } from './files/watch/file-watcher.js';
 import { createFileWatchers, fileWatchSpecs } from './files/watch/triggers.js';
+import { DeferredEngine } from './deployments/deferred-engine.js';
+import { isDeferred, startupOrder } from './deployments/grants.js';
+import { DeploymentRegistry } from './deployments/registry.js';
+import { tcpLimitsOf, type TcpLimits } from './tcp/limits.js';
+import { createTcpTriggerServer } from './tcp/server.js';
+import { isInProcOnly, isTcpServer, tcpRoutes } from './tcp/triggers.js';
 
 /** One step's run counters (`stepCounters()`, the `step counters` lines at shutdown). */
 export interface StepRunCounters extends DeploymentStepCounters {
@@ -65,6 +71,8 @@ export interface RuntimeOptions {
   readonly fileRoot?: string | undefined;
   /** Caps of `context.files(id)` and file watchers (default `DEFAULT_FILE_LIMITS`). */
   readonly fileLimits?: Partial<FileLimits> | undefined;
+  /** Bounds of `tcp` trigger servers (defaults: `DEFAULT_TCP_LIMITS`). */
+  readonly tcp?: Partial<TcpLimits> | undefined;
 }
 
 /** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
@@ -104,6 +112,9 @@ interface Shared {
   readonly tracker: RunTracker;
   /** Packaged asset zips by deployment id, then server id (open until `stop`). */
   readonly archives: Map<string, Map<string, AssetArchive>>;
+  /** The deployments as the others reach them (ADR 0079). */
+  readonly registry: DeploymentRegistry;
+  readonly tcp: TcpLimits;
 }
 
 /**
@@ -156,6 +167,7 @@ async function startEngine(
     lookup: o.lookup,
     now: o.now,
     transport: o.transport,
+    calls: s.registry,
   });
   return createWorkflowEngine(d.workflow, {
     host: {
@@ -173,13 +185,24 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
   const o = s.options;
   const entries = d.record.allowHttpServerAccess ?? [];
   const serverIds = new Set(entries.map((e) => e.id));
+  const tcp = tcpRoutes(d.record.deploymentId, engine.steps, entries, s.tcp.maxFrameBytes);
   const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, serverIds, assetServerIds(d.record));
+  const tcpServerOf = (serverId: string) =>
+    createTcpTriggerServer({
+      deploymentId: d.record.deploymentId,
+      serverId,
+      route: tcp.get(serverId),
+      engine,
+      limits: s.tcp,
+      output: o.output,
+      tracker: s.tracker,
+    });
   return entries
-    .filter((e) => e.inProcOnly !== true && e.inProcOnly !== 'true')
     .map((e) => {
       const ports = o.ports ?? {};
       const port = ports[`${d.record.deploymentId}/${e.id}`] ?? ports[e.id] ?? e.port ?? 0;
       const list: TriggerRoute[] = routes.get(e.id) ?? [];
+      if (isTcpServer(e)) return { e, port, server: tcpServerOf(e.id) };
       const server = createTriggerServer({
         routes: list,
         limits: o.limits,
@@ -189,6 +212,12 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
         runs: s.httpRuns,
         assets: s.archives.get(d.record.deploymentId)?.get(e.id),
       });
+      // In-process calls reach every HTTP server, inProcOnly ones included (those never listen).
+      s.registry.addHttpServer(d.record.deploymentId, e.id, server);
+      return { e, port, server };
+    })
+    .filter(({ e }) => !isInProcOnly(e))
+    .map(({ e, port, server }) => {
       return {
         deploymentId: d.record.deploymentId,
         id: e.id,
@@ -240,14 +269,18 @@ async function triggerOnce(
  *   `WORKFLOW_*` from the engine.
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const tracker = new RunTracker();
+  const { output, redactor } = options;
+  const registry = new DeploymentRegistry({ output, tracker, redactor });
   const s: Shared = {
     options,
     httpRuns: new HttpRunCounters(),
-    tracker: new RunTracker(),
+    tracker,
+    registry,
+    tcp: tcpLimitsOf(options.tcp),
     archives: new Map(),
   };
   const allArchives = () => [...s.archives.values()].flatMap((m) => [...m.values()]);
-  const { output } = options;
   const persistence = planPersistence(options.deployments, options.dataDir);
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
@@ -255,10 +288,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const watches: WatchSpec[] = [];
   const fileOptions = { baseDir: options.fileBaseDir ?? process.cwd(), root: options.fileRoot };
   try {
-    for (const d of options.deployments) {
+    // ADR 0079: lower startupPriority first; a deferLoading engine is created on its first run.
+    for (const d of startupOrder(options.deployments)) {
       const files = compileFileAccess(d.record, fileOptions);
-      const engine = await startEngine(s, d, persistence, files);
+      const engine = isDeferred(d.record)
+        ? new DeferredEngine(d.workflow, () => startEngine(s, d, persistence, files))
+        : await startEngine(s, d, persistence, files);
       engines.set(d.record.deploymentId, engine);
+      registry.add(d.record, engine);
       const archives = await openServerArchives(d.record, options.fileBaseDir ?? process.cwd());
       s.archives.set(d.record.deploymentId, archives);
       timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
@@ -272,6 +309,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         deploymentId: d.record.deploymentId,
         source: d.source,
         steps: engine.steps.length,
+        ...(engine instanceof DeferredEngine ? { deferred: true } : {}),
       });
     }
   } catch (err) {
@@ -311,6 +349,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (state === 'stopped') return true;
       const started = state === 'started';
       state = 'stopped';
+      registry.stop();
       scheduling.stop();
       watchers.stop();
       clearInterval(keepAlive);

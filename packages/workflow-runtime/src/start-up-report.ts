@@ -18,6 +18,8 @@ export const SUPPORTED_TRIGGERS: ReadonlySet<string> = new Set([
   'runOnceNoTrace',
   'timer',
   'fileWatcher',
+  'tcp',
+  'deploymentAccess',
   'comment',
 ]);
 
@@ -34,23 +36,17 @@ export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'remoteConfigurationHeaders',
   'frequency',
   'remoteConfigurationTimeout',
-  'deferLoading',
-  'startupPriority',
   'errorHandling.metrics',
   'errorHandling.logs',
   'errorHandling.redactionPatterns',
   'agentControl.workflowCanShutdownAgent',
   'reloadTimeout',
-  'allowDeploymentAccess',
   'workflow.errorHandling.metrics',
   'workflow.errorHandling.logs',
   'workflow.errorHandling.redactionPatterns',
   'workflow.metricOutput',
   'workflow.outputs',
   'workflow.shutdownTimeout',
-  'allowHttpServerAccess[].tcp',
-  'allowHttpServerAccess[].inProcOnly',
-  'allowExternalHostAccess[].transport',
 ];
 
 /** Where the agent deliberately differs from the reference agent (interfaces.md DECIDED items; README). */

@@ -3,10 +3,12 @@ import { MAX_LIMITS as ENGINE_MAX_LIMITS } from '@org/workflow-engine';
 import {
   AgentError,
   DEFAULT_LIMITS,
+  DEFAULT_TCP_LIMITS,
   DEFAULT_TIMEOUTS,
   LOG_LEVELS,
   type Limits,
   type LogLevel,
+  type TcpLimits,
   type Timeouts,
 } from '@org/workflow-runtime';
 import { resolve } from 'node:path';
@@ -30,6 +32,8 @@ export interface Config {
    * tests; without it a deployment with persistence is refused at start-up.
    */
   readonly dataDir?: string | undefined;
+  /** `AGENT_TCP_*`: bounds of `tcp` trigger servers (absent: the runtime's defaults). */
+  readonly tcp?: TcpLimits | undefined;
 }
 
 export { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts };
@@ -108,6 +112,20 @@ function dataDir(env: Env): string {
   return resolve(raw === undefined || raw.trim() === '' ? DEFAULT_DATA_DIR : raw);
 }
 
+function tcpLimits(env: Env): TcpLimits {
+  const d = DEFAULT_TCP_LIMITS;
+  const tcp = {
+    maxFrameBytes: positiveInt(env, 'AGENT_TCP_MAX_MESSAGE_BYTES', d.maxFrameBytes),
+    maxQueuedBytes: positiveInt(env, 'AGENT_TCP_MAX_QUEUED_BYTES', d.maxQueuedBytes),
+    maxConnections: positiveInt(env, 'AGENT_TCP_MAX_CONNECTIONS', d.maxConnections),
+    idleMs: positiveInt(env, 'AGENT_TCP_IDLE_TIMEOUT_MS', d.idleMs),
+    runsInFlight: positiveInt(env, 'AGENT_TCP_RUNS_IN_FLIGHT', d.runsInFlight),
+  };
+  if (tcp.maxQueuedBytes < tcp.maxFrameBytes)
+    invalid('AGENT_TCP_MAX_QUEUED_BYTES', 'must be at least AGENT_TCP_MAX_MESSAGE_BYTES');
+  return tcp;
+}
+
 /**
  * Reads the environment and arguments once. Key variables are parsed here so a malformed value stops
  * start-up (S45, S114); nothing is decrypted here (S49).
@@ -152,5 +170,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
     },
     logLevel: logLevel(env),
     dataDir: dataDir(env),
+    tcp: tcpLimits(env),
   };
 }

@@ -48,6 +48,7 @@ const wasmApi = (
 // counters) count as script time, so a loop of them still ends at the deadline.
 const WAITING_OPS = new Set([
   'sendToStep',
+  'sendToDeployment',
   'authCall',
   'restrictedData',
   'sleep',

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { emptyStream, type Upload } from '@org/multipart-limits';
 import type { StepInput } from '@org/workflow-engine';
+import { inProcCallerOf } from '../deployments/in-proc.js';
 
 /** Run property names of the request line (ADR 0045; interfaces.md §6.1). */
 export const REQUEST_PROPERTIES = {
@@ -9,6 +10,8 @@ export const REQUEST_PROPERTIES = {
   path: 'http.path',
   query: 'http.query',
   uri: 'http.uri',
+  /** Set only on a request from another step of this runtime (`inProc` host): the calling deployment. */
+  inProcDeploymentId: 'http.inProcDeploymentId',
 } as const;
 
 /** Path and query as sent (percent-encoding kept), split at the first `?`. */
@@ -33,6 +36,8 @@ function headersOf(req: IncomingMessage): Record<string, string[]> {
  */
 export function stepInputOf(req: IncomingMessage, upload: Upload): StepInput {
   const { path, query } = splitTarget(req.url);
+  // Identity from the runtime (the in-memory connection), never from a header (S148).
+  const caller = inProcCallerOf(req.socket);
   let stream: Readable | undefined = upload.stream;
   if (upload.kind === 'multipart' && stream === undefined) stream = emptyStream();
   return {
@@ -44,6 +49,7 @@ export function stepInputOf(req: IncomingMessage, upload: Upload): StepInput {
       [REQUEST_PROPERTIES.path]: path,
       [REQUEST_PROPERTIES.query]: query,
       [REQUEST_PROPERTIES.uri]: req.url ?? '/',
+      ...(caller === undefined ? {} : { [REQUEST_PROPERTIES.inProcDeploymentId]: caller }),
     },
   };
 }

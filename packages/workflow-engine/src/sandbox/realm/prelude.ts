@@ -338,8 +338,9 @@ function begin(input: string, inBytes: unknown): Run {
       return stepProperties;
     },
     sendToStep(a: unknown, b: unknown, c?: unknown) {
+      // A string third argument: sendToStep(accessId, stepId, body) to another deployment (SPEC.md §5.6).
       if (arguments.length === 3 && typeof c === 'string')
-        throw U().unsupported('sendToStep(accessId, stepId, body) across deployments');
+        return resultObject(call('sendToDeployment', [String(a), String(b), c]) as StepResult);
       // An authentication context passes its exchange properties on (ADR 0054); the host decides what it may.
       return resultObject(
         call('sendToStep', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]) as StepResult,
