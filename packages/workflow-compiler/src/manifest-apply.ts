@@ -1,6 +1,6 @@
 import { WorkflowError, type WorkflowErrorCode } from './errors.js';
 import { hasKey, isJsonObject, toJsonValue, type JsonObject, type JsonValue } from './json-value.js';
-import type { ManifestPathSegment } from './manifest-path.js';
+import { formatManifestPath, type ManifestPathSegment } from './manifest-path.js';
 
 /** The customisation operations of a build manifest (SPEC.md §7.2). */
 export const MANIFEST_OPS = ['value', 'add', 'delete'] as const;
@@ -17,8 +17,9 @@ export interface Customization {
 }
 
 /**
- * Applies one customisation to `doc` in place. Nothing is ever silently skipped: a missing parent or target, an
- * `add` onto an existing scalar, or a `value`/`add` without `sourceValue` is an error.
+ * Applies one customisation to `doc` in place. A missing parent, an array index out of range, an `add` onto an
+ * existing scalar, or a `value`/`add` without `sourceValue` is an error. The one tolerated absence: `delete` of an
+ * object member that is not there is a no-op (manifests delete optional members, e.g. a step's `trigger`).
  *
  * @throws WorkflowError `WORKFLOW_MANIFEST_PATH_NOT_FOUND`, `WORKFLOW_MANIFEST_OP_INVALID`.
  */
@@ -35,16 +36,22 @@ export function applyCustomization(doc: JsonValue, c: Customization): void {
   else applyToObject(parent, last, c);
 }
 
+/** The parent of the target; the error names the first step of the path that is missing or not a container. */
 function navigate(doc: JsonValue, c: Customization): JsonObject | JsonValue[] {
   let node = doc;
-  for (let i = 0; i < c.segments.length; i++) {
-    if (!Array.isArray(node) && !isJsonObject(node)) break;
+  for (let i = 0; ; i++) {
+    if (!Array.isArray(node) && !isJsonObject(node)) {
+      const at = formatManifestPath(c.segments.slice(0, i));
+      throw fail('WORKFLOW_MANIFEST_PATH_NOT_FOUND', c, `the parent ${at} is not an object or array`);
+    }
     if (i === c.segments.length - 1) return node;
     const next = child(node, c.segments[i] as ManifestPathSegment);
-    if (next === undefined) break;
+    if (next === undefined) {
+      const at = formatManifestPath(c.segments.slice(0, i + 1));
+      throw fail('WORKFLOW_MANIFEST_PATH_NOT_FOUND', c, `the parent ${at} does not exist`);
+    }
     node = next;
   }
-  throw fail('WORKFLOW_MANIFEST_PATH_NOT_FOUND', c, 'the parent of the target does not exist');
 }
 
 function child(node: JsonObject | JsonValue[], seg: ManifestPathSegment): JsonValue | undefined {
@@ -68,8 +75,8 @@ function applyToObject(parent: JsonObject, last: ManifestPathSegment, c: Customi
   if (c.op === 'value') {
     parent[last] = copy(c.value);
   } else if (c.op === 'delete') {
-    if (!exists) throw fail('WORKFLOW_MANIFEST_PATH_NOT_FOUND', c, 'nothing to delete');
-    delete parent[last];
+    // SPEC.md §7.2: deleting an absent member is a no-op (the parent itself must exist, checked by navigate).
+    if (exists) delete parent[last];
   } else if (!exists) {
     parent[last] = copy(c.value);
   } else {

@@ -71,6 +71,29 @@ describe('buildWorkflows', () => {
     expect(wf.workflows[0]!.steps[0]!.trigger).toBeUndefined();
   });
 
+  it('delete of an absent member is a no-op, applied again or first', async () => {
+    const once = await build([custom('delete', '$.workflows[0].steps[0].trigger')]);
+    const twice = await build([
+      custom('delete', '$.workflows[0].data'),
+      custom('delete', '$.workflows[0].steps[0].trigger'),
+      custom('delete', '$.workflows[0].steps[0].trigger'),
+    ]);
+    expect(twice).toEqual(once);
+    expect(twice.workflows[0]!.data).toBeUndefined();
+  });
+
+  it('names the missing or non-container parent in WORKFLOW_MANIFEST_PATH_NOT_FOUND', async () => {
+    await expect(build([custom('delete', '$.workflows[0].data.region')])).rejects.toThrow(
+      'the parent $.workflows[0].data does not exist',
+    );
+    await expect(build([custom('delete', '$.workflows[4].steps')])).rejects.toThrow(
+      'the parent $.workflows[4] does not exist',
+    );
+    await expect(build([custom('value', '$.workflows[0].name.first.x', 'y')])).rejects.toThrow(
+      'the parent $.workflows[0].name is not an object or array',
+    );
+  });
+
   it.each([
     [custom('value', '$.workflows[0].nothing.path', 1), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'missing parent'],
     [
@@ -80,7 +103,11 @@ describe('buildWorkflows', () => {
     ],
     [custom('value', '$.workflows[1]', {}), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'value past the end'],
     [custom('add', '$.workflows[2]', {}), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'add beyond length'],
-    [custom('delete', '$.workflows[0].data'), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'delete missing member'],
+    [
+      custom('delete', '$.workflows[0].data.region'),
+      'WORKFLOW_MANIFEST_PATH_NOT_FOUND',
+      'delete under missing parent',
+    ],
     [custom('delete', '$.workflows[3]'), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'delete missing element'],
     [custom('value', '$.workflows.name', 'x'), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'name on an array'],
     [custom('value', '$.workflows[0][0]', 'x'), 'WORKFLOW_MANIFEST_PATH_NOT_FOUND', 'index on an object'],

@@ -286,6 +286,23 @@ describe('validateBootstrap', () => {
     expect(validateBootstrap(b)[0]?.allowDeploymentAccess).toHaveLength(2);
   });
 
+  it('accepts one id for a call and a receive entry; the same id twice in one direction is a duplicate', () => {
+    const both = [
+      { id: 'peer', access: 'call', deploymentIds: ['d1'] },
+      { id: 'peer', access: 'receive', deploymentIds: ['d1'] },
+    ];
+    const b = example();
+    b['allowDeploymentAccess'] = both;
+    expect(validateBootstrap(b)[0]?.allowDeploymentAccess).toHaveLength(2);
+    const d = rejects(
+      (r) => (r['allowDeploymentAccess'] = [...both, { id: 'peer', access: 'receive', anyDeployment: true }]),
+      'WORKFLOW_BOOTSTRAP_DUPLICATE_ID',
+    );
+    expect(d).toEqual([
+      { pointer: '/0/allowDeploymentAccess/2/id', detail: 'duplicate id "peer" for access "receive"' },
+    ]);
+  });
+
   it('rejects an empty array and a non-object', () => {
     expect(() => validateBootstrap('[]')).toThrowCode(WorkflowError, 'WORKFLOW_BOOTSTRAP_INVALID');
     expect(() => validateBootstrap('"x"')).toThrowCode(WorkflowError, 'WORKFLOW_BOOTSTRAP_INVALID');

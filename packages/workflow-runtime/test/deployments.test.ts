@@ -222,6 +222,46 @@ describe('sendToStep(accessId, stepId, body) between deployments', () => {
     expect(t.logs('ping').length + t.logs('pong').length).toBe(9);
   });
 
+  it('one id for a call and a receive entry: two deployments call each other through it, directions never mix', async () => {
+    const peer = (id: string, other: string): TestDeployment => ({
+      id,
+      workflow: wf(
+        step(
+          'answer',
+          `console.log('answer'); context.setBody('${id} answers ' + context.getProperty('deploymentAccess.deploymentId') + ' via ' + context.getProperty('deploymentAccess.id'));`,
+          { deploymentAccess: { ids: ['peer'] } },
+        ),
+        step(
+          'ask',
+          "const r = context.sendToStep('peer', 'answer', 'q'); context.setBody(r.isErrored() ? r.getAllErrors().join() : r.getBody());",
+        ),
+      ),
+      record: {
+        allowDeploymentAccess: [
+          { id: 'peer', access: 'call', deploymentIds: [other] },
+          { id: 'peer', access: 'receive', deploymentIds: [other] },
+        ],
+      },
+    });
+    // Only a receive entry "peer": its trigger works, but it cannot call out through "peer".
+    const listener: TestDeployment = {
+      ...peer('listener', 'left'),
+      record: { allowDeploymentAccess: [{ id: 'peer', access: 'receive', deploymentIds: ['left'] }] },
+    };
+    const t = await startRuntime([peer('left', 'right'), peer('right', 'left'), listener]);
+    expect((await t.runtime.triggerStep('left', 'ask'))?.body).toBe('right answers left via peer');
+    expect((await t.runtime.triggerStep('right', 'ask'))?.body).toBe('left answers right via peer');
+    expect(t.logs('left')).toEqual(['answer']);
+    expect(t.logs('right')).toEqual(['answer']);
+    expect((await t.runtime.triggerStep('listener', 'ask'))?.errors.join()).toContain(
+      'AGENT_DEPLOYMENT_ACCESS_DENIED',
+    );
+    expect(refusals(t)).toEqual([
+      expect.objectContaining({ deploymentId: 'listener', rule: 'caller-grant' }),
+    ]);
+    expect(t.logs('listener')).toEqual([]);
+  });
+
   it('refuses a deploymentAccess trigger id that is not a receive entry at start-up (AGENT_TRIGGER_INVALID)', async () => {
     const bad: TestDeployment = {
       id: 'b',

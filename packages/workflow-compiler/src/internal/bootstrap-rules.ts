@@ -33,28 +33,39 @@ export function checkBootstrapRules(records: JsonObject[]): void {
   }
 }
 
-function uniqueIn(items: JsonValue, field: string, at: (string | number)[], out: Issues): void {
+/**
+ * Reports a repeated `field` value in `items`. With `scope`, uniqueness is per value of that member too: the key is
+ * (`field`, `scope`), so `{id: "x", access: "call"}` and `{id: "x", access: "receive"}` do not clash.
+ */
+function uniqueIn(
+  items: JsonValue,
+  field: string,
+  at: (string | number)[],
+  out: Issues,
+  scope?: string,
+): void {
   if (!Array.isArray(items)) return;
   const seen = new Set<string>();
   items.forEach((item, i) => {
-    const id = isJsonObject(item) ? item[field] : undefined;
+    if (!isJsonObject(item)) return;
+    const id = item[field];
     if (typeof id !== 'string') return;
-    if (seen.has(id))
-      out.push({ pointer: toPointer([...at, i, field]), detail: `duplicate id ${quoteName(id)}` });
-    seen.add(id);
+    const within = scope === undefined ? undefined : item[scope];
+    const key = scope === undefined ? id : JSON.stringify([id, within ?? null]);
+    if (seen.has(key)) {
+      const of = typeof within === 'string' ? ` for ${scope} ${quoteName(within)}` : '';
+      out.push({ pointer: toPointer([...at, i, field]), detail: `duplicate id ${quoteName(id)}${of}` });
+    }
+    seen.add(key);
   });
 }
 
+/** `id` is unique per list; in `allowDeploymentAccess` per (`id`, `access`): one id may name a call and a receive. */
 function duplicateIds(r: JsonObject, i: number, out: Issues): void {
-  for (const list of [
-    'keys',
-    'allowExternalHostAccess',
-    'allowHttpServerAccess',
-    'allowFileAccess',
-    'allowDeploymentAccess',
-  ]) {
+  for (const list of ['keys', 'allowExternalHostAccess', 'allowHttpServerAccess', 'allowFileAccess']) {
     uniqueIn(r[list] ?? [], 'id', [i, list], out);
   }
+  uniqueIn(r['allowDeploymentAccess'] ?? [], 'id', [i, 'allowDeploymentAccess'], out, 'access');
 }
 
 function keys(r: JsonObject): JsonObject[] {
