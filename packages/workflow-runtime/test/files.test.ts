@@ -174,7 +174,7 @@ describe('files(id) confinement', () => {
            fs.writeFileSync(p.join(box, 'f.tmp'), 'inside'); fs.renameSync(p.join(box, 'f.tmp'), p.join(box, 'swap.txt'));
            fs.symlinkSync(secret, p.join(box, 'l.tmp')); fs.renameSync(p.join(box, 'l.tmp'), p.join(box, 'swap.txt'));
            fs.rmSync(p.join(box, 'd'), { recursive: true, force: true }); fs.mkdirSync(p.join(box, 'd'));
-           fs.writeFileSync(p.join(box, 'd', 'x'), 'inside');
+           fs.writeFileSync(p.join(box, 'd', 'x.tmp'), 'inside'); fs.renameSync(p.join(box, 'd', 'x.tmp'), p.join(box, 'd', 'x'));
            fs.rmSync(p.join(box, 'd'), { recursive: true, force: true }); fs.symlinkSync(out, p.join(box, 'd'));
            if (i === 0) process.stdout.write('go');
          }`,
