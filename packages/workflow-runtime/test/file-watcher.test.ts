@@ -106,7 +106,8 @@ async function harness(
   const engine = await createWorkflowEngine(workflowOf(trigger), { host, data: {} });
   engines.push(engine);
   const rec = record(dir, opts.entry);
-  const limits = { ...DEFAULT_FILE_LIMITS, ...opts.limits };
+  // scan() attaches fs.watch unless watchEvents is off: a closed harness must not keep reading (restart test).
+  const limits = { ...DEFAULT_FILE_LIMITS, watchEvents: false, ...opts.limits };
   const [spec] = fileWatchSpecs('d1', engine, compileFileAccess(rec, { baseDir: dir }), limits);
   const clock = { now: 1_000_000 };
   const lines: string[] = [];
