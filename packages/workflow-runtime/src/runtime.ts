@@ -109,6 +109,8 @@ export interface Runtime {
 interface Shared {
   readonly options: RuntimeOptions;
   readonly httpRuns: HttpRunCounters;
+  /** Runs of `fileWatcher`, `tcp` and `deploymentAccess` triggers. */
+  readonly eventRuns: HttpRunCounters;
   readonly tracker: RunTracker;
   /** Packaged asset zips by deployment id, then server id (open until `stop`). */
   readonly archives: Map<string, Map<string, AssetArchive>>;
@@ -119,15 +121,18 @@ interface Shared {
 
 /**
  * One counter line per step: the scheduler's (runs, errors, skipped ticks, in flight) plus the runs its HTTP
- * triggers started (`httpRuns`). A step with only an HTTP trigger has zero skipped ticks.
+ * triggers started (`httpRuns`) and those of its other event triggers (`fileWatcher`, `tcp`,
+ * `deploymentAccess`). A step with no timer has zero skipped ticks.
  */
 function mergeCounters(
   scheduled: readonly DeploymentStepCounters[],
   http: readonly HttpStepCounters[],
+  events: readonly HttpStepCounters[],
 ): StepRunCounters[] {
   const out = new Map<string, StepRunCounters>();
   for (const c of scheduled) out.set(`${c.deploymentId}\u0000${c.stepId}`, { ...c, httpRuns: 0 });
-  for (const h of http) {
+  const tagged = [...http.map((h) => ({ h, isHttp: true })), ...events.map((h) => ({ h, isHttp: false }))];
+  for (const { h, isHttp } of tagged) {
     const key = `${h.deploymentId}\u0000${h.stepId}`;
     const c = out.get(key) ?? {
       deploymentId: h.deploymentId,
@@ -143,7 +148,7 @@ function mergeCounters(
       runs: c.runs + h.runs,
       errors: c.errors + h.errors,
       running: c.running + h.running,
-      httpRuns: h.runs,
+      httpRuns: c.httpRuns + (isHttp ? h.runs : 0),
     });
   }
   return [...out.values()];
@@ -196,6 +201,7 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
       limits: s.tcp,
       output: o.output,
       tracker: s.tracker,
+      runs: s.eventRuns,
     });
   return entries
     .map((e) => {
@@ -271,10 +277,12 @@ async function triggerOnce(
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const tracker = new RunTracker();
   const { output, redactor } = options;
-  const registry = new DeploymentRegistry({ output, tracker, redactor });
+  const eventRuns = new HttpRunCounters();
+  const registry = new DeploymentRegistry({ output, tracker, redactor, runs: eventRuns });
   const s: Shared = {
     options,
     httpRuns: new HttpRunCounters(),
+    eventRuns,
     tracker,
     registry,
     tcp: tcpLimitsOf(options.tcp),
@@ -325,10 +333,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     output,
     limits: fileLimitsOf(options),
     dataDir: options.dataDir,
+    runs: s.eventRuns,
   });
   let keepAlive: NodeJS.Timeout | undefined;
   let state: 'created' | 'started' | 'stopped' = 'created';
-  const counters = () => mergeCounters(scheduling.counters(), s.httpRuns.counters());
+  const counters = () => mergeCounters(scheduling.counters(), s.httpRuns.counters(), s.eventRuns.counters());
   return {
     servers,
     engines,

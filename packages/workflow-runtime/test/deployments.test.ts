@@ -77,6 +77,11 @@ describe('sendToStep(accessId, stepId, body) between deployments', () => {
     expect(t.logs('billing')).toEqual(['charge ran']);
     const run = t.lines().find((l) => l['msg'] === 'step run' && l['trigger'] === 'deploymentAccess');
     expect(run).toMatchObject({ deploymentId: 'billing', stepId: 'charge', caller: 'shop', outcome: 'ok' });
+    // Both runs are in the step counters (the agent's `step counters` lines).
+    const counted = (d: string, s: string) =>
+      t.runtime.stepCounters().find((c) => c.deploymentId === d && c.stepId === s);
+    expect(counted('billing', 'charge')).toMatchObject({ runs: 1, errors: 0, running: 0, httpRuns: 0 });
+    expect(counted('shop', 'checkout')).toMatchObject({ runs: 1, errors: 0, httpRuns: 1 });
   });
 
   it('S147 refuses a call the receiver does not grant: neither the callee nor the rest of the caller runs', async () => {

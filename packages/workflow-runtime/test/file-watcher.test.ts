@@ -106,7 +106,8 @@ async function harness(
   const engine = await createWorkflowEngine(workflowOf(trigger), { host, data: {} });
   engines.push(engine);
   const rec = record(dir, opts.entry);
-  const limits = { ...DEFAULT_FILE_LIMITS, ...opts.limits };
+  // scan() attaches fs.watch unless watchEvents is off: a closed harness must not keep reading (restart test).
+  const limits = { ...DEFAULT_FILE_LIMITS, watchEvents: false, ...opts.limits };
   const [spec] = fileWatchSpecs('d1', engine, compileFileAccess(rec, { baseDir: dir }), limits);
   const clock = { now: 1_000_000 };
   const lines: string[] = [];
@@ -307,5 +308,9 @@ describe('fileWatcher', () => {
     const seen = () => lines.some((l) => l.includes('app.log [\\"hello\\\\n\\"]'));
     for (let i = 0; i < 200 && !seen(); i++) await new Promise((r) => setTimeout(r, 25));
     expect(seen()).toBe(true);
+    // Each run is in the step counters (the agent's `step counters` lines), as runs of every other trigger are.
+    const counted = () => runtime.stepCounters().find((c) => c.stepId === 'tail');
+    for (let i = 0; i < 200 && counted()?.running !== 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(counted()).toMatchObject({ runs: 1, errors: 0, running: 0, httpRuns: 0 });
   });
 });

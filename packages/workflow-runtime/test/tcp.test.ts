@@ -65,6 +65,10 @@ describe('tcp trigger', () => {
       '[{"message":"a"},{"message":"b"},{"message":"c"}] 3',
       '[{"message":"d"}] 1',
     ]);
+    // Each run is in the step counters (the agent's `step counters` lines), as runs of every other trigger are.
+    const counted = () => t.runtime.stepCounters().find((c) => c.stepId === 'logs-collect');
+    await until(() => counted()?.running === 0, 'the counted runs');
+    expect(counted()).toMatchObject({ deploymentId: 'logs', runs: 2, errors: 0, httpRuns: 0 });
   });
 
   it('cuts fixed-length messages; bytes that are not UTF-8 arrive as messageBase64', async () => {

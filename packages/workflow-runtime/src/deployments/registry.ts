@@ -10,6 +10,7 @@ import {
   type WorkflowEngine,
 } from '@org/workflow-engine';
 import { AgentError, isCodedError, type AgentErrorCode } from '../errors.js';
+import type { HttpRunCounters } from '../http/http-runs.js';
 import type { RunTracker } from '../http/run-tracker.js';
 import type { Output } from '../output.js';
 import { DeferredEngine } from './deferred-engine.js';
@@ -83,6 +84,15 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT
 }
 const TIMED_OUT = Symbol('timedOut');
 
+/** What the registry shares with the runtime. */
+export interface RegistryDeps {
+  readonly output: Output;
+  readonly tracker: RunTracker;
+  readonly redactor: Redactor;
+  /** Counts each `deploymentAccess` run (the runtime's `step counters`). */
+  readonly runs?: HttpRunCounters | undefined;
+}
+
 /**
  * The deployments of one runtime, as the others may reach them: `sendToStep(accessId, stepId, body)` across
  * deployments and `inProc` outbound calls. Every call is checked against both sides' grants (ADR 0079) with the
@@ -90,12 +100,12 @@ const TIMED_OUT = Symbol('timedOut');
  */
 export class DeploymentRegistry implements DeploymentCalls {
   readonly #byId = new Map<string, Registered>();
-  readonly #deps: { output: Output; tracker: RunTracker; redactor: Redactor };
+  readonly #deps: RegistryDeps;
   readonly #refusals: RepeatLimiter<{ line: string; fields: Record<string, string> }>;
   #inProcInFlight = 0;
   #stopped = false;
 
-  constructor(deps: { output: Output; tracker: RunTracker; redactor: Redactor }) {
+  constructor(deps: RegistryDeps) {
     this.#deps = deps;
     this.#refusals = new RepeatLimiter({
       intervalMs: REFUSAL_REPEAT_MS,
@@ -219,9 +229,11 @@ export class DeploymentRegistry implements DeploymentCalls {
       },
     };
     const started = performance.now();
+    const done = this.#deps.runs?.start(m.target.id, m.receiver.ref.stepId);
     const result = await this.#deps.tracker
       .track(() => m.target.engine.runStep(m.receiver.ref, input, { depth: call.depth }))
       .catch((err: unknown) => erroredResult(err));
+    done?.(result.errored);
     if (!m.receiver.noTrace)
       this.#deps.output.debug('step run', {
         deploymentId: m.target.id,

@@ -10,7 +10,10 @@ export interface HttpStepCounters {
   readonly running: number;
 }
 
-/** Counts HTTP-triggered step runs; the agent adds them to the scheduler's counters. */
+/**
+ * Counts step runs per deployment and step. The runtime keeps one for HTTP triggers (`httpRuns`) and one for the
+ * other event triggers (`fileWatcher`, `tcp`, `deploymentAccess`); both are added to the scheduler's counters.
+ */
 export class HttpRunCounters {
   readonly #byStep = new Map<
     string,

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { RepeatLimiter, StepInput, WorkflowEngine } from '@org/workflow-engine';
 import { isCodedError } from '../errors.js';
+import type { HttpRunCounters } from '../http/http-runs.js';
 import type { RunTracker } from '../http/run-tracker.js';
 import type { Output } from '../output.js';
 import { createFramer, FrameTooLargeError, type Framer } from './framing.js';
@@ -50,6 +51,8 @@ export interface TcpServerShared {
   readonly limits: TcpLimits;
   readonly output: Output;
   readonly tracker: RunTracker;
+  /** Counts each run (the runtime's `step counters`). */
+  readonly runs?: HttpRunCounters | undefined;
   readonly slots: RunSlots;
   readonly failures: RepeatLimiter<TcpRunFailure>;
 }
@@ -231,6 +234,7 @@ export class TcpConnection {
       };
       const started = performance.now();
       let failure: TcpRunFailure | undefined;
+      const done = this.#s.runs?.start(route.deploymentId, route.step.stepId);
       const result = await tracker
         .track(() => engine.runStep(route.step, input))
         .catch((err: unknown) => {
@@ -238,6 +242,7 @@ export class TcpConnection {
           return undefined;
         });
       if (result?.errored === true) failure = { outcome: 'errored', text: result.errors.join('; ') };
+      done?.(failure !== undefined);
       if (failure !== undefined) {
         const now = Date.now();
         this.#s.failures.flush(now);

@@ -1,5 +1,6 @@
 import { Server as NetServer, type Socket } from 'node:net';
 import { RepeatLimiter, type WorkflowEngine } from '@org/workflow-engine';
+import type { HttpRunCounters } from '../http/http-runs.js';
 import type { RunTracker } from '../http/run-tracker.js';
 import type { Output } from '../output.js';
 import { RunSlots, TcpConnection, type TcpRunFailure } from './connection.js';
@@ -16,6 +17,8 @@ export interface TcpServerOptions {
   readonly limits: TcpLimits;
   readonly output: Output;
   readonly tracker: RunTracker;
+  /** Counts each run (the runtime's `step counters`). */
+  readonly runs?: HttpRunCounters | undefined;
 }
 
 /** Identical run failures are logged once, then summarised once a minute (as the scheduler does, ADR 0056). */
@@ -43,6 +46,7 @@ export class TcpTriggerServer extends NetServer {
         limits: o.limits,
         output: o.output,
         tracker: o.tracker,
+        runs: o.runs,
         slots: new RunSlots(o.limits.runsInFlight),
         failures: new RepeatLimiter<TcpRunFailure>({
           intervalMs: FAILURE_REPEAT_MS,

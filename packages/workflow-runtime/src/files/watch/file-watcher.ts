@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import type { StepInfo, WorkflowEngine } from '@org/workflow-engine';
 import { isCodedError } from '../../errors.js';
+import type { HttpRunCounters } from '../../http/http-runs.js';
 import type { RunTracker } from '../../http/run-tracker.js';
 import type { Output } from '../../output.js';
 import { resolveAccess, type FileAccess } from '../access.js';
@@ -27,6 +28,8 @@ export interface WatcherDeps {
   readonly output: Output;
   readonly limits: FileLimits;
   readonly offsets: OffsetStore;
+  /** Counts each run (the runtime's `step counters`). */
+  readonly runs?: HttpRunCounters | undefined;
   readonly now?: () => number;
 }
 
@@ -243,6 +246,7 @@ export class FileWatcher {
     const body = JSON.stringify(batch.messages.map((message) => ({ message })));
     const started = performance.now();
     const fields = { ...this.#fields, file: tail.name };
+    const done = this.#deps.runs?.start(this.#spec.deploymentId, this.#spec.step.stepId);
     const result = await tracker
       .track(() =>
         engine.runStep(this.#spec.step, {
@@ -256,6 +260,7 @@ export class FileWatcher {
         output.error('step run failed', { ...fields, code: isCodedError(err) ? err.code : 'INTERNAL' });
         return undefined;
       });
+    done?.(result === undefined || result.errored);
     if (result?.errored === true)
       output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
     if (!this.#spec.noTrace) {

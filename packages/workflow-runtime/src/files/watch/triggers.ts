@@ -1,5 +1,6 @@
 import type { StepInfo, WorkflowEngine } from '@org/workflow-engine';
 import { AgentError } from '../../errors.js';
+import type { HttpRunCounters } from '../../http/http-runs.js';
 import type { RunTracker } from '../../http/run-tracker.js';
 import type { Output } from '../../output.js';
 import type { FileAccess } from '../access.js';
@@ -75,6 +76,8 @@ export interface FileWatchersDeps {
   readonly limits: FileLimits;
   /** Offsets go to `<dataDir>/file-watch/`; without it they are kept in memory only. */
   readonly dataDir: string | undefined;
+  /** Counts each run (the runtime's `step counters`). */
+  readonly runs?: HttpRunCounters | undefined;
 }
 
 /** The running file watchers of a runtime. */
