@@ -302,7 +302,7 @@ describe('createInProcessDeployer (oapp test)', () => {
     expect(r.failures[0]!.message).toContain('not-declared');
   });
 
-  it('runs a testThisStep without an http trigger first, then sends makeTheseCalls (b2)', async () => {
+  it('runs a testThisStep without an http trigger first, then sends makeTheseCalls', async () => {
     const seeded = {
       workflows: [
         {
@@ -350,7 +350,7 @@ describe('createInProcessDeployer (oapp test)', () => {
     expect(r.failures.map((f) => [f.kind, f.actual])).toEqual([['call-failed', '(not made)']]);
   });
 
-  it('logs a sendToStep callee that errored while its caller ignored the result (b6)', async () => {
+  it('logs a sendToStep callee that errored while its caller ignored the result', async () => {
     const nested = {
       workflows: [
         {
@@ -377,7 +377,7 @@ describe('createInProcessDeployer (oapp test)', () => {
     expect(by('n').errors.join('\n')).toContain('callee broke');
   });
 
-  describe('-2/ strings in restricted host data (b3)', () => {
+  describe('-2/ strings in restricted host data', () => {
     const packager = generateKeyPair('authenticated');
     const agent = generateKeyPair('authenticated');
     const keys = `${keyToHex(packager.publicKey!)}/${keyToHex(agent.secretKey)}`;
