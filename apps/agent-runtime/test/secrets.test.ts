@@ -75,15 +75,38 @@ describe('readRestrictedData', () => {
     expect(() => readRestrictedData(rec, 'idp', d, new Redactor())).toThrow(/CRYPTO_TRUNCATED/);
   });
 
-  it('never decrypts data of a host that is not an authentication host (S48)', () => {
+  it('reads the data of any declared host, authenticationHost or not (interfaces.md §3.3, ADR 0081)', () => {
     const d = createStringDecryptor(candidates);
-    const rec = record({ s: encrypted(keys, 'top-secret-value') }, false);
-    expect(() => readRestrictedData(rec, 'idp', d, new Redactor())).toThrow(
-      expect.objectContaining({ code: 'AGENT_RESTRICTED_DATA_NOT_ALLOWED' }),
-    );
+    const r = new Redactor();
+    const rec = record({ apiKey: encrypted(keys, 'plain-host-secret') }, false);
+    registerRecordSecrets(rec, r);
+    expect(d.calls).toBe(0);
+    expect(JSON.parse(readRestrictedData(rec, 'idp', d, r))).toEqual({ apiKey: 'plain-host-secret' });
+    expect(d.calls).toBe(1);
+    expect(r.redact('key plain-host-secret')).toBe(`key ${REDACTED}`);
+  });
+
+  it('refuses a host that is not declared, decrypting nothing', () => {
+    const d = createStringDecryptor(candidates);
+    const rec = record({ s: encrypted(keys, 'top-secret-value') });
     expect(() => readRestrictedData(rec, 'nope', d, new Redactor())).toThrow(
       expect.objectContaining({ code: 'AGENT_RESTRICTED_DATA_NOT_ALLOWED' }),
     );
+    expect(d.calls).toBe(0);
+  });
+
+  it('never decrypts a -2/ string outside host data: a fixed header stays literal (S48)', () => {
+    const d = createStringDecryptor(candidates);
+    const secretHeader = encrypted(keys, 'top-secret-value');
+    const rec: DeploymentRecord = {
+      deploymentId: 'dep-1',
+      remoteConfiguration: 'x.oapp',
+      allowExternalHostAccess: [
+        { id: 'api', host: 'http://127.0.0.1:1/', headers: { 'X-Key': secretHeader } },
+      ],
+    };
+    expect(readRestrictedData(rec, 'api', d, new Redactor())).toBe('{}');
+    expect(rec.allowExternalHostAccess?.[0]?.headers?.['X-Key']).toBe(secretHeader);
     expect(d.calls).toBe(0);
   });
 

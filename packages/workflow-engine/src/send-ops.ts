@@ -3,6 +3,9 @@ import { EngineError } from './errors.js';
 import type { RunContext } from './run-context.js';
 import type { StepInput, StepResult } from './types.js';
 
+/** Longest `debug` line about an errored `sendToStep` callee (its errors are cut there). */
+const MAX_NESTED_ERROR_CHARS = 4_096;
+
 /** Deepest chain of `sendToStep` / `sendToStepAndForget` calls from one trigger. */
 export const MAX_SEND_DEPTH = 8;
 
@@ -39,10 +42,20 @@ export function resultView(r: StepResult): unknown {
   return { body, properties, headers, errored: r.errored, errors: r.errors };
 }
 
-/** `sendToStep(stepId, body[, headers])`: runs the step now and returns its result to the script. */
+/**
+ * `sendToStep(stepId, body[, headers])`: runs the step now and returns its result to the script. A callee that
+ * errored gets a `debug` line (`source: 'engine'`) naming it and its errors: a caller that ignores the result
+ * would otherwise leave no trace of why.
+ */
 export async function sendToStep(ctx: RunContext, args: Args): Promise<unknown> {
   const { stepId, input } = nestedInput(ctx, args, 'sendToStep');
-  return resultView(await ctx.shared.runNested(stepId, input, ctx.depth + 1, ctx.step.workflowIndex));
+  const r = await ctx.shared.runNested(stepId, input, ctx.depth + 1, ctx.step.workflowIndex);
+  if (r.errored) {
+    const text = `sendToStep from "${ctx.step.stepId}": step errored: ${r.errors.join('; ')}`;
+    const message = ctx.shared.secrets.scrubPrefix(text, MAX_NESTED_ERROR_CHARS);
+    ctx.shared.host.log({ level: 'debug', message, stepId, source: 'engine' });
+  }
+  return resultView(r);
 }
 
 /** `sendToStepAndForget(stepId, body[, headers])`: starts the step and returns at once. */

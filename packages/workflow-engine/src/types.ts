@@ -36,15 +36,16 @@ export interface OutboundResponse {
  */
 export interface EngineHost {
   callOutbound(req: OutboundRequest): Promise<OutboundResponse>;
-  /** Host `data` of an authentication host as JSON with every `-2/` value decrypted; only from an authenticationProcessor. */
+  /** A declared host's `data` as JSON with every `-2/` value decrypted; called only in authentication context. */
   getRestrictedData(hostId: string): Promise<string>;
   /**
    * Every value that must never be logged or exported, once each, as is: the app registers it with its
    * {@link Redactor}, which derives the encoded forms.
    */
   registerSecret(value: string): void;
+  /** A log line. `debug`: engine diagnostics such as a `sendToStep` callee's errors (SPEC.md §5.6). */
   log(entry: {
-    level: 'info' | 'warn' | 'error';
+    level: 'debug' | 'info' | 'warn' | 'error';
     message: string;
     stepId?: string;
     source: 'console' | 'diagnostic' | 'engine';

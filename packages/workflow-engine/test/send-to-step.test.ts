@@ -34,6 +34,27 @@ describe('sendToStep (interfaces.md §5.4)', () => {
     expect((await engine.runStep('caller', input())).body).toBe('true resultsProcessor: callee broke');
   });
 
+  it('logs an errored callee at debug level even when the caller ignores the result', async () => {
+    const { host, engine } = await engineWith([
+      scriptStep('caller', "context.sendToStep('callee', 'x'); context.setBody('done')"),
+      scriptStep('callee', "context.addSystemError('callee gave up')"),
+      scriptStep('fine', "context.sendToStep('ok', 'x')"),
+      scriptStep('ok', "context.setBody('y')"),
+    ]);
+    const r = await engine.runStep('caller', input());
+    expect([r.errored, r.body]).toEqual([false, 'done']);
+    expect(host.logs).toEqual([
+      {
+        level: 'debug',
+        message: 'sendToStep from "caller": step errored: callee gave up',
+        stepId: 'callee',
+        source: 'engine',
+      },
+    ]);
+    await engine.runStep('fine', input());
+    expect(host.logs).toHaveLength(1);
+  });
+
   it('reports a callee timeout as errored; the caller keeps its own time budget', async () => {
     const { engine } = await engineWith(
       [

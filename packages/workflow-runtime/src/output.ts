@@ -13,9 +13,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Scalar fields of a log line. */
 export type Fields = Record<string, string | number | boolean | undefined | readonly object[]>;
 
-/** A log entry from a workflow (engine `log`). */
+/** A log entry from a workflow (engine `log`); `debug` carries engine diagnostics (an errored `sendToStep` callee). */
 export interface WorkflowLogEntry {
-  level: Level;
+  level: LogLevel;
   message: string;
   stepId?: string | undefined;
   source: string;

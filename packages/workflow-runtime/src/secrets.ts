@@ -5,7 +5,7 @@ import {
   isEncryptedString,
   type KeyTuple,
 } from '@org/envelope-crypto';
-import type { BootstrapHost, DeploymentRecord } from '@org/workflow-compiler';
+import type { DeploymentRecord } from '@org/workflow-compiler';
 import { AgentError } from './errors.js';
 import type { Redactor } from '@org/workflow-engine';
 
@@ -32,15 +32,6 @@ export function createStringDecryptor(candidates: readonly KeyTuple[]): StringDe
   };
 }
 
-function isTrue(v: unknown): boolean {
-  return v === true || v === 'true';
-}
-
-/** True when the host's `data` is restricted authentication data (interfaces.md §3.3). */
-export function isAuthenticationHost(host: BootstrapHost): boolean {
-  return isTrue(host.authenticationHost);
-}
-
 function walkStrings(value: unknown, visit: (s: string) => void): void {
   if (typeof value === 'string') visit(value);
   else if (Array.isArray(value)) value.forEach((v) => walkStrings(v, visit));
@@ -50,8 +41,9 @@ function walkStrings(value: unknown, visit: (s: string) => void): void {
 
 /**
  * Registers, at load and without decrypting, every value the redactor must hide: fixed header values of
- * every host, secret `keyHex` values, and the plain values of restricted host `data`. `-2/` texts are registered too (they are
- * ciphertext, but there is no reason to log them); their plaintext is registered when decrypted.
+ * every host, secret `keyHex` values, and every string of every host's `data` (restricted data, ADR 0081). `-2/`
+ * texts are registered too (they are ciphertext, but there is no reason to log them); their plaintext is
+ * registered when decrypted.
  */
 export function registerRecordSecrets(record: DeploymentRecord, redactor: Redactor): void {
   for (const key of record.keys ?? []) {
@@ -70,9 +62,10 @@ function pointerEscape(key: string): string {
 
 /**
  * Returns the host's restricted `data` as JSON text with every `-2/` string decrypted now (interfaces.md
- * §5.5). Only authentication hosts have restricted data; a `-2/` string anywhere else is never decrypted
- * (S48). A failure names the host and the field, never the value (S46, S47).
- * @throws {@link AgentError} `AGENT_RESTRICTED_DATA_NOT_ALLOWED`, `AGENT_RESTRICTED_DATA_FAILED`.
+ * §3.3, §5.5). Every declared host's `data` is restricted data, `authenticationHost` or not (ADR 0081); the
+ * engine calls this only in authentication context. A `-2/` string outside host `data` (headers, bootstrap
+ * `data`) is never decrypted (S48). A failure names the host and the field, never the value (S46, S47).
+ * @throws {@link AgentError} `AGENT_RESTRICTED_DATA_NOT_ALLOWED` (no such host), `AGENT_RESTRICTED_DATA_FAILED`.
  */
 export function readRestrictedData(
   record: DeploymentRecord,
@@ -81,10 +74,10 @@ export function readRestrictedData(
   redactor: Redactor,
 ): string {
   const host = (record.allowExternalHostAccess ?? []).find((h) => h.id === hostId);
-  if (host === undefined || !isAuthenticationHost(host)) {
+  if (host === undefined) {
     throw new AgentError(
       'AGENT_RESTRICTED_DATA_NOT_ALLOWED',
-      `host "${hostId}" is not an authentication host of deployment "${record.deploymentId}"`,
+      `host ${JSON.stringify(hostId.slice(0, 200))} is not declared in allowExternalHostAccess of deployment "${record.deploymentId}"`,
     );
   }
   const open = (value: unknown, pointer: string): unknown => {

@@ -18,6 +18,7 @@ import {
 } from '@org/workflow-runtime';
 import type { CallOutcome, ObservedMetric } from './assertions.js';
 import type { DeployInput, Deployer } from './run.js';
+import { stringKeysOf } from './internal/string-keys.js';
 import { routeCallUrl } from './routing.js';
 import type { CallSpec } from './test-file.js';
 
@@ -70,8 +71,12 @@ function collect(into: Collected, line: string): void {
   const msg = typeof o['msg'] === 'string' ? o['msg'] : '';
   into.logs.push(Object.keys(rest).length === 0 ? msg : `${msg} ${JSON.stringify(rest)}`);
   if (msg === 'step errored' || msg === 'step run failed') {
-    const why = typeof o['errors'] === 'string' ? o['errors'] : typeof o['code'] === 'string' ? o['code'] : 'failed';
+    const why =
+      typeof o['errors'] === 'string' ? o['errors'] : typeof o['code'] === 'string' ? o['code'] : 'failed';
     into.errors.push(`step "${String(o['stepId'])}": ${why}`);
+  } else if (o['source'] === 'engine') {
+    // The engine's own lines: an errored sendToStep callee, a failed sendToStepAndForget run.
+    into.errors.push(`step "${String(o['stepId'])}": ${msg}`);
   }
 }
 
@@ -107,20 +112,22 @@ function wait(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Runs the test's trigger: its `makeTheseCalls` in order over loopback, else `testThisStep` once. */
-async function trigger(
-  runtime: Runtime,
-  input: DeployInput,
+/** How the named step is reached: by its HTTP trigger, by running it, or not at all (no such step). */
+function stepKind(runtime: Runtime, deploymentId: string, stepId: string): 'http' | 'run' | 'missing' {
+  const steps = runtime.engines.get(deploymentId)?.steps.filter((s) => s.stepId === stepId) ?? [];
+  if (steps.length === 0) return 'missing';
+  const isHttp = (t: unknown) => typeof t === 'object' && t !== null && 'http' in t;
+  return steps.some((s) => isHttp(s.trigger)) ? 'http' : 'run';
+}
+
+async function sendCalls(
+  calls: readonly CallSpec[],
   ports: ReadonlyMap<number, number>,
   collected: Collected,
+  signal: AbortSignal,
 ): Promise<CallOutcome[]> {
-  const { test, signal } = input;
-  if (test.calls.length === 0) {
-    await runtime.triggerStep(test.deploymentId, test.stepId);
-    return [];
-  }
   const outcomes: CallOutcome[] = [];
-  for (const call of test.calls) {
+  for (const call of calls) {
     if (signal.aborted) break;
     let url: string;
     try {
@@ -137,10 +144,40 @@ async function trigger(
 }
 
 /**
+ * Runs the test's trigger (ADR 0072). A `testThisStep` with an HTTP trigger is triggered by the
+ * `makeTheseCalls`, sent in order. Any other step runs once (`runtime.triggerStep`); when the test also has
+ * calls, they go out after that run and everything it started have finished, unless the wait ended first
+ * (`until.deadline`, `until.signal`: aborted when the deployer stops waiting, which also stops the calls). A step
+ * the deployment does not have is the runtime's `AGENT_STEP_NOT_FOUND`, unless the calls alone trigger the test.
+ */
+async function trigger(
+  runtime: Runtime,
+  input: DeployInput,
+  ports: ReadonlyMap<number, number>,
+  collected: Collected,
+  until: { readonly deadline: number; readonly signal: AbortSignal },
+): Promise<CallOutcome[]> {
+  const { test } = input;
+  const kind = stepKind(runtime, test.deploymentId, test.stepId);
+  if (test.calls.length === 0 || kind === 'run') {
+    await runtime.triggerStep(test.deploymentId, test.stepId);
+    if (test.calls.length === 0) return [];
+    const left = until.deadline - performance.now();
+    if (until.signal.aborted || left <= 0 || !(await runtime.tracker.idle(left))) {
+      collected.errors.push(`step "${test.stepId}" was still running when the wait ended: no call was made`);
+      return [];
+    }
+  }
+  return sendCalls(test.calls, ports, collected, until.signal);
+}
+
+/**
  * The deployer `oapp test` uses: deploys one prepared test on `@org/workflow-runtime` in this process (the
  * agent's engine, trigger servers and host policy), with every allowed outbound call answered by the test's
- * mock transport, the test's fixed clock, and trigger servers on loopback port 0. `makeTheseCalls` go to those
- * servers in order; without calls, `testThisStep` runs once. Schedules (`timer`, `runOnce`) are not started: a
+ * mock transport, the test's fixed clock, and trigger servers on loopback port 0. A `testThisStep` with an HTTP
+ * trigger is triggered by the `makeTheseCalls`, sent to those servers in order; any other step runs once, and
+ * then the calls (if any) are sent. `-2/` strings open with the keys in the test's `AGENT_STRING_SECRETKEYS`
+ * variable (legacy `OPSCOTCH_STRING_SECRETKEYS`). Schedules (`timer`, `runOnce`) are not started: a
  * test runs the step it names, once. The run ends when the triggered work is done or `secondsToWaitForCompletion`
  * passed; the deployment is then stopped and its private data directory removed.
  */
@@ -152,6 +189,7 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
     const collected: Collected = { metrics: [], logs: [], errors: [] };
     const redactor = new Redactor();
     registerRecordSecrets(test.bootstrap, redactor);
+    const stringKeys = stringKeysOf(test.variables, redactor);
     const sink = (line: string) => {
       options.onLine?.(test.name, line);
       collect(collected, line);
@@ -173,7 +211,7 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         ],
         redactor,
         output,
-        decryptor: createStringDecryptor([]),
+        decryptor: createStringDecryptor(stringKeys),
         limits,
         timeouts,
         dataDir,
@@ -194,9 +232,10 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
       const waitMs = test.waitSeconds * 1000;
       const started = performance.now();
       const stopWaiting = new AbortController();
+      const waiting = AbortSignal.any([signal, stopWaiting.signal]);
       const calls = await Promise.race([
-        trigger(runtime, input, ports, collected),
-        wait(waitMs, AbortSignal.any([signal, stopWaiting.signal])).then(() => undefined),
+        trigger(runtime, input, ports, collected, { deadline: started + waitMs, signal: waiting }),
+        wait(waitMs, waiting).then(() => undefined),
       ]).finally(() => stopWaiting.abort());
       const left = Math.max(0, waitMs - (performance.now() - started));
       const completed = calls !== undefined && (await runtime.tracker.idle(left));

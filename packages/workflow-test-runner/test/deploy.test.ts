@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { encryptString, generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInProcessDeployer, runTests, type RunnerConfig, type TestResult } from '../src/index.js';
 import { config, project } from './fixtures.js';
@@ -299,6 +300,150 @@ describe('createInProcessDeployer (oapp test)', () => {
     const r = by('bad');
     expect(r.failures.map((f) => f.kind)).toEqual(['deploy']);
     expect(r.failures[0]!.message).toContain('not-declared');
+  });
+
+  it('runs a testThisStep without an http trigger first, then sends makeTheseCalls', async () => {
+    const seeded = {
+      workflows: [
+        {
+          name: 'seeded',
+          steps: [
+            {
+              stepId: 'seed',
+              persistenceFile: 'shared.db',
+              resultsProcessor: { script: "context.setPersistedItem('seeded', 'yes');" },
+            },
+            {
+              stepId: 'read',
+              persistenceFile: 'shared.db',
+              trigger: { http: { server: 'web', path: '/read', method: 'GET' } },
+              resultsProcessor: {
+                script: "context.setBody('seeded=' + context.getPersistedItem('seeded'));",
+              },
+            },
+          ],
+        },
+      ],
+    };
+    const call = { url: 'http://localhost:11000/read', expectedResponse: 'seeded=yes' };
+    const { by } = await run({
+      'tests/seeded.json': seeded,
+      'tests/seed.test.json': base('seed', { useThisTestConfigFile: 'seeded.json', makeTheseCalls: [call] }),
+      // The step with the http trigger is reached only through the calls: it never ran before them.
+      'tests/read.test.json': base('read', {
+        useThisTestConfigFile: 'seeded.json',
+        makeTheseCalls: [{ ...call, expectedResponse: 'seeded=null' }],
+      }),
+    });
+    expect(by('seed').failures).toEqual([]);
+    expect(by('read').failures).toEqual([]);
+  });
+
+  it('sends no call when the step it waits for outlasts secondsToWaitForCompletion', async () => {
+    const { by } = await run({
+      'tests/late.test.json': base('slow', {
+        secondsToWaitForCompletion: 1,
+        makeTheseCalls: [{ url: 'http://localhost:11000/hello' }],
+      }),
+    });
+    const r = by('late');
+    expect(r.failures.map((f) => [f.kind, f.actual])).toEqual([['call-failed', '(not made)']]);
+  });
+
+  it('logs a sendToStep callee that errored while its caller ignored the result', async () => {
+    const nested = {
+      workflows: [
+        {
+          name: 'nested',
+          steps: [
+            {
+              stepId: 'caller',
+              resultsProcessor: { script: "context.sendToStep('callee', 'x'); console.log('caller done');" },
+            },
+            { stepId: 'callee', resultsProcessor: { script: "throw new Error('callee broke');" } },
+          ],
+        },
+      ],
+    };
+    const { by } = await run({
+      'tests/nested.json': nested,
+      'tests/n.test.json': base('caller', {
+        useThisTestConfigFile: 'nested.json',
+        theseLogsShouldHaveBeenSent: ['caller done', 'sendToStep from "caller": step errored:'],
+      }),
+    });
+    expect(by('n').failures).toEqual([]);
+    expect(by('n').errors.join('\n')).toContain('step "callee": sendToStep from "caller": step errored:');
+    expect(by('n').errors.join('\n')).toContain('callee broke');
+  });
+
+  describe('-2/ strings in restricted host data', () => {
+    const packager = generateKeyPair('authenticated');
+    const agent = generateKeyPair('authenticated');
+    const keys = `${keyToHex(packager.publicKey!)}/${keyToHex(agent.secretKey)}`;
+    const API_KEY = 'api-key-from-restricted-data-41f7';
+    const sealed = encryptString(new TextEncoder().encode(API_KEY), agent.publicKey!, packager.secretKey);
+    const authFlow = {
+      workflows: [
+        {
+          name: 'auth',
+          steps: [
+            {
+              stepId: 'fetch',
+              authenticationProcessor: {
+                script:
+                  "var d = JSON.parse(context.getRestrictedDataFromHost('api')); " +
+                  "context.setHeader('X-Api-Key', d.apiKey); console.log('using ' + d.apiKey);",
+              },
+              urlGenerator: { script: "context.setUrl('api', '/v1/items');" },
+              resultsProcessor: { script: "console.log('status ' + context.getProperty('status_code'));" },
+            },
+          ],
+        },
+      ],
+    };
+    // A plain host (not authenticationHost): its data is restricted data all the same (ADR 0081).
+    const authBoot = {
+      allowExternalHostAccess: [{ id: 'api', host: 'http://mockserver', data: { apiKey: sealed } }],
+    };
+    const test = (variables: Record<string, string> | undefined) =>
+      base('fetch', {
+        useThisTestConfigFile: 'auth.json',
+        useThisTestBootstrapFile: 'auth-boot.json',
+        ...(variables === undefined ? {} : { variables }),
+        mockEndpointResponses: [
+          { ...items(1), expectedHeaders: { 'x-api-key': [API_KEY] }, thisManyTimes: 1 },
+        ],
+        theseLogsShouldHaveBeenSent: ['using <REDACTED>', 'status 200'],
+        logsShouldNotContain: [API_KEY, keyToHex(agent.secretKey)],
+      });
+    const files = { 'tests/auth.json': authFlow, 'tests/auth-boot.json': authBoot };
+
+    it('opens them with the keys in the test variables AGENT_STRING_SECRETKEYS or OPSCOTCH_STRING_SECRETKEYS', async () => {
+      const { by } = await run({
+        ...files,
+        'tests/agent.test.json': test({ AGENT_STRING_SECRETKEYS: ` , ${keys} ` }),
+        'tests/legacy.test.json': test({ OPSCOTCH_STRING_SECRETKEYS: keys }),
+        'tests/none.test.json': test(undefined),
+      });
+      expect(by('agent').failures).toEqual([]);
+      expect(by('legacy').failures).toEqual([]);
+      expect(by('none').status).toBe('failed');
+      expect(by('none').errors.join('\n')).toContain('AGENT_RESTRICTED_DATA_FAILED');
+      // The key reached the mock (the call's header); it appears in no log line, error or failure.
+      const shown = [by('agent'), by('legacy'), by('none')].map((r) => [r.logs, r.errors, r.failures]);
+      expect(JSON.stringify(shown)).not.toContain(API_KEY);
+    });
+
+    it('a malformed key variable is a deploy failure naming the variable and the entry, never the value', async () => {
+      const bad = `${keys},${keyToHex(packager.publicKey!)}/abc123`;
+      const { by } = await run({ ...files, 'tests/bad.test.json': test({ AGENT_STRING_SECRETKEYS: bad }) });
+      const r = by('bad');
+      expect(r.failures.map((f) => f.kind)).toEqual(['deploy']);
+      expect(r.failures[0]!.message).toContain('variable AGENT_STRING_SECRETKEYS: entry 2');
+      expect(JSON.stringify(r)).not.toContain('abc123');
+      expect(JSON.stringify(r)).not.toContain(keyToHex(agent.secretKey));
+    });
   });
 
   it('leaves no data directory behind under a custom temp dir', async () => {
