@@ -135,6 +135,8 @@ for (const t of readdirSync(process.env.UNPACKED)) {
   for (const file of js) {
     for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) {
       const spec = m[1];
+      // Only what could name a package: text such as `from "${x}"` in a message is not an import.
+      if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w.@-]+)*$/i.test(spec)) continue;
       if (spec.startsWith('node:') || builtins.has(spec) || builtins.has(packageOf(spec))) continue;
       if (!declared.has(packageOf(spec))) say(`${relative(dir, file)} imports ${spec}, not in dependencies`);
     }
