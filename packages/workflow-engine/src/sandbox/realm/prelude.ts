@@ -169,6 +169,7 @@ function begin(input: string, inBytes: unknown): Run {
     return e;
   }
   function setBodyValue(x: unknown): void {
+    S.bodySet = true;
     if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) {
       bytesBody = new U8(U().toBytes(x));
       S.body = null;
@@ -299,6 +300,7 @@ function begin(input: string, inBytes: unknown): Run {
       if (x && typeof (x as Partial<ByteReader>).readAll === 'function') x = (x as ByteReader).readAll();
       bytesBody = new U8(U().toBytes(x));
       S.body = null;
+      S.bodySet = true;
     },
     end() {
       S.ended = true;
