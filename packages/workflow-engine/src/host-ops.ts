@@ -107,7 +107,7 @@ function delta(ctx: RunContext, args: Args): number {
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
   ctx.shared.deltas.set(key, value);
-  return prev === undefined ? 0 : value - prev;
+  return value - (prev ?? 0); // a missing previous value counts as 0 (SPEC.md §7)
 }
 
 const OPS: Record<string, Op> = {

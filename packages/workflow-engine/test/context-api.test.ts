@@ -171,6 +171,13 @@ describe('context metrics, logging and time (interfaces.md §5.6)', () => {
     ]);
   });
 
+  it('delta returns the value itself the first time (a missing previous value counts as 0)', async () => {
+    const { result } = await chain([
+      "context.setBody([context.delta('d', 10), context.delta('d', 14), context.delta('e', -3)].join())",
+    ]);
+    expect(result.body).toBe('10,4,-3');
+  });
+
   it('diagnosticLog and console.* reach the host log with level and source', async () => {
     const { host } = await chain([
       "context.diagnosticLog('diag'); console.log('a', 1, {b: 2}); console.warn('w'); console.error('e')",
