@@ -53,6 +53,7 @@ async function runUnit(
     step,
     state,
     isAuth,
+    data: unit.data,
     depth: flow.depth,
     sleptMs: 0,
     errorText,

@@ -171,6 +171,29 @@ describe('context metrics, logging and time (interfaces.md §5.6)', () => {
     ]);
   });
 
+  it("adds the string entries of the processor's data.metadata to every metric as dimensions; explicit ones win", async () => {
+    const host = fakeHost();
+    const key = 'ab'.repeat(32);
+    const wf = workflow([
+      {
+        stepId: 's',
+        data: { metadata: { team: 'step', count: 5, nested: { a: 'b' } } },
+        resultsProcessor: {
+          script:
+            "context.crypto().registerKey('symmetric', 'secret', context.getData('k')); context.sendMetric('m1', 1); context.sendMetric(1234, 'm2', 2, { env: 'explicit' })",
+          data: { k: key, metadata: { proc: 'p', hidden: 'x' + key } },
+        },
+      },
+    ]);
+    const engine = await createWorkflowEngine(wf, { host, data: { metadata: { env: 'prod', team: 'boot' } } });
+    expect((await engine.runStep('s', input())).errors).toEqual([]);
+    const dims = { env: 'prod', team: 'step', proc: 'p', hidden: 'x' };
+    expect(host.metrics).toEqual([
+      { key: 'm1', value: 1, timestamp: 1_700_000_000_000, dimensions: dims },
+      { key: 'm2', value: 2, timestamp: 1234, dimensions: { ...dims, env: 'explicit' } },
+    ]);
+  });
+
   it('delta returns the value itself the first time (a missing previous value counts as 0)', async () => {
     const { result } = await chain([
       "context.setBody([context.delta('d', 10), context.delta('d', 14), context.delta('e', -3)].join())",
