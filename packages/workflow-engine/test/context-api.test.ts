@@ -157,6 +157,24 @@ describe('context headers and properties (interfaces.md §5.3)', () => {
     await engine.runStep('s', input());
     expect((await engine.runStep('s', input())).body).toBe('2:n');
   });
+
+  it('getStepProperties() has put and containsKey, the same as set and a non-null get', async () => {
+    const { result } = await chain([
+      "const p = context.getStepProperties(); const before = p.containsKey('k'); p.put('k', 'v'); p.put('gone', 'x'); p.remove('gone'); context.setBody([before, p.containsKey('k'), p.get('k'), p.containsKey('gone')].join())",
+    ]);
+    expect(result).toMatchObject({ errored: false, body: 'false,true,v,false' });
+  });
+
+  it('refuses getStepProperties().put in an authentication context with ENGINE_NOT_PERMITTED', async () => {
+    const { result } = await chain(['context.setBody(1)'], input(), {
+      authenticationProcessor: {
+        script: "context.getStepProperties().put('k', 'v')",
+      },
+      urlGenerator: { script: "context.setUrl('h', '/a')" },
+    });
+    expect(result.errored).toBe(true);
+    expect(result.errors.join()).toContain('ENGINE_NOT_PERMITTED');
+  });
 });
 
 describe('context metrics, logging and time (interfaces.md §5.6)', () => {

@@ -261,12 +261,18 @@ function begin(input: string, inBytes: unknown): Run {
       },
     });
   }
+  function stepPropSet(k: unknown, v: unknown): void {
+    call('stepProps.set', [String(k), str(v)]);
+  }
+  // `put` and `containsKey`: the names scripts written for the reference agent's map use (SPEC.md §4).
   const stepProperties = {
     get(k: unknown) {
       return call('stepProps.get', [String(k)]);
     },
-    set(k: unknown, v: unknown) {
-      call('stepProps.set', [String(k), str(v)]);
+    set: stepPropSet,
+    put: stepPropSet,
+    containsKey(k: unknown) {
+      return call('stepProps.get', [String(k)]) !== null;
     },
     remove(k: unknown) {
       call('stepProps.set', [String(k), null]);
