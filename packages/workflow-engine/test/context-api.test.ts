@@ -352,4 +352,35 @@ describe('doc contract wrapper (interfaces.md §5.1)', () => {
     const data = await chain(["doc.dataSchema({ type: 'object', required: ['nope'] }).run(() => 1)"]);
     expect(data.result.errors).toEqual(['resultsProcessor: doc: data: missing nope']);
   });
+
+  it('checks the run properties against inPropertySchema before run and outPropertySchema after', async () => {
+    const props =
+      "{ type: 'object', required: ['tenant'], properties: { tenant: { type: 'string', pattern: '^t-' } } }";
+    const ok = await chain(
+      [
+        `doc.inPropertySchema(${props}).outPropertySchema({ type: 'object', required: ['done'] }).run(() => { context.setProperty('done', 'yes'); context.setBody(context.getProperty('tenant')) })`,
+      ],
+      input('in', { properties: { tenant: 't-1' } }),
+    );
+    expect(ok.result).toMatchObject({ errored: false, body: 't-1' });
+    const missing = await chain([`doc.inPropertySchema(${props}).run(() => context.setBody('ran'))`]);
+    expect(missing.result).toMatchObject({
+      errored: true,
+      body: 'in',
+      errors: ['resultsProcessor: doc: properties: missing tenant'],
+    });
+    const after = await chain([
+      "doc.outPropertySchema({ type: 'object', properties: { n: { type: 'string', maxLength: 2 } } }).run(() => context.setProperty('n', 'long'))",
+    ]);
+    expect(after.result.errors).toEqual(['resultsProcessor: doc: output properties/n: longer than 2']);
+    const user = await chain(
+      [`doc.inPropertySchema(${props}).asUserErrors().run(() => context.setBody('ran'))`],
+      input('in', { properties: { tenant: 'x' } }),
+    );
+    expect(user.result).toMatchObject({
+      status: 400,
+      body: '{"error" : "properties/tenant: does not match the pattern"}',
+      errored: false,
+    });
+  });
 });

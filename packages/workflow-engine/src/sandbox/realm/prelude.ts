@@ -500,7 +500,16 @@ function begin(input: string, inBytes: unknown): Run {
   };
   const doc: Record<string, (...a: unknown[]) => unknown> = {};
   type DocMethods = Record<string, (...a: unknown[]) => unknown>;
-  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors', 'run'])
+  for (const n of [
+    'description',
+    'inSchema',
+    'dataSchema',
+    'outSchema',
+    'inPropertySchema',
+    'outPropertySchema',
+    'asUserErrors',
+    'run',
+  ])
     doc[n] = (...a: unknown[]) => (U().makeDoc() as unknown as DocMethods)[n]!(...a);
   const api = [freeze(context), freeze(console), freeze(doc)];
   return freeze({
