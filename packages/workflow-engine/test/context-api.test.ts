@@ -203,7 +203,10 @@ describe('context metrics, logging and time (interfaces.md §5.6)', () => {
         },
       },
     ]);
-    const engine = await createWorkflowEngine(wf, { host, data: { metadata: { env: 'prod', team: 'boot' } } });
+    const engine = await createWorkflowEngine(wf, {
+      host,
+      data: { metadata: { env: 'prod', team: 'boot' } },
+    });
     expect((await engine.runStep('s', input())).errors).toEqual([]);
     const dims = { env: 'prod', team: 'step', proc: 'p', hidden: 'x' };
     expect(host.metrics).toEqual([

@@ -194,7 +194,9 @@ describe('outbound body: what a generator set, never the inherited input (interf
       workflow([
         {
           stepId: 'main',
-          resultsProcessor: s("const r = context.sendToStep('fetch', '{\"id\":7}'); context.setBody(r.getBody())"),
+          resultsProcessor: s(
+            "const r = context.sendToStep('fetch', '{\"id\":7}'); context.setBody(r.getBody())",
+          ),
         },
         { stepId: 'fetch', ...generators },
       ]),
