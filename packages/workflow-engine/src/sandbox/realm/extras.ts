@@ -110,7 +110,10 @@ export function createExtras(env: UtilEnv) {
   function properties(): Record<string, string> {
     const out = Object.create(null) as Record<string, string>; // a property named __proto__ stays a property
     const p = env.S.properties;
-    for (const k of Object.keys(p)) if (typeof p[k] === 'string') out[k] = p[k] as string;
+    for (const k of Object.keys(p)) {
+      const v = p[k];
+      if (typeof v === 'string') out[k] = v;
+    }
     return out;
   }
   function docPropertyCheck(spec: DocSpec, schema: unknown, what: string): void {
