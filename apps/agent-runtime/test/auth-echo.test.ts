@@ -61,6 +61,8 @@ const workflow = {
         {
           stepId: 'forward',
           urlGenerator: { script: "context.setHttpMethod('POST'); context.setUrl('sink', 'v1/in');" },
+          // The message is sent only when a generator sets it (engine SPEC.md §4.3).
+          payloadGenerator: { script: 'context.setBody(context.getPassedMessageAsString());' },
         },
         {
           stepId: 'login',

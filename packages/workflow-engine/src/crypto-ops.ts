@@ -4,8 +4,12 @@
  * workflow file — until the engine is disposed; another engine never finds them (S146). Key material stays here:
  * the script holds an opaque key id, and a registered secret key is a secret from the moment it is registered
  * (S144): its hex (as given, lower and upper case) and the Base64 forms of its bytes are redacted, pinned for the
- * deployment's life.
+ * deployment's life. `hash` is BLAKE2b-256 and `hmacSha256` HMAC-SHA-256 (ADR 0082), both from `@noble/hashes`,
+ * the library `@org/envelope-crypto` builds on.
  */
+import { blake2b } from '@noble/hashes/blake2.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 as sha256Hash } from '@noble/hashes/sha2.js';
 import {
   BOX_MAC_BYTES,
   BOX_NONCE_BYTES,
@@ -183,16 +187,28 @@ function peerOf(ctx: RunContext, purpose: KeyPurpose, id: unknown, what: string)
   return undefined;
 }
 
+/** nonce(24) ‖ `crypto_secretbox_easy` under a `symmetric` secret key. */
+function secretboxSeal(key: Key, m: Uint8Array, what: string): Uint8Array {
+  expectKey(key, 'symmetric', 'secret', what);
+  const nonce = randomBytes(BOX_NONCE_BYTES);
+  return concatBytes(nonce, secretboxEasy(m, nonce, key.bytes));
+}
+
+/** Opens nonce(24) ‖ box; one failure class for anything that cannot be opened, a box too short included. */
+function secretboxOpen(key: Key, c: Uint8Array, what: string): Uint8Array {
+  expectKey(key, 'symmetric', 'secret', what);
+  if (c.length < BOX_NONCE_BYTES + BOX_MAC_BYTES)
+    throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed');
+  return secretboxOpenEasy(c.subarray(BOX_NONCE_BYTES), c.subarray(0, BOX_NONCE_BYTES), key.bytes);
+}
+
 function encrypt(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): Uint8Array {
   const to = keyById(ctx, args[0], 'encrypt');
   const from = peerOf(ctx, to.purpose, args[1], 'encrypt');
   const m = bytes ?? none;
   if (to.purpose === 'anonymous') return sealedBoxSeal(m, publicBytes(to, 'anonymous', 'encrypt'));
+  if (to.purpose === 'symmetric') return secretboxSeal(to, m, 'encrypt');
   const nonce = randomBytes(BOX_NONCE_BYTES);
-  if (to.purpose === 'symmetric') {
-    expectKey(to, 'symmetric', 'secret', 'encrypt');
-    return concatBytes(nonce, secretboxEasy(m, nonce, to.bytes));
-  }
   if (to.purpose === 'authenticated' && from) {
     expectKey(from, 'authenticated', 'secret', 'encrypt (sender)');
     return concatBytes(nonce, boxEasy(m, nonce, publicBytes(to, 'authenticated', 'encrypt'), from.bytes));
@@ -208,13 +224,40 @@ function decrypt(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): Ui
     throw new CryptoError('CRYPTO_WRONG_KEY_PURPOSE', 'decrypt: a sign key cannot decrypt');
   expectKey(to, to.purpose, 'secret', 'decrypt');
   if (to.purpose === 'anonymous') return sealedBoxOpen(c, derivePublicKey(to).bytes, to.bytes);
+  if (to.purpose === 'symmetric') return secretboxOpen(to, c, 'decrypt');
   // One failure class for anything that cannot be opened, a box too short to hold nonce and tag included.
   if (c.length < BOX_NONCE_BYTES + BOX_MAC_BYTES)
     throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed');
   const nonce = c.subarray(0, BOX_NONCE_BYTES),
     box = c.subarray(BOX_NONCE_BYTES);
-  if (to.purpose === 'symmetric') return secretboxOpenEasy(box, nonce, to.bytes);
   return boxOpenEasy(box, nonce, publicBytes(from!, 'authenticated', 'decrypt (sender)'), to.bytes);
+}
+
+/** `encryptSymmetric(content, keyId)`: `encrypt` restricted to a `symmetric` secret key (ADR 0082). */
+function encryptSymmetric(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): Uint8Array {
+  return secretboxSeal(keyById(ctx, args[0], 'encryptSymmetric'), bytes ?? none, 'encryptSymmetric');
+}
+
+/** `decryptSymmetric(box, keyId)`: `decrypt` restricted to a `symmetric` secret key (ADR 0082). */
+function decryptSymmetric(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): Uint8Array {
+  return secretboxOpen(keyById(ctx, args[0], 'decryptSymmetric'), bytes ?? none, 'decryptSymmetric');
+}
+
+/**
+ * `hmacSha256(key, data)`: `bytes` = key ‖ data, `args[0]` the key's length. The key is the script's own, so it
+ * becomes a secret (evictable, like a generated one) in its hex, Base64 and, when it is text, UTF-8 forms.
+ */
+function hmacSha256(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): Uint8Array {
+  const all = bytes ?? none;
+  const n = args[0];
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > all.length)
+    throw new TypeError('hmacSha256: malformed arguments');
+  const key = all.subarray(0, n);
+  const hex = encodeHex(key);
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(key);
+  for (const form of [...secretTexts(hex, key, 'symmetric'), ...(text.includes('\uFFFD') ? [] : [text])])
+    ctx.shared.secrets.add(form);
+  return hmac(sha256Hash, key, all.subarray(n));
 }
 
 function random(_ctx: RunContext, args: Args): Uint8Array {
@@ -227,11 +270,15 @@ function random(_ctx: RunContext, args: Args): Uint8Array {
 /** The `crypto.*` host calls (spread into host-ops.ts's table). */
 export const CRYPTO_OPS: Record<string, Op> = {
   'crypto.randomBytes': random,
-  'crypto.hash': (_ctx, _a, bytes) => sha256(bytes ?? none),
+  // BLAKE2b-256, libsodium's crypto_generichash with its default 32-byte output (ADR 0082).
+  'crypto.hash': (_ctx, _a, bytes) => blake2b(bytes ?? none, { dkLen: 32 }),
+  'crypto.hmacSha256': hmacSha256,
   'crypto.generateKeyPair': generate,
   'crypto.registerKey': registerKey,
   'crypto.sign': sign,
   'crypto.verify': verify,
   'crypto.encrypt': encrypt,
   'crypto.decrypt': decrypt,
+  'crypto.encryptSymmetric': encryptSymmetric,
+  'crypto.decryptSymmetric': decryptSymmetric,
 };

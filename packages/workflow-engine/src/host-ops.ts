@@ -39,13 +39,24 @@ function log(ctx: RunContext, args: Args): void {
   ctx.shared.host.log({ level, message, stepId: ctx.step.stepId, source });
 }
 
-/** interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. */
+/** The string entries of the processor's `data.metadata` object: dimensions of every metric it sends. */
+function metadataOf(ctx: RunContext): [string, string][] {
+  const meta = Object.prototype.hasOwnProperty.call(ctx.data, 'metadata') ? ctx.data['metadata'] : undefined;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return [];
+  return Object.entries(meta).filter((e): e is [string, string] => typeof e[1] === 'string');
+}
+
+/**
+ * interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. The dimensions are the string
+ * entries of the processor's `data.metadata`, then the explicit ones, which win (SPEC.md §7).
+ */
 function metric(ctx: RunContext, args: Args): void {
   const strip = (s: string): string => ctx.shared.secrets.strip(s);
   const key = strip(str(args, 1, 'sendMetric key')).slice(0, MAX_METRIC_KEY_CHARS);
   const value = num(args, 2, 'sendMetric value');
   const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();
   const dimensions = Object.create(null) as Record<string, string>;
+  for (const [k, v] of metadataOf(ctx)) dimensions[strip(k)] = strip(v);
   const dims = args[3];
   if (typeof dims === 'object' && dims !== null) {
     for (const [k, v] of Object.entries(dims)) dimensions[strip(k)] = strip(String(v));
@@ -107,7 +118,7 @@ function delta(ctx: RunContext, args: Args): number {
   const value = num(args, 1, 'delta value');
   const prev = ctx.shared.deltas.get(key);
   ctx.shared.deltas.set(key, value);
-  return prev === undefined ? 0 : value - prev;
+  return value - (prev ?? 0); // a missing previous value counts as 0 (SPEC.md §7)
 }
 
 const OPS: Record<string, Op> = {

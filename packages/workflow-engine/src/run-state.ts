@@ -122,11 +122,17 @@ function readUrl(v: unknown): RunState['url'] {
   return { hostId: v['hostId'], path: v['path'] };
 }
 
+/** What {@link applyOutput} reports about the processor run beyond the state. */
+export interface RunOutput {
+  /** The script set the body (`setBody`, `setMessage`, `setStream(x)`): it may become the outbound body. */
+  bodySet: boolean;
+}
+
 /**
  * Applies the sandbox's `__finish()` JSON to the state. The script could have tampered with the output
  * (e.g. `Object.prototype.toJSON`), so every field is type-checked and anything malformed is dropped.
  */
-export function applyOutput(state: RunState, json: string, outBytes: Uint8Array | undefined): void {
+export function applyOutput(state: RunState, json: string, outBytes: Uint8Array | undefined): RunOutput {
   let o: unknown;
   try {
     o = JSON.parse(json);
@@ -145,4 +151,5 @@ export function applyOutput(state: RunState, json: string, outBytes: Uint8Array 
   if (Array.isArray(o['errors']))
     state.errors = o['errors'].filter((e): e is string => typeof e === 'string');
   state.ended = o['ended'] === true;
+  return { bodySet: o['bodySet'] === true };
 }

@@ -32,6 +32,11 @@ export interface Flow {
   authBaseline?: Readonly<Record<string, string>> | undefined;
   /** Aborted at the deadline of a split-aggregate step: no further processor or call starts (split-runner.ts). */
   signal?: AbortSignal | undefined;
+  /**
+   * A urlGenerator or payloadGenerator of this cycle set the body: only then is it the outbound body (README
+   * "Step flow"). The input body alone — a `sendToStep` message, a trigger's request, a split item — is never sent.
+   */
+  bodySet?: boolean | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -48,6 +53,7 @@ async function runUnit(
     step,
     state,
     isAuth,
+    data: unit.data,
     depth: flow.depth,
     sleptMs: 0,
     errorText,
@@ -71,7 +77,8 @@ async function runUnit(
     flow.nested,
   );
   try {
-    applyOutput(state, outcome.output, outcome.outBytes);
+    const out = applyOutput(state, outcome.output, outcome.outBytes);
+    if (out.bodySet && (mode === 'urlGenerator' || mode === 'payloadGenerator')) flow.bodySet = true;
   } catch {
     // The script tampered with what the prelude serialises (e.g. Object.prototype.toJSON).
     state.errors.push(`${mode}: ENGINE_SCRIPT_ERROR: the processor left an unreadable run state`);
@@ -134,7 +141,7 @@ function registerHeaderSecret(flow: Flow, value: string): void {
 
 function outboundRequest(flow: Flow, url: { hostId: string; path: string }): OutboundRequest {
   const { state } = flow;
-  const body = state.bytes ?? state.body ?? undefined;
+  const body = flow.bodySet ? (state.bytes ?? state.body ?? undefined) : undefined;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.values({ ...state.outHeaders, ...flow.authHeaders }))
     headers[name] = value;

@@ -324,7 +324,7 @@ describe('isolation of authentication contexts', () => {
         },
       ]),
     );
-    expect((await engine.runStep('a', input())).body).toBe('1 0');
+    expect((await engine.runStep('a', input())).body).toBe('1 7');
   });
 
   it('S124: a token cached for 1 s is reused within 1 s (one login) and fetched again after; never logged or in a metric', async () => {

@@ -157,6 +157,24 @@ describe('context headers and properties (interfaces.md §5.3)', () => {
     await engine.runStep('s', input());
     expect((await engine.runStep('s', input())).body).toBe('2:n');
   });
+
+  it('getStepProperties() has put and containsKey, the same as set and a non-null get', async () => {
+    const { result } = await chain([
+      "const p = context.getStepProperties(); const before = p.containsKey('k'); p.put('k', 'v'); p.put('gone', 'x'); p.remove('gone'); context.setBody([before, p.containsKey('k'), p.get('k'), p.containsKey('gone')].join())",
+    ]);
+    expect(result).toMatchObject({ errored: false, body: 'false,true,v,false' });
+  });
+
+  it('refuses getStepProperties().put in an authentication context with ENGINE_NOT_PERMITTED', async () => {
+    const { result } = await chain(['context.setBody(1)'], input(), {
+      authenticationProcessor: {
+        script: "context.getStepProperties().put('k', 'v')",
+      },
+      urlGenerator: { script: "context.setUrl('h', '/a')" },
+    });
+    expect(result.errored).toBe(true);
+    expect(result.errors.join()).toContain('ENGINE_NOT_PERMITTED');
+  });
 });
 
 describe('context metrics, logging and time (interfaces.md §5.6)', () => {
@@ -169,6 +187,39 @@ describe('context metrics, logging and time (interfaces.md §5.6)', () => {
       { key: 'm1', value: 5, timestamp: 1_700_000_000_000, dimensions: {} },
       { key: 'm2', value: 7, timestamp: 1234, dimensions: { region: 'eu' } },
     ]);
+  });
+
+  it("adds the string entries of the processor's data.metadata to every metric as dimensions; explicit ones win", async () => {
+    const host = fakeHost();
+    const key = 'ab'.repeat(32);
+    const wf = workflow([
+      {
+        stepId: 's',
+        data: { metadata: { team: 'step', count: 5, nested: { a: 'b' } } },
+        resultsProcessor: {
+          script:
+            "context.crypto().registerKey('symmetric', 'secret', context.getData('k')); context.sendMetric('m1', 1); context.sendMetric(1234, 'm2', 2, { env: 'explicit' })",
+          data: { k: key, metadata: { proc: 'p', hidden: 'x' + key } },
+        },
+      },
+    ]);
+    const engine = await createWorkflowEngine(wf, {
+      host,
+      data: { metadata: { env: 'prod', team: 'boot' } },
+    });
+    expect((await engine.runStep('s', input())).errors).toEqual([]);
+    const dims = { env: 'prod', team: 'step', proc: 'p', hidden: 'x' };
+    expect(host.metrics).toEqual([
+      { key: 'm1', value: 1, timestamp: 1_700_000_000_000, dimensions: dims },
+      { key: 'm2', value: 2, timestamp: 1234, dimensions: { ...dims, env: 'explicit' } },
+    ]);
+  });
+
+  it('delta returns the value itself the first time (a missing previous value counts as 0)', async () => {
+    const { result } = await chain([
+      "context.setBody([context.delta('d', 10), context.delta('d', 14), context.delta('e', -3)].join())",
+    ]);
+    expect(result.body).toBe('10,4,-3');
   });
 
   it('diagnosticLog and console.* reach the host log with level and source', async () => {
@@ -303,5 +354,36 @@ describe('doc contract wrapper (interfaces.md §5.1)', () => {
     expect(out.result.errors).toEqual(['resultsProcessor: doc: output: expected object, found array']);
     const data = await chain(["doc.dataSchema({ type: 'object', required: ['nope'] }).run(() => 1)"]);
     expect(data.result.errors).toEqual(['resultsProcessor: doc: data: missing nope']);
+  });
+
+  it('checks the run properties against inPropertySchema before run and outPropertySchema after', async () => {
+    const props =
+      "{ type: 'object', required: ['tenant'], properties: { tenant: { type: 'string', pattern: '^t-' } } }";
+    const ok = await chain(
+      [
+        `doc.inPropertySchema(${props}).outPropertySchema({ type: 'object', required: ['done'] }).run(() => { context.setProperty('done', 'yes'); context.setBody(context.getProperty('tenant')) })`,
+      ],
+      input('in', { properties: { tenant: 't-1' } }),
+    );
+    expect(ok.result).toMatchObject({ errored: false, body: 't-1' });
+    const missing = await chain([`doc.inPropertySchema(${props}).run(() => context.setBody('ran'))`]);
+    expect(missing.result).toMatchObject({
+      errored: true,
+      body: 'in',
+      errors: ['resultsProcessor: doc: properties: missing tenant'],
+    });
+    const after = await chain([
+      "doc.outPropertySchema({ type: 'object', properties: { n: { type: 'string', maxLength: 2 } } }).run(() => context.setProperty('n', 'long'))",
+    ]);
+    expect(after.result.errors).toEqual(['resultsProcessor: doc: output properties/n: longer than 2']);
+    const user = await chain(
+      [`doc.inPropertySchema(${props}).asUserErrors().run(() => context.setBody('ran'))`],
+      input('in', { properties: { tenant: 'x' } }),
+    );
+    expect(user.result).toMatchObject({
+      status: 400,
+      body: '{"error" : "properties/tenant: does not match the pattern"}',
+      errored: false,
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import sodiumModule from 'libsodium-wrappers';
 import { REDACTED } from '../src/index.js';
 import type { WorkflowEngine } from '../src/index.js';
@@ -52,6 +52,20 @@ const SCRIPTS = {
   many: `const c = context.crypto(); let n = 0;
     try { for (;;) { c.registerKey('symmetric', 'secret', ('0000000' + n.toString(16)).slice(-8).repeat(8)); n++; } }
     catch (e) { context.setBody(JSON.stringify([n, e.code])); }`,
+  hashes: `const a = JSON.parse(context.getBody()); const c = context.crypto(); const b = context.bytes();
+    context.setBody(JSON.stringify(a.map((h) => b.binaryToHex(c.hash(b.hexToBinary(h))))));`,
+  hmac: `const a = JSON.parse(context.getBody()); const c = context.crypto(); const b = context.bytes();
+    context.setBody(JSON.stringify(a.map(([k, d]) => b.binaryToHex(c.hmacSha256(k.hex === undefined ? k : b.hexToBinary(k.hex), d)))));`,
+  symmetric: `const a = JSON.parse(context.getBody()); const c = context.crypto(); const b = context.bytes();
+    const sym = c.registerKey('symmetric', 'secret', a.key);
+    context.setBody(JSON.stringify({
+      ours: b.binaryToHex(c.encryptSymmetric(a.msg, sym)),
+      theirs: b.toString(c.decryptSymmetric(b.hexToBinary(a.sodiumBox), sym)),
+      viaDecrypt: b.toString(c.decrypt(c.encryptSymmetric(a.msg, sym), sym)),
+    }));`,
+  symmetricUse: `const a = JSON.parse(context.getBody()); const c = context.crypto();
+    const calls = { enc: () => c.encryptSymmetric('m', a.keyId), dec: () => c.decryptSymmetric(context.bytes().hexToBinary(a.box || ''), a.keyId) };
+    try { calls[a.call](); context.setBody('"ok"'); } catch (e) { context.setBody(JSON.stringify(e.code || e.name)); }`,
   misc: `const c = context.crypto(); const out = [];
     for (const f of [() => c.randomBytes(65537), () => c.generateKeyPair('signing'), () => c.randomBytes(32).length]) {
       try { out.push(f()); } catch (e) { out.push(e.code || e.name); }
@@ -115,8 +129,9 @@ describe('crypto() against libsodium', () => {
     expect(
       sodium.crypto_box_open_easy(box.subarray(24), box.subarray(0, 24), me.publicKey, them.privateKey),
     ).toEqual(m);
-    // crypto_hash_sha256 is plain SHA-256 (not in libsodium-wrappers' standard build).
-    expect(out.hash).toBe(createHash('sha256').update(m).digest('hex'));
+    // crypto_generichash with its default 32-byte output: BLAKE2b-256, not SHA-256 (ADR 0082).
+    expect(out.hash).toBe(hex(sodium.crypto_generichash(32, m, null)));
+    expect(out.hash).not.toBe(createHash('sha256').update(m).digest('hex'));
   });
 
   it('generates key pairs in libsodium’s formats (hex; sign secret = seed ‖ public key; symmetric has no public key)', async () => {
@@ -145,6 +160,77 @@ describe('crypto() against libsodium', () => {
     for (const box of [bad, good.subarray(0, 39), new Uint8Array(0)])
       expect(await run('use', { call: 'decrypt', keyId: sym, box: hex(box) })).toBe('CRYPTO_AUTH_FAILED');
     expect(await run('use', { call: 'decrypt', keyId: sym, box: hex(good) })).toBe('ok');
+  });
+});
+
+describe('crypto().hash is BLAKE2b-256 (ADR 0082)', () => {
+  it('equals libsodium crypto_generichash(32, data) for empty, short, block-sized and multi-block inputs', async () => {
+    const inputs = [0, 1, 3, 127, 128, 129, 1000].map((n) =>
+      Uint8Array.from({ length: n }, (_, i) => (i * 31 + n) & 255),
+    );
+    const ours = (await run('hashes', inputs.map(hex))) as string[];
+    expect(ours).toEqual(inputs.map((m) => hex(sodium.crypto_generichash(32, m, null))));
+    // BLAKE2b-256 of the empty input, fixed here so a change of both sides would still show.
+    expect(ours[0]).toBe('0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8');
+  });
+});
+
+describe('crypto().hmacSha256', () => {
+  it('is HMAC-SHA-256 (RFC 4231 case 2, node:crypto for bytes, text, empty and long keys) → 32 bytes', async () => {
+    const long = 'k'.repeat(200); // longer than the block: hashed first
+    const cases: [string | { hex: string }, string][] = [
+      ['Jefe', 'what do ya want for nothing?'],
+      [{ hex: '0b'.repeat(20) }, 'Hi There'],
+      ['', 'no key'],
+      [long, ''],
+    ];
+    const ours = (await run('hmac', cases)) as string[];
+    expect(ours[0]).toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+    const key = (k: string | { hex: string }) => (typeof k === 'string' ? Buffer.from(k) : unhex(k.hex));
+    expect(ours).toEqual(cases.map(([k, d]) => createHmac('sha256', key(k)).update(d).digest('hex')));
+  });
+
+  it('makes the key a secret: a later console.log of it shows <REDACTED>', async () => {
+    await run('hmac', [['an hmac key of the script', 'data']]);
+    host.logs.length = 0;
+    await run('print', { text: 'an hmac key of the script' });
+    expect(host.logs.map((l) => l.message)).toEqual([`the key: ${REDACTED}`]);
+  });
+});
+
+describe('crypto().encryptSymmetric / decryptSymmetric', () => {
+  it('are nonce(24) ‖ crypto_secretbox_easy, byte-compatible with libsodium both ways', async () => {
+    const key = seed(11);
+    const msg = 'symmetric ü';
+    const m = enc.encode(msg);
+    const n = sodium.randombytes_buf(24);
+    const out = (await run('symmetric', {
+      key: hex(key),
+      msg,
+      sodiumBox: hex(new Uint8Array([...n, ...sodium.crypto_secretbox_easy(m, n, key)])),
+    })) as Record<string, string>;
+    const ours = unhex(out.ours!);
+    expect(ours.length).toBe(24 + 16 + m.length);
+    expect(sodium.crypto_secretbox_open_easy(ours.subarray(24), ours.subarray(0, 24), key)).toEqual(m);
+    expect([out.theirs, out.viaDecrypt]).toEqual([msg, msg]);
+  });
+
+  it('refuse a key of another purpose, a tampered box and an unknown key id with coded errors', async () => {
+    const sym = await register('symmetric', 'secret', hex(seed(12)));
+    const anon = await register('anonymous', 'secret', hex(seed(13)));
+    expect(await run('symmetricUse', { call: 'enc', keyId: anon })).toBe('CRYPTO_WRONG_KEY_PURPOSE');
+    expect(await run('symmetricUse', { call: 'enc', keyId: 'key-000000000000000000000000' })).toBe(
+      'ENGINE_KEY_NOT_FOUND',
+    );
+    const n = sodium.randombytes_buf(24);
+    const good = new Uint8Array([...n, ...sodium.crypto_secretbox_easy(enc.encode('m'), n, seed(12))]);
+    const bad = good.slice();
+    bad[30]! ^= 1;
+    for (const box of [bad, good.subarray(0, 39)])
+      expect(await run('symmetricUse', { call: 'dec', keyId: sym, box: hex(box) })).toBe(
+        'CRYPTO_AUTH_FAILED',
+      );
+    expect(await run('symmetricUse', { call: 'dec', keyId: sym, box: hex(good) })).toBe('ok');
   });
 });
 

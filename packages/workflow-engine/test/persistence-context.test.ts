@@ -215,12 +215,13 @@ describe('delta and steps without persistence', () => {
     const script = "context.setBody(String(context.delta('d', Number(context.getBody()))))";
     const steps = [persisted('p', script), scriptStep('m', script)];
     let agent = await start(steps);
-    expect((await agent.run('p', '10')).body).toBe('0');
-    expect((await agent.run('m', '10')).body).toBe('0');
+    // The first delta is the value itself: a missing previous value counts as 0 (SPEC.md §7).
+    expect((await agent.run('p', '10')).body).toBe('10');
+    expect((await agent.run('m', '10')).body).toBe('10');
     await restart();
     agent = await start(steps);
     expect((await agent.run('p', '15')).body).toBe('5');
-    expect((await agent.run('m', '15')).body).toBe('0');
+    expect((await agent.run('m', '15')).body).toBe('15');
   });
 
   it('every persistence call throws ENGINE_NO_PERSISTENCE on a step without persistence', async () => {

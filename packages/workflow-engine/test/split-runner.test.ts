@@ -497,3 +497,22 @@ describe('the deadline of a split step (limits.splitTimeMs, ADR 0069)', () => {
     expect(MAX_LIMITS.splitTimeMs).toBeGreaterThanOrEqual(DEFAULT_LIMITS.splitTimeMs);
   });
 });
+
+describe('split items: the outbound body is what a generator set', () => {
+  it('sends an item as the body only when its payloadGenerator sets it', async () => {
+    const urlOnly = await runSplit(
+      { splitGenerator: splitJsonArray, urlGenerator: s("context.setUrl('api', '/items')") },
+      '["a"]',
+    );
+    expect(urlOnly.host.calls[0]).toMatchObject({ method: 'GET', body: undefined });
+    const withPayload = await runSplit(
+      {
+        splitGenerator: splitJsonArray,
+        urlGenerator: s("context.setUrl('api', '/items')"),
+        payloadGenerator: s('context.setBody(context.getBody())'),
+      },
+      '["a"]',
+    );
+    expect(withPayload.host.calls[0]).toMatchObject({ method: 'POST', body: 'a' });
+  });
+});

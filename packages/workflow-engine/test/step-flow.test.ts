@@ -185,3 +185,70 @@ describe('httpStatusHandling status ranges', () => {
     ).rejects.toMatchObject({ code: 'ENGINE_INVALID_WORKFLOW' });
   });
 });
+
+describe('outbound body: what a generator set, never the inherited input (interfaces.md §4.5)', () => {
+  /** A caller that passes `{"id":7}` to `fetch` with sendToStep, and `fetch` made of `generators`. */
+  async function viaSendToStep(generators: Record<string, unknown>) {
+    const host = fakeHost();
+    const engine = await createWorkflowEngine(
+      workflow([
+        {
+          stepId: 'main',
+          resultsProcessor: s(
+            "const r = context.sendToStep('fetch', '{\"id\":7}'); context.setBody(r.getBody())",
+          ),
+        },
+        { stepId: 'fetch', ...generators },
+      ]),
+      { host, data: {} },
+    );
+    const result = await engine.runStep('main', input());
+    return { host, result };
+  }
+
+  it('sends no body, with GET, from a step reached by sendToStep that has only a urlGenerator', async () => {
+    const { host, result } = await viaSendToStep({
+      urlGenerator: s("context.setUrl('api', '/items/' + JSON.parse(context.getBody()).id)"),
+    });
+    expect(result.errored).toBe(false);
+    expect(host.calls).toHaveLength(1);
+    expect(host.calls[0]).toMatchObject({ path: '/items/7', method: 'GET', body: undefined });
+  });
+
+  it('sends the passed message, with POST, when the payloadGenerator sets it as the body', async () => {
+    const { host } = await viaSendToStep({
+      urlGenerator: s("context.setUrl('api', '/items')"),
+      payloadGenerator: s('context.setBody(context.getPassedMessageAsString())'),
+    });
+    expect(host.calls[0]).toMatchObject({ method: 'POST', body: '{"id":7}' });
+  });
+
+  it('does not send the input of runStep (a trigger request) unless a generator sets it', async () => {
+    const plain = await runFlow({ urlGenerator: s("context.setUrl('h', '/a')") }, undefined, 'request body');
+    expect(plain.host.calls[0]).toMatchObject({ method: 'GET', body: undefined });
+    const forwarded = await runFlow(
+      { urlGenerator: s("context.setUrl('h', '/a'); context.setBody(context.getBody())") },
+      undefined,
+      'request body',
+    );
+    expect(forwarded.host.calls[0]).toMatchObject({ method: 'POST', body: 'request body' });
+  });
+
+  it('does not send a body the authenticationProcessor set (its body changes are discarded)', async () => {
+    const { host } = await runFlow({
+      urlGenerator: s("context.setUrl('h', '/a')"),
+      authenticationProcessor: s("context.setBody('from auth')"),
+    });
+    expect(host.calls[0]).toMatchObject({ method: 'GET', body: undefined });
+  });
+
+  it('keeps the input body for the resultsProcessor of a step without a URL', async () => {
+    const { host, result } = await runFlow(
+      { resultsProcessor: s("context.setBody('saw ' + context.getBody())") },
+      undefined,
+      'request body',
+    );
+    expect(host.calls).toEqual([]);
+    expect(result.body).toBe('saw request body');
+  });
+});

@@ -227,7 +227,8 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     const k = this.codec.key(KIND.delta, this.name(key, 'delta key'));
     const prev = this.getJson<number>(k);
     this.mutate(() => this.setJson(k, value));
-    return typeof prev === 'number' ? value - prev : 0;
+    // A missing previous value counts as 0: the first delta is the value itself (SPEC.md §7).
+    return typeof prev === 'number' ? value - prev : value;
   }
 
   private header(queue: string): { key: Uint8Array; h: number; t: number } {

@@ -51,7 +51,7 @@ export interface PersistentStore {
   /** Sets only when there is no timestamp yet or `ts` is greater; true when it set. */
   setTimestampIfLatest(key: string, ts: number): boolean;
   firstTimestamp(key: string): number | null;
-  /** Stores `value` and returns `value - previous` (0 the first time). */
+  /** Stores `value` and returns `value - previous`, a missing previous value counting as 0 (`value` the first time). */
   delta(key: string, value: number): number;
   push(queue: string, item: string): void;
   take(queue: string, n: number): string[];

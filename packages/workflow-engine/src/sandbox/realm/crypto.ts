@@ -23,6 +23,10 @@ export function createCrypto(env: UtilEnv) {
     hash(b: unknown) {
       return bytesOf('crypto.hash', [], b);
     },
+    hmacSha256(key: unknown, data: unknown) {
+      const k = toBytes(key);
+      return bytesOf('crypto.hmacSha256', [k.length], concat(k, data));
+    },
     generateKeyPair(purpose: unknown) {
       const pair = env.call('crypto.generateKeyPair', [String(purpose)]) as [string | null, string];
       return [pair[0], pair[1]];
@@ -44,6 +48,12 @@ export function createCrypto(env: UtilEnv) {
     },
     decrypt(box: unknown, keyId: unknown, senderKeyId?: unknown) {
       return bytesOf('crypto.decrypt', [String(keyId), optionalId(senderKeyId)], box);
+    },
+    encryptSymmetric(content: unknown, keyId: unknown) {
+      return bytesOf('crypto.encryptSymmetric', [String(keyId)], content);
+    },
+    decryptSymmetric(box: unknown, keyId: unknown) {
+      return bytesOf('crypto.decryptSymmetric', [String(keyId)], box);
     },
   };
 }

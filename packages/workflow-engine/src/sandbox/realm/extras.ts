@@ -25,6 +25,8 @@ interface DocSpec {
   inSchema?: unknown;
   dataSchema?: unknown;
   outSchema?: unknown;
+  inPropertySchema?: unknown;
+  outPropertySchema?: unknown;
   user?: boolean;
 }
 
@@ -34,6 +36,8 @@ export interface DocBuilder {
   inSchema(x: unknown): DocBuilder;
   dataSchema(x: unknown): DocBuilder;
   outSchema(x: unknown): DocBuilder;
+  inPropertySchema(x: unknown): DocBuilder;
+  outPropertySchema(x: unknown): DocBuilder;
   asUserErrors(): DocBuilder;
   run(fn: unknown): unknown;
 }
@@ -89,8 +93,9 @@ export function createExtras(env: UtilEnv) {
     ...createCompression(env),
   };
   const crypto = createCrypto(env);
-  // interfaces.md §5.1: validates the input body, the processor data and the output body; asUserErrors() turns
-  // a failure into a 400 answer for the caller instead of a processor error.
+  // interfaces.md §5.1: validates the input body, the processor data, the output body, and the run properties before
+  // and after `run` (inPropertySchema / outPropertySchema); asUserErrors() turns a failure into a 400 answer for the
+  // caller instead of a processor error.
   function docCheck(spec: DocSpec, schema: unknown, json: string | null, what: string): void {
     if (!schema) return;
     let value: unknown, err: string | null | undefined;
@@ -99,7 +104,22 @@ export function createExtras(env: UtilEnv) {
     } catch {
       err = what + ' is not JSON';
     }
-    err = err || validate(schema, value, what, 0);
+    docFail(spec, err || validate(schema, value, what, 0));
+  }
+  /** The run properties as an object of strings (removed ones left out), for the property schemas. */
+  function properties(): Record<string, string> {
+    const out = Object.create(null) as Record<string, string>; // a property named __proto__ stays a property
+    const p = env.S.properties;
+    for (const k of Object.keys(p)) {
+      const v = p[k];
+      if (typeof v === 'string') out[k] = v;
+    }
+    return out;
+  }
+  function docPropertyCheck(spec: DocSpec, schema: unknown, what: string): void {
+    if (schema) docFail(spec, validate(schema, properties(), what, 0));
+  }
+  function docFail(spec: DocSpec, err: string | null | undefined): void {
     if (!err) return;
     if (spec.user) {
       env.S.properties.status_code = '400';
@@ -115,8 +135,10 @@ export function createExtras(env: UtilEnv) {
     try {
       docCheck(spec, spec.inSchema, env.getBodyString(), 'body');
       docCheck(spec, spec.dataSchema, env.stringify(env.S.data), 'data');
+      docPropertyCheck(spec, spec.inPropertySchema, 'properties');
       const out = (fn as () => unknown)();
       docCheck(spec, spec.outSchema, env.getBodyString(), 'output');
+      docPropertyCheck(spec, spec.outPropertySchema, 'output properties');
       return out;
     } catch (e) {
       if (e && (e as { docUserError?: unknown }).docUserError) return undefined;
@@ -140,6 +162,14 @@ export function createExtras(env: UtilEnv) {
       },
       outSchema(x) {
         spec.outSchema = x;
+        return d;
+      },
+      inPropertySchema(x) {
+        spec.inPropertySchema = x;
+        return d;
+      },
+      outPropertySchema(x) {
+        spec.outPropertySchema = x;
         return d;
       },
       asUserErrors() {

@@ -169,6 +169,7 @@ function begin(input: string, inBytes: unknown): Run {
     return e;
   }
   function setBodyValue(x: unknown): void {
+    S.bodySet = true;
     if (x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x)) {
       bytesBody = new U8(U().toBytes(x));
       S.body = null;
@@ -260,12 +261,18 @@ function begin(input: string, inBytes: unknown): Run {
       },
     });
   }
+  function stepPropSet(k: unknown, v: unknown): void {
+    call('stepProps.set', [String(k), str(v)]);
+  }
+  // `put` and `containsKey`: the names scripts written for the reference agent's map use (SPEC.md §4).
   const stepProperties = {
     get(k: unknown) {
       return call('stepProps.get', [String(k)]);
     },
-    set(k: unknown, v: unknown) {
-      call('stepProps.set', [String(k), str(v)]);
+    set: stepPropSet,
+    put: stepPropSet,
+    containsKey(k: unknown) {
+      return call('stepProps.get', [String(k)]) !== null;
     },
     remove(k: unknown) {
       call('stepProps.set', [String(k), null]);
@@ -299,6 +306,7 @@ function begin(input: string, inBytes: unknown): Run {
       if (x && typeof (x as Partial<ByteReader>).readAll === 'function') x = (x as ByteReader).readAll();
       bytesBody = new U8(U().toBytes(x));
       S.body = null;
+      S.bodySet = true;
     },
     end() {
       S.ended = true;
@@ -492,7 +500,16 @@ function begin(input: string, inBytes: unknown): Run {
   };
   const doc: Record<string, (...a: unknown[]) => unknown> = {};
   type DocMethods = Record<string, (...a: unknown[]) => unknown>;
-  for (const n of ['description', 'inSchema', 'dataSchema', 'outSchema', 'asUserErrors', 'run'])
+  for (const n of [
+    'description',
+    'inSchema',
+    'dataSchema',
+    'outSchema',
+    'inPropertySchema',
+    'outPropertySchema',
+    'asUserErrors',
+    'run',
+  ])
     doc[n] = (...a: unknown[]) => (U().makeDoc() as unknown as DocMethods)[n]!(...a);
   const api = [freeze(context), freeze(console), freeze(doc)];
   return freeze({

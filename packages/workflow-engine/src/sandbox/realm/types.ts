@@ -53,6 +53,8 @@ export interface RunState {
   writeLimits?: [number, number] | null;
   streamCleared?: boolean;
   bodyIsBytes?: boolean;
+  /** The script called `setBody`/`setMessage`/`setStream(x)` in this run (the outbound body, README "Step flow"). */
+  bodySet?: boolean;
 }
 
 /** `context.getStream()` and `bytes().reader(b)`. */
