@@ -89,6 +89,8 @@ const WORKER = {
             ].join('\n'),
           },
           urlGenerator: { script: "context.setUrl('portal-ack', '/ack')" },
+          // An item is the call's input, not its body (engine SPEC.md 4.3): the payloadGenerator sends it.
+          payloadGenerator: { script: 'context.setBody(context.getBody())' },
           itemResultProcessor: {
             script:
               "if (context.getProperty('status_code') !== '200') context.addSystemError('ack answered ' + context.getProperty('status_code'));",
