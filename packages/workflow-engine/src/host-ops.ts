@@ -8,6 +8,7 @@ import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 import { CRYPTO_OPS } from './crypto-ops.js';
 import { FILE_OPS } from './file-ops.js';
+import { parseHostArgs } from './host-args.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -168,17 +169,6 @@ const OPS: Record<string, Op> = {
   ...FILE_OPS,
 };
 
-function parseArgs(json: string): Args {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    v = undefined;
-  }
-  if (!Array.isArray(v)) throw new TypeError('malformed host call');
-  return v;
-}
-
 /**
  * Answers one host call from a processor run. Every argument is checked here: the script can call the raw
  * channel with anything. Errors go back into the script as `CODE: message` with secrets scrubbed.
@@ -194,7 +184,7 @@ export async function handleHostCall(
   try {
     if (!fn)
       throw new EngineError('ENGINE_UNSUPPORTED', `unknown host call ${JSON.stringify(op.slice(0, 40))}`);
-    return await fn(ctx, parseArgs(json), bytes, text);
+    return await fn(ctx, parseHostArgs(json), bytes, text);
   } catch (err) {
     throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
   }

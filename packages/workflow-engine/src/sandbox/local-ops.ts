@@ -14,6 +14,7 @@ import { capOf, gunzipBytes, gzipBytes } from '../compress.js';
 import { unzipArchive, type ZipEntry } from '../zip-read.js';
 import { zipArchive } from '../zip-write.js';
 import { newArrayBufferChecked } from './heap.js';
+import { parseHostArgs } from '../host-args.js';
 
 /** The ops answered here. */
 export const LOCAL_OPS: ReadonlySet<string> = new Set([
@@ -85,17 +86,6 @@ function entriesHandle(ctx: QuickJSContext, entries: ZipEntry[]): QuickJSHandle 
   return list;
 }
 
-function parseArgs(json: string): unknown[] {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    v = undefined;
-  }
-  if (!Array.isArray(v)) throw new TypeError('malformed host call');
-  return v;
-}
-
 function errorText(err: unknown): { name: string; message: string } {
   const e = err as { name?: unknown; code?: unknown; message?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(err);
@@ -122,7 +112,7 @@ export function runLocalOp(
   try {
     // getArrayBuffer copies within the wasm heap, and throws when that copy does not fit.
     life = bytesH && ctx.typeof(bytesH) === 'object' ? ctx.getArrayBuffer(bytesH) : undefined;
-    result = compute(op, parseArgs(argsJson), life ? life.value : new Uint8Array(0), limit);
+    result = compute(op, parseHostArgs(argsJson), life ? life.value : new Uint8Array(0), limit);
   } catch (err) {
     return { error: ctx.newError(errorText(err)) };
   } finally {
