@@ -24,7 +24,10 @@ import { fileWatchSpecs } from '../src/files/watch/triggers.js';
 const dirs: string[] = [];
 const engines: WorkflowEngine[] = [];
 const runtimes: Runtime[] = [];
+const watchers: FileWatcher[] = [];
 afterEach(async () => {
+  // Harness watchers hold their files open: close them (else their handles are closed on garbage collection).
+  for (const w of watchers.splice(0)) await w.close();
   for (const r of runtimes.splice(0)) {
     await r.stop(500);
     await closeAll(r, 0);
@@ -120,6 +123,7 @@ async function harness(
     offsets: fileOffsets(opts.dataDir ?? temp(), 'd1', 0, 'tail'),
     now: () => clock.now,
   });
+  watchers.push(watcher);
   return { watcher, runs, clock, messages: () => runs.flatMap(([, m]) => m) };
 }
 
