@@ -27,6 +27,11 @@ export interface Observation {
   completed: boolean;
   /** Run errors the deployer saw (step errors, start-up failures). Shown in the report; not asserted. */
   errors?: readonly string[];
+  /**
+   * The deployment's redactor (its registered secrets). The runner passes every text it reports — failure texts,
+   * mock call URLs and reasons — through it, so a secret that reached a mock never reaches a report.
+   */
+  redact?: (text: string) => string;
 }
 
 /** The kinds of failed expectation; every assertion of interfaces.md §7.3 has at least one. */

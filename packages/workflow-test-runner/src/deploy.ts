@@ -245,6 +245,7 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         calls: calls ?? [],
         completed,
         errors: collected.errors,
+        redact: (text) => redactor.redact(text),
       };
     } finally {
       if (runtime !== undefined) {

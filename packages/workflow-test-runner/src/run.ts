@@ -198,8 +198,18 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
     calls: prepared.calls,
     endpoints: prepared.endpoints,
   };
-  const mockCalls = mock.calls();
-  const failures = evaluateRun(expectations, observed, mockCalls);
+  const redact = observed.redact ?? ((t: string) => t);
+  const failures = evaluateRun(expectations, observed, mock.calls()).map((f) => ({
+    ...f,
+    message: redact(f.message),
+    ...(f.expected === undefined ? {} : { expected: redact(f.expected) }),
+    ...(f.actual === undefined ? {} : { actual: redact(f.actual) }),
+  }));
+  const mockCalls = mock.calls().map((c) => ({
+    ...c,
+    url: redact(c.url),
+    ...(c.reasons === undefined ? {} : { reasons: c.reasons.map(redact) }),
+  }));
   return {
     ...base,
     status: failures.length === 0 ? 'passed' : 'failed',

@@ -204,4 +204,29 @@ describe('runTests', () => {
     const s = await runTests(cfg, { deploy: (i) => (ac.abort(), fake(i)), signal: ac.signal });
     expect(s.results.map((r) => r.status)).toEqual(['failed', 'skipped']);
   });
+
+  it("passes every reported text through the deployment's redactor: failures and the mock call log", async () => {
+    const cfg = setup({
+      'tests/a.test.json': metricTest('never-sent', {
+        mockEndpointResponses: [{ whenThisIsCalled: 'http://mockserver/x', expectedPayload: 'p' }],
+      }),
+    });
+    const leaky: Deployer = async ({ transport }) => {
+      await transport({
+        url: 'http://mockserver/x?key=sekret-7f3a',
+        method: 'POST',
+        headers: {},
+        body: 'sekret-7f3a',
+      });
+      return observed({
+        logs: ['got sekret-7f3a'],
+        redact: (t) => t.replaceAll('sekret-7f3a', '<REDACTED>'),
+      });
+    };
+    const [r] = (await runTests(cfg, { deploy: leaky })).results;
+    expect(r!.status).toBe('failed');
+    const reported = JSON.stringify([r!.failures, r!.mockCalls.map((c) => [c.url, c.reasons])]);
+    expect(reported).toContain('<REDACTED>');
+    expect(reported).not.toContain('sekret-7f3a');
+  });
 });
