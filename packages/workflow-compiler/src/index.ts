@@ -68,3 +68,5 @@ export { parseManifestPath, formatManifestPath, MAX_MANIFEST_PATH_LENGTH } from 
 export type { ManifestPathSegment } from './manifest-path.js';
 export { compareWorkflows } from './compare-workflows.js';
 export type { WorkflowDifference } from './compare-workflows.js';
+export { compileSchema, schemaViolations } from './internal/schema-check.js';
+export type { LazyValidator } from './internal/schema-check.js';

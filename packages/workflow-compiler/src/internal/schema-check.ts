@@ -32,10 +32,19 @@ export function checkSchema(
   code: WorkflowErrorCode,
   what: string,
 ): void {
+  const details = schemaViolations(lazy, value);
+  if (details !== undefined) throwDetails(code, what, details);
+}
+
+/**
+ * Every violation of a compiled schema as `{ pointer, detail }`, without duplicates, or undefined when `value`
+ * is valid. Details describe what was expected and the type and size found, never the value. Apps with their own
+ * error class build their error from this list (the workflow test runner does).
+ */
+export function schemaViolations(lazy: LazyValidator, value: unknown): WorkflowErrorDetail[] | undefined {
   const validate = lazy();
-  if (validate(value)) return;
-  const details = dedupe((validate.errors ?? []).map(toDetail));
-  throwDetails(code, what, details);
+  if (validate(value)) return undefined;
+  return dedupe((validate.errors ?? []).map(toDetail));
 }
 
 /** Throws `code` with the given details (capped), in a message that names the first few pointers. */

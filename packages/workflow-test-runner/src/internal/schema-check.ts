@@ -1,26 +1,12 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { compileSchema, schemaViolations, type LazyValidator } from '@org/workflow-compiler';
 import { TestRunnerError, type TestRunnerErrorCode, type TestRunnerErrorDetail } from '../errors.js';
-import { describeValue, quoteName, toPointer } from './text.js';
 
-/** At most this many details are reported for one failure; the rest are counted. */
+// The compiler's schema runner (one Ajv set-up, one way to describe a violation without its value); this file
+// only adds the file name and the test runner's error class.
+export { compileSchema };
+
+/** At most this many details are reported for one failure. */
 export const MAX_ERROR_DETAILS = 50;
-
-const ajv = new Ajv({
-  allErrors: true,
-  verbose: true,
-  strict: true,
-  strictRequired: false,
-  allowUnionTypes: true,
-});
-
-/** A schema compiled on first use. */
-export type LazyValidator = () => ValidateFunction;
-
-/** Returns a function that compiles `schema` the first time it is called. */
-export function compileSchema(schema: object): LazyValidator {
-  let compiled: ValidateFunction | undefined;
-  return () => (compiled ??= ajv.compile(schema));
-}
 
 /**
  * Runs a schema and throws `code` naming `file` and every violation as `{ file, pointer, detail }`. Details say
@@ -32,17 +18,13 @@ export function checkSchema(
   code: TestRunnerErrorCode,
   file: string,
 ): void {
-  const validate = lazy();
-  if (validate(value)) return;
-  const seen = new Set<string>();
-  const details = (validate.errors ?? [])
-    .filter((e) => e.keyword !== 'if')
-    .map((e) => toDetail(e, file))
-    .filter((d) => {
-      const k = `${d.pointer}\u0000${d.detail}`;
-      return seen.has(k) ? false : (seen.add(k), true);
-    });
-  throwDetails(code, file, details);
+  const violations = schemaViolations(lazy, value);
+  if (violations !== undefined)
+    throwDetails(
+      code,
+      file,
+      violations.map((v) => ({ file, ...v })),
+    );
 }
 
 /** Throws `code` with the given details (capped), in a message naming the file and the first few pointers. */
@@ -58,38 +40,4 @@ export function throwDetails(
     .join('; ');
   const count = details.length === 1 ? '1 error' : `${details.length} errors`;
   throw new TestRunnerError(code, `${file} is invalid (${count}): ${first}`, { details: shown });
-}
-
-function child(instancePath: string, name: string): string {
-  return `${instancePath}${toPointer([name])}`;
-}
-
-function toDetail(e: ErrorObject, file: string): TestRunnerErrorDetail {
-  const found = describeValue(e.data);
-  const p = e.params as Record<string, unknown>;
-  const described = (e.parentSchema as { description?: string } | undefined)?.description;
-  switch (e.keyword) {
-    case 'required':
-      return {
-        file,
-        pointer: child(e.instancePath, String(p['missingProperty'])),
-        detail: 'missing required property',
-      };
-    case 'additionalProperties': {
-      const name = String(p['additionalProperty']);
-      return { file, pointer: child(e.instancePath, name), detail: `unknown property ${quoteName(name)}` };
-    }
-    case 'type':
-      return { file, pointer: e.instancePath, detail: `expected ${String(p['type'])}, found ${found}` };
-    case 'enum': {
-      const allowed = (p['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ');
-      return { file, pointer: e.instancePath, detail: `expected one of ${allowed}, found ${found}` };
-    }
-    case 'not':
-    case 'oneOf':
-    case 'anyOf':
-      return { file, pointer: e.instancePath, detail: described ?? e.message ?? 'invalid' };
-    default:
-      return { file, pointer: e.instancePath, detail: `${e.message ?? 'invalid'}, found ${found}` };
-  }
 }
