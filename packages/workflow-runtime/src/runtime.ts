@@ -7,7 +7,7 @@ import {
 } from '@org/workflow-engine';
 import type { AssetArchive } from './assets/archive.js';
 import { assetServerIds, closeArchives, openServerArchives } from './assets/server-archives.js';
-import { AgentError, isCodedError } from './errors.js';
+import { AgentError } from './errors.js';
 import type { VerifiedDeployment } from './deployment.js';
 import { createEngineHost, type OutboundTransport } from './engine-host.js';
 import { httpRoutes, type TriggerRoute } from './http/routes.js';
@@ -18,6 +18,7 @@ import type { Limits, Timeouts } from './limits.js';
 import type { ServerSpec } from './listen.js';
 import type { Output } from './output.js';
 import { closePersistence, planPersistence, type PersistencePlan } from './persistence.js';
+import { reportedRun } from './reported-run.js';
 import type { StringDecryptor } from './secrets.js';
 import { unsupportedUses } from './start-up-report.js';
 import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './timers.js';
@@ -250,19 +251,11 @@ async function triggerOnce(
       'AGENT_STEP_NOT_FOUND',
       `deployment "${deploymentId}" has no step ${JSON.stringify(stepId.slice(0, 200))}`,
     );
-  const { output } = s.options;
-  const fields = { deploymentId, stepId, trigger: 'direct' };
-  const started = performance.now();
-  const result = await s.tracker
-    .track(() => engine.runStep(stepId, EMPTY_INPUT()))
-    .catch((err: unknown) => {
-      output.error('step run failed', { ...fields, code: isCodedError(err) ? err.code : 'INTERNAL' });
-      return undefined;
-    });
-  if (result?.errored === true) output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
-  const outcome = result === undefined ? 'failed' : result.errored ? 'errored' : 'ok';
-  output.debug('step run', { ...fields, durationMs: Math.round(performance.now() - started), outcome });
-  return result;
+  return reportedRun(
+    { tracker: s.tracker, output: s.options.output },
+    { deploymentId, stepId, trigger: 'direct' },
+    () => engine.runStep(stepId, EMPTY_INPUT()),
+  );
 }
 
 /**

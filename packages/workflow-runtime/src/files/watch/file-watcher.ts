@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import type { StepInfo, WorkflowEngine } from '@org/workflow-engine';
 import { isCodedError } from '../../errors.js';
 import type { HttpRunCounters } from '../../http/http-runs.js';
+import { reportedRun } from '../../reported-run.js';
 import type { RunTracker } from '../../http/run-tracker.js';
 import type { Output } from '../../output.js';
 import { resolveAccess, type FileAccess } from '../access.js';
@@ -244,30 +245,18 @@ export class FileWatcher {
     if (batch.messages.length === 0) return;
     const { engine, tracker, output } = this.#deps;
     const body = JSON.stringify(batch.messages.map((message) => ({ message })));
-    const started = performance.now();
-    const fields = { ...this.#fields, file: tail.name };
-    const done = this.#deps.runs?.start(this.#spec.deploymentId, this.#spec.step.stepId);
-    const result = await tracker
-      .track(() =>
+    await reportedRun(
+      { tracker, output, runs: this.#deps.runs },
+      { ...this.#fields, file: tail.name },
+      () =>
         engine.runStep(this.#spec.step, {
           body,
           stream: undefined,
           headers: {},
           properties: { 'file.name': tail.name },
         }),
-      )
-      .catch((err: unknown) => {
-        output.error('step run failed', { ...fields, code: isCodedError(err) ? err.code : 'INTERNAL' });
-        return undefined;
-      });
-    done?.(result === undefined || result.errored);
-    if (result?.errored === true)
-      output.warn('step errored', { ...fields, errors: result.errors.join('; ') });
-    if (!this.#spec.noTrace) {
-      const outcome = result === undefined ? 'failed' : result.errored ? 'errored' : 'ok';
-      const durationMs = Math.round(performance.now() - started);
-      output.debug('step run', { ...fields, messages: batch.messages.length, durationMs, outcome });
-    }
+      { noTrace: this.#spec.noTrace, trace: { messages: batch.messages.length } },
+    );
     tail.delivered += batch.bytes;
     this.#save();
   }
