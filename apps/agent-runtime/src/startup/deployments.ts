@@ -1,19 +1,11 @@
 import type { HostPolicy } from '@org/host-policy';
 import type { Bootstrap, DeploymentRecord } from '@org/workflow-compiler';
-import {
-  hostPolicyOf,
-  isCodedError,
-  withContext,
-  type VerifiedDeployment,
-} from '@org/workflow-runtime';
+import { hostPolicyOf, isCodedError, withContext, type VerifiedDeployment } from '@org/workflow-runtime';
 import { loadWorkflow, type LoadWorkflowOptions } from './package-loader.js';
-
-export { hostPolicyOf, type VerifiedDeployment };
 
 function isDisabled(record: DeploymentRecord): boolean {
   return record.enabled === false || record.enabled === 'false';
 }
-
 
 /**
  * Verifies every enabled record before any of them runs (S85): a refusal in one record stops start-up
