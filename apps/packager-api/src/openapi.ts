@@ -210,9 +210,9 @@ export const READY_RESPONSE_SCHEMA = {
 } as const;
 
 /** Every operation: an id, no authentication (the service binds to localhost), and its responses. */
-const op = (operationId: string, operation: Record<string, unknown>) => ({
+const op = <T extends object>(operationId: string, operation: T) => ({
   operationId,
-  security: [],
+  security: [] as const,
   ...operation,
 });
 
