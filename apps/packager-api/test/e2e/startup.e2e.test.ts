@@ -1,8 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { makeResourceDir } from '../helpers.js';
 
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MAIN = join(APP, 'dist', 'main.js');
@@ -58,4 +59,30 @@ describe('dist/main.js arguments and start-up failures', () => {
     expect(line['code']).toBe('PACKAGER_CONFIG_INVALID');
     expect(line['msg']).toContain('LOG_LEVEL');
   });
+
+  it(
+    'serves /ready and /metrics (with the process metrics) once listening',
+    { timeout: 30_000 },
+    async () => {
+      const env = { PATH: process.env['PATH'] ?? '', PORT: '0', PACKAGER_RESOURCE_DIRS: makeResourceDir() };
+      const proc = spawn(process.execPath, [MAIN], { env });
+      const exited = new Promise((resolve) => proc.on('exit', resolve));
+      let out = '';
+      const port = await new Promise<number>((resolve, reject) => {
+        proc.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n').find((l) => l.includes('"listening"'));
+          if (line !== undefined) resolve((JSON.parse(line) as { port: number }).port);
+        });
+        void exited.then(() => reject(new Error(`exited: ${out}`)));
+      });
+      const base = `http://127.0.0.1:${port}`;
+      expect(await (await fetch(`${base}/ready`)).json()).toEqual({ ok: true, status: 'ready' });
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(text).toContain('packager_process_cpu_user_seconds_total');
+      expect(text).toContain('packager_http_requests_total{method="GET",route="/ready",status="200"} 1');
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+  );
 });
