@@ -9,6 +9,7 @@ import {
   registerRecordSecrets,
   type LineSink,
   type Runtime,
+  type RuntimeMetrics,
 } from '@org/workflow-runtime';
 import type { Config } from './startup/config.js';
 import { verifyDeployments } from './startup/deployments.js';
@@ -34,6 +35,8 @@ export interface AppDeps {
   readonly secrets?: readonly string[] | undefined;
   /** The engines' clock (`getTimestamp`, authentication property expiry); default `Date.now`. Tests move it. */
   readonly now?: (() => number) | undefined;
+  /** Where request, step-run and outbound-call events go (main.ts: the admin listener's registry). */
+  readonly metrics?: RuntimeMetrics | undefined;
 }
 
 /** A started-up agent: verified deployments running on `@org/workflow-runtime`. `main.ts` listens; tests too. */
@@ -71,6 +74,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     ports: deps.ports,
     lookup: deps.lookup,
     now: deps.now,
+    metrics: deps.metrics,
     // Relative allowFileAccess paths start where relative remoteConfiguration paths do.
     fileBaseDir: deps.baseDir ?? process.cwd(),
   });

@@ -1,9 +1,14 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redactor } from '@org/workflow-engine';
+import { createAdminServer, Readiness } from './admin.js';
 import { createApp, type Agent } from './app.js';
+import { createAgentMetrics } from './metrics.js';
+import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs } from './startup/args.js';
 import { loadBootstrap } from './startup/bootstrap-source.js';
-import { loadConfig, type Config } from './startup/config.js';
+import { loadConfig, type AdminListen, type Config } from './startup/config.js';
 import { loadBootstrapVariables } from './startup/variables.js';
-import { isCodedError } from '@org/workflow-runtime';
+import { AgentError, isCodedError } from '@org/workflow-runtime';
 import { closeAll, listenAll } from '@org/workflow-runtime';
 
 /**
@@ -31,11 +36,12 @@ function fatal(err: unknown): never {
     ...(problems.length > 0 ? { problems } : {}),
   };
   process.stderr.write(JSON.stringify(line) + '\n');
-  process.exit(1);
+  process.exit(EXIT_START_FAILED);
 }
 
-function onSignals(agent: Agent, config: Config): void {
+function onSignals(agent: Agent, config: Config, readiness: Readiness): void {
   const drain = (signal: string) => {
+    readiness.set('draining');
     agent.output.info('shutting down', { signal });
     const ms = config.timeouts.shutdownMs;
     void Promise.all([closeAll(agent, ms), agent.stop(ms)]).then(([, idle]) => {
@@ -47,8 +53,32 @@ function onSignals(agent: Agent, config: Config): void {
   process.once('SIGINT', () => drain('SIGINT'));
 }
 
-async function start(): Promise<void> {
-  const config = loadConfig(process.env, process.argv.slice(2));
+/** Listens on the admin address first, so `/ready` answers 503 while the deployments load. */
+function listenAdmin(server: Server, at: AdminListen): Promise<{ port: number; address: string }> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new AgentError(
+          'AGENT_LISTEN_FAILED',
+          `the admin listener cannot listen on ${at.bind}:${at.port} (${err.code ?? 'error'})`,
+        ),
+      ),
+    );
+    server.listen(at.port, at.bind, () => {
+      const a = server.address() as AddressInfo;
+      resolve({ port: a.port, address: a.address });
+    });
+  });
+}
+
+async function start(argv: readonly string[]): Promise<void> {
+  const config = loadConfig(process.env, argv);
+  const readiness = new Readiness();
+  const metrics = createAgentMetrics({ defaults: true });
+  const admin =
+    config.admin === undefined || config.admin === 'off'
+      ? undefined
+      : await listenAdmin(createAdminServer({ readiness, registry: metrics.registry }), config.admin);
   const variables = loadBootstrapVariables(process.env);
   for (const name of variables.secretNames) startupSecrets.add(variables.values.get(name) ?? '');
   const { bootstrap, form, secrets } = await loadBootstrap(
@@ -56,11 +86,30 @@ async function start(): Promise<void> {
     config.bootstrapSecretKey,
     variables,
   );
-  const agent = await createApp({ bootstrap, config, secrets, sink: (line) => process.stdout.write(line) });
+  const agent = await createApp({
+    bootstrap,
+    config,
+    secrets,
+    sink: (line) => process.stdout.write(line),
+    metrics: metrics.runtime,
+  });
   const servers = await listenAll(agent);
-  agent.output.info('listening', { bootstrap: form, servers });
-  onSignals(agent, config);
+  agent.output.info('listening', { bootstrap: form, servers, ...(admin ? { admin: [admin] } : {}) });
+  onSignals(agent, config, readiness);
   agent.startTriggers();
+  readiness.set('ready');
 }
 
-start().catch(fatal);
+const args = parseArgs(process.argv.slice(2), appVersion(import.meta.url));
+if (args.kind === 'print') {
+  process.stdout.write(args.text);
+  process.exit(0);
+}
+if (args.kind === 'usage-error') {
+  const msg = 'unknown option: the agent takes a bootstrap, --help or --version';
+  process.stderr.write(
+    JSON.stringify({ ts: new Date().toISOString(), level: 'fatal', code: 'AGENT_USAGE', msg }) + '\n',
+  );
+  process.exit(EXIT_USAGE);
+}
+start(args.args).catch(fatal);

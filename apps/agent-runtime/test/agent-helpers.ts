@@ -4,7 +4,7 @@ import { parseKeyTuple } from '@org/envelope-crypto';
 import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts } from '../src/startup/config.js';
-import type { LogLevel } from '@org/workflow-runtime';
+import type { LogLevel, RuntimeMetrics } from '@org/workflow-runtime';
 import { closeAll, listenAll, type Listening } from '@org/workflow-runtime';
 import { tuple, type TestKeys } from './fixtures.js';
 
@@ -32,6 +32,8 @@ export interface StartOptions {
   now?: () => number;
   /** AGENT_DATA_DIR (step persistence). */
   dataDir?: string;
+  /** Where metric events go (AppDeps.metrics). */
+  metrics?: RuntimeMetrics;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -60,6 +62,7 @@ export async function startAgent(
     sink: (line) => lines.push(line),
     ports,
     now: o.now,
+    metrics: o.metrics,
   });
   const listening = await listenAll(agent);
   agent.startTriggers();

@@ -91,4 +91,18 @@ describe('loadBootstrap', () => {
     const e = await failure(loadBootstrap(b64.slice(0, 8) + ' ' + b64.slice(8), undefined));
     expect(e.code).toBe('AGENT_BOOTSTRAP_UNREADABLE');
   });
+
+  it('names the path it tried when the bootstrap file is missing or unreadable, never the content', async () => {
+    for (const path of [join(dir, 'missing.json'), './nowhere/boot.oapp', '/no/such/bootstrap']) {
+      const e = await failure(loadBootstrap(path, undefined));
+      expect(e.code).toBe('AGENT_BOOTSTRAP_UNREADABLE');
+      expect(e.message).toBe(`the bootstrap file ${JSON.stringify(path)} does not exist`);
+    }
+    const unreadable = await failure(loadBootstrap(dir, undefined));
+    expect(unreadable.message).toBe(`the bootstrap file ${JSON.stringify(dir)} cannot be read (EISDIR)`);
+    // Text that is not path-like is not quoted: it may be a secret (a mistyped Base64 or encrypted bootstrap).
+    const secret = 'c2VjcmV0LXZhbHVl!';
+    const e = await failure(loadBootstrap(secret, undefined));
+    expect(e.message).not.toContain(secret);
+  });
 });

@@ -97,7 +97,9 @@ export interface Child {
 
 /** Spawns `node main` with only `env` (plus PATH). */
 export function spawnMain(main: string, env: Record<string, string>, cwd?: string): Child {
-  const proc = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', ...env }, cwd });
+  // The agent's admin listener takes a free port (its default, 39576, may be taken by a parallel test).
+  const base = { PATH: process.env['PATH'] ?? '', AGENT_ADMIN_PORT: '0' };
+  const proc = spawn(process.execPath, [main], { env: { ...base, ...env }, cwd });
   let out = '';
   let err = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -4,6 +4,8 @@ import type { AppDeps } from './deps.js';
 import { RequestError } from './errors.js';
 import { errorMiddleware } from './http-errors.js';
 import type { Logger } from './logger.js';
+import { createMetrics, metricsRoute, type Metrics } from './metrics.js';
+import { Readiness, readyRoute } from './readiness.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { requestLog } from './request-log.js';
 import { bootstrapEncrypt, stringEncrypt } from './routes/encrypt.js';
@@ -18,6 +20,10 @@ export interface CreateAppOptions {
   limits: Limits;
   resourceDirs: readonly string[];
   log: Logger;
+  /** Readiness as main.ts moves it (default: ready, for tests that build the app alone). */
+  readiness?: Readiness | undefined;
+  /** Where request metrics go (default: a fresh registry). */
+  metrics?: Metrics | undefined;
 }
 
 /** One route: the OpenAPI document lists exactly these (checked by test/routing.test.ts). */
@@ -28,7 +34,10 @@ export interface RouteSpec {
 }
 
 /** Every route of the service. */
-export function routes(deps: AppDeps): RouteSpec[] {
+export function routes(
+  deps: AppDeps,
+  ops: Required<Pick<CreateAppOptions, 'readiness' | 'metrics'>>,
+): RouteSpec[] {
   return [
     { method: 'post', path: '/workflow-package', handler: workflowPackage(deps) },
     { method: 'post', path: '/bootstrap-encrypt', handler: bootstrapEncrypt(deps) },
@@ -40,6 +49,8 @@ export function routes(deps: AppDeps): RouteSpec[] {
     { method: 'post', path: '/build-workflows', handler: buildWorkflowsRoute(deps) },
     { method: 'get', path: '/key-gen', handler: keyGen() },
     { method: 'get', path: '/health', handler: health() },
+    { method: 'get', path: '/ready', handler: readyRoute(ops.readiness) },
+    { method: 'get', path: '/metrics', handler: metricsRoute(ops.metrics) },
     { method: 'get', path: '/openapi.json', handler: (_req, res) => void res.json(OPENAPI_DOCUMENT) },
   ];
 }
@@ -64,13 +75,17 @@ function fallback(table: readonly RouteSpec[]): RequestHandler {
 /** The Express app (house style §1): routes, the 404/405 fallback and the one error middleware. */
 export function createApp(options: CreateAppOptions): express.Express {
   const deps: AppDeps = { ...options, uploads: uploadOptionsByPath(options.limits) };
+  const ops = {
+    readiness: options.readiness ?? new Readiness('ready'),
+    metrics: options.metrics ?? createMetrics(),
+  };
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('strict routing', true);
   app.set('case sensitive routing', true);
-  app.use(requestLog(options.log));
-  const table = routes(deps);
+  app.use(requestLog(options.log, ops.metrics));
+  const table = routes(deps, ops);
   for (const r of table) app[r.method](r.path, r.handler);
   app.all('/{*splat}', fallback(table));
   app.use(errorMiddleware(options.log));

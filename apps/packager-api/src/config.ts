@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MAX_STRING_PLAINTEXT_BYTES } from '@org/envelope-crypto';
-import type { Logger } from './logger.js';
+import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
 
 /** Request size limits, in bytes (README "Limits"). */
 export interface Limits {
@@ -33,6 +33,8 @@ export interface Config {
   resourceDirs: string[] | undefined;
   limits: Limits;
   timeouts: Timeouts;
+  /** `LOG_LEVEL`: `debug`, `info` (default), `warn` or `error`. */
+  logLevel: LogLevel;
 }
 
 /** A configuration the service refuses to start with. Its message is printed; no stack trace. */
@@ -99,6 +101,14 @@ function timeoutsFrom(env: Env): Timeouts {
   };
 }
 
+function logLevelFrom(env: Env): LogLevel {
+  const raw = (env['LOG_LEVEL'] ?? '').trim().toLowerCase();
+  if (raw === '') return 'info';
+  const level = LOG_LEVELS.find((l) => l === raw);
+  if (level === undefined) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
 function resourceDirsFrom(env: Env): string[] | undefined {
   const raw = env['PACKAGER_RESOURCE_DIRS'];
   if (raw === undefined || raw.trim() === '') return undefined;
@@ -119,6 +129,7 @@ export function loadConfig(env: Env): Config {
     resourceDirs: resourceDirsFrom(env),
     limits: limitsFrom(env),
     timeouts: timeoutsFrom(env),
+    logLevel: logLevelFrom(env),
   };
   if (config.timeouts.headersMs > config.timeouts.requestMs) {
     throw new ConfigError('PACKAGER_HEADERS_TIMEOUT_MS must not exceed PACKAGER_REQUEST_TIMEOUT_MS');

@@ -6,6 +6,8 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { REQUEST_ERROR_CODES, RequestError, type FieldError, type RequestErrorCode } from './errors.js';
 import type { Logger } from './logger.js';
 import { problemTitle, problemType } from './problem-types.js';
+import { instanceOf } from './request-id.js';
+import { PROBLEM_CODE_LOCAL } from './request-log.js';
 
 /** Every code a response can carry. A library adding a code without a status here fails typecheck. */
 export type AppErrorCode =
@@ -200,7 +202,7 @@ export function problemBody(err: CodedError, reqId: string): Record<string, unkn
     title: problemTitle(err.code),
     status: STATUS_BY_CODE[err.code],
     detail: err.message,
-    instance: `urn:uuid:${reqId}`,
+    instance: instanceOf(reqId),
     code: err.code,
     ...(errors === undefined ? {} : { errors }),
     ...err.extensions,
@@ -233,6 +235,7 @@ function finishProblem(
   // A request whose body was not read to the end cannot be followed by another on this connection.
   if (hasUnreadBody(req)) res.setHeader('Connection', 'close');
   for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
+  res.locals[PROBLEM_CODE_LOCAL] = body['code'];
   res.status(status).type('application/problem+json').send(JSON.stringify(body));
 }
 
@@ -246,7 +249,7 @@ export function sendInternal(req: Request, res: Response): void {
       type: 'about:blank',
       title: 'Internal Server Error',
       status: 500,
-      instance: `urn:uuid:${requestIdOf(res)}`,
+      instance: instanceOf(requestIdOf(res)),
       code: 'INTERNAL',
     },
     undefined,

@@ -1,8 +1,13 @@
 /** Fields of a log line. Never bodies, never key material; headers only content-type and content-length. */
 export type LogFields = Record<string, string | number | boolean | undefined>;
 
+/** `LOG_LEVEL` values, lowest first: lines below the configured level are not written. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** A structured logger writing one JSON object per line. */
 export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
@@ -11,12 +16,19 @@ export interface Logger {
 /** Where log lines go (stdout in production; an array in tests). */
 export type LogSink = (line: string) => void;
 
-/** A JSON-lines logger: `{"ts","level","msg",...fields}`. */
-export function createLogger(sink: LogSink, now: () => Date = () => new Date()): Logger {
-  const write = (level: string, msg: string, fields?: LogFields) => {
+/** A JSON-lines logger: `{"ts","level","msg",...fields}`; lines below `minLevel` are dropped. */
+export function createLogger(
+  sink: LogSink,
+  now: () => Date = () => new Date(),
+  minLevel: LogLevel = 'info',
+): Logger {
+  const min = LOG_LEVELS.indexOf(minLevel);
+  const write = (level: LogLevel, msg: string, fields?: LogFields) => {
+    if (LOG_LEVELS.indexOf(level) < min) return;
     sink(JSON.stringify({ ts: now().toISOString(), level, msg, ...fields }) + '\n');
   };
   return {
+    debug: (msg, fields) => write('debug', msg, fields),
     info: (msg, fields) => write('info', msg, fields),
     warn: (msg, fields) => write('warn', msg, fields),
     error: (msg, fields) => write('error', msg, fields),
@@ -48,4 +60,4 @@ export function createBatchingSink(write: (text: string) => void): LogSink & { f
 }
 
 /** A logger that drops everything. */
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -2,25 +2,43 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './config.js';
 import { createBatchingSink, createLogger, type Logger } from './logger.js';
+import { createMetrics } from './metrics.js';
+import { Readiness } from './readiness.js';
 import { createHttpServer } from './server.js';
+import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs, startupFailureLine } from './startup.js';
 
 const sink = createBatchingSink((text) => process.stdout.write(text));
-const log = createLogger(sink);
 // Pending log lines are written before any exit (stdout to a file or pipe is synchronous on Linux).
 process.on('exit', () => sink.flush());
 
-function start(config: Config, resourceDirs: string[]): void {
-  const app = createApp({ limits: config.limits, resourceDirs, log });
+/** Start-up failed: the one fatal line on stderr (same shape as the agent's), exit 1. */
+function fatal(code: string, msg: string): never {
+  sink.flush();
+  process.stderr.write(startupFailureLine(code, msg));
+  process.exit(EXIT_START_FAILED);
+}
+
+function start(config: Config, resourceDirs: string[], log: Logger): void {
+  const readiness = new Readiness('starting');
+  const metrics = createMetrics({ defaults: true });
+  const app = createApp({ limits: config.limits, resourceDirs, log, readiness, metrics });
   const server = createHttpServer(app, config.limits, config.timeouts, log);
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
+    readiness.set('ready');
     log.info('listening', { port, address, resourceDirs: resourceDirs.join(',') });
   });
-  server.on('error', (err) => {
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (!server.listening)
+      fatal(
+        'PACKAGER_LISTEN_FAILED',
+        `cannot listen on ${config.bindAddress}:${config.port} (${err.code ?? 'error'})`,
+      );
     log.error('server error', { error: err.name, cause: err.message });
     process.exit(1);
   });
   const drain = (signal: string) => {
+    readiness.set('draining');
     log.info('shutting down', { signal });
     // Stop accepting; idle keep-alive connections close now, in-flight requests may finish.
     server.close(() => {
@@ -39,19 +57,26 @@ function start(config: Config, resourceDirs: string[]): void {
   process.once('SIGINT', () => drain('SIGINT'));
 }
 
-function fail(logger: Logger, err: unknown): never {
-  if (err instanceof ConfigError) {
-    logger.error('configuration refused', { cause: err.message });
-    process.stderr.write(`packager-api: ${err.message}\n`);
-  } else {
-    logger.error('start failed', { error: err instanceof Error ? err.name : typeof err });
-  }
-  process.exit(1);
+const args = parseArgs(process.argv.slice(2), appVersion(import.meta.url));
+if (args.kind === 'print') {
+  process.stdout.write(args.text);
+  process.exit(0);
 }
-
+if (args.kind === 'usage-error') {
+  // The argument itself is not echoed: it is whatever the caller typed.
+  process.stderr.write(
+    startupFailureLine('PACKAGER_USAGE', 'the packager takes no arguments besides --help and --version'),
+  );
+  process.exit(EXIT_USAGE);
+}
 try {
   const config = loadConfig(process.env);
-  start(config, prepareResourceDirs(config, log, process.cwd()));
+  const log = createLogger(sink, undefined, config.logLevel);
+  start(config, prepareResourceDirs(config, log, process.cwd()), log);
 } catch (err) {
-  fail(log, err);
+  if (err instanceof ConfigError) fatal('PACKAGER_CONFIG_INVALID', err.message);
+  fatal(
+    'PACKAGER_START_FAILED',
+    `the packager could not start (${err instanceof Error ? err.name : typeof err})`,
+  );
 }

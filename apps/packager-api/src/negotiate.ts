@@ -11,6 +11,8 @@ export const JSON_TYPE = 'application/json';
  * @throws RequestError `REQUEST_NOT_ACCEPTABLE` listing what the endpoint can produce.
  */
 export function negotiate(req: Request, offered: readonly string[]): string {
+  // The answer depends on Accept: caches must key on it (also for the 406 below).
+  req.res?.vary('Accept');
   // The common cases, answered as `req.accepts` answers them: no header or `*/*` takes the first offer, and a
   // header that is exactly one offered type (no parameters, no list) takes that type.
   const accept = req.headers.accept;

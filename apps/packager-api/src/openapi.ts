@@ -49,7 +49,11 @@ const form = (bodySchema: string, stream: string) => ({
         type: 'object',
         required: ['body', 'stream'],
         properties: {
-          body: { type: 'string', description: `JSON text of ${bodySchema} (a text field, first).` },
+          // The part is JSON text (encoding below), so its schema is the parsed value's (OpenAPI 3.1 §4.8.14).
+          body: {
+            $ref: `#/components/schemas/${bodySchema}`,
+            description: `JSON text of ${bodySchema} (a text field, first).`,
+          },
           stream: { type: 'string', format: 'binary', description: stream },
         },
       },
@@ -126,7 +130,7 @@ export const WORKFLOW_RESPONSE_SCHEMA = {
   required: ['ok', 'workflow'],
   properties: {
     ok: { const: true },
-    workflow: { type: 'object', required: ['workflows'] },
+    workflow: { type: 'object', required: ['workflows'], properties: { workflows: { type: 'array' } } },
     resources: {
       type: 'array',
       items: {
@@ -163,11 +167,27 @@ export const INSPECT_RESPONSE_SCHEMA = {
     createdAt: { type: 'string' },
     content: { type: 'object' },
     headerSha256: HEX,
-    packager: { type: 'object', required: ['publicKeyHex', 'fingerprint'] },
-    recipients: { type: 'array', items: { type: 'object', required: ['fingerprint'] } },
+    packager: {
+      type: 'object',
+      required: ['publicKeyHex', 'fingerprint'],
+      properties: { publicKeyHex: HEX, fingerprint: { type: 'string' } },
+    },
+    recipients: {
+      type: 'array',
+      items: { type: 'object', required: ['fingerprint'], properties: { fingerprint: { type: 'string' } } },
+    },
     signatures: {
       type: 'array',
-      items: { type: 'object', required: ['publicKeyHex', 'fingerprint', 'signText', 'valid'] },
+      items: {
+        type: 'object',
+        required: ['publicKeyHex', 'fingerprint', 'signText', 'valid'],
+        properties: {
+          publicKeyHex: HEX,
+          fingerprint: { type: 'string' },
+          signText: { type: 'string' },
+          valid: { type: 'boolean' },
+        },
+      },
     },
     license: { oneOf: [{ type: 'object' }, { type: 'null' }] },
     envelope: { type: 'array' },
@@ -182,83 +202,103 @@ export const HEALTH_RESPONSE_SCHEMA = {
   properties: { ok: { const: true } },
 } as const;
 
+export const READY_RESPONSE_SCHEMA = {
+  type: 'object',
+  required: ['ok', 'status'],
+  additionalProperties: false,
+  properties: { ok: { type: 'boolean' }, status: { enum: ['starting', 'ready', 'draining'] } },
+} as const;
+
+/** Every operation: an id, no authentication (the service binds to localhost), and its responses. */
+const op = <T extends object>(operationId: string, operation: T) => ({
+  operationId,
+  security: [] as const,
+  ...operation,
+});
+
+/** A request the method table refuses: 405 (and 404 for a path outside the document). */
+const NOT_ALLOWED = problems(405);
+
 /** The OpenAPI 3.1 document served at GET /openapi.json. test/openapi.test.ts checks it against the routes. */
 export const OPENAPI_DOCUMENT = {
   openapi: '3.1.0',
   info: {
     title: 'oapp packager API',
     version: '0.1.0',
+    license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     description:
       'Compiles, signs and encrypts workflow packages; encrypts bootstraps and -2/ strings. Errors are ' +
-      'application/problem+json with a stable `code`. No authentication: bind to localhost (see README).',
+      'application/problem+json with a stable `code`. No authentication: bind to localhost (see README). ' +
+      'Every answer carries `X-Request-Id` (the inbound one when it is 1 to 128 characters of ' +
+      '`[A-Za-z0-9._:-]`, else a fresh UUID).',
   },
   servers: [{ url: 'http://127.0.0.1:39575' }],
   paths: {
     '/workflow-package': {
-      post: {
+      post: op('workflowPackage', {
         summary: 'Compile a workflow and package it: sign by every signer, encrypt for every recipient.',
         requestBody: form('PackageRequest', 'the workflow JSON'),
         responses: { '200': bytes('the .oapp package'), ...UPLOAD_ERRORS },
-      },
+      }),
     },
     '/bootstrap-encrypt': {
-      post: {
+      post: op('bootstrapEncrypt', {
         summary: 'Validate a bootstrap, then encrypt it for one or more recipients.',
         requestBody: form('BootstrapEncryptRequest', 'the bootstrap JSON'),
         responses: {
           '200': text('Base64 text of the encrypted bootstrap, as the accepted type'),
           ...UPLOAD_ERRORS,
         },
-      },
+      }),
     },
     '/string-encrypt': {
-      post: {
+      post: op('stringEncrypt', {
         summary: 'Encrypt a string for exactly one recipient.',
         requestBody: form('StringEncryptRequest', 'the plaintext bytes (at most 64 KiB)'),
         responses: { '200': text('`-2/` + Base64'), ...UPLOAD_ERRORS },
-      },
+      }),
     },
     '/workflow-compile': {
-      post: {
+      post: op('workflowCompile', {
         summary: 'Validate, strip comments, inline resources.',
         requestBody: jsonDocument('the workflow'),
         responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      },
+      }),
     },
     '/workflow-hash': {
-      post: {
+      post: op('workflowHash', {
         summary: 'SHA-256 of the RFC 8785 form of the compiled workflow, lowercase hex.',
         requestBody: jsonDocument('the workflow'),
         responses: { '200': json(HASH_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      },
+      }),
     },
     '/workflow-inspect': {
-      post: {
+      post: op('workflowInspect', {
         summary: 'Parse a package and verify its signatures, without any secret key.',
         requestBody: {
           required: true,
           content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
         },
         responses: { '200': json(INSPECT_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      },
+      }),
     },
     '/package-envelope': {
-      post: {
+      post: op('packageEnvelope', {
         summary: 'Open an existing package under the caller’s policy, add endorsements, re-encrypt.',
         requestBody: form('PackageEnvelopeRequest', 'the existing .oapp'),
         responses: { '200': bytes('the new .oapp package'), ...UPLOAD_ERRORS, ...problems(403) },
-      },
+      }),
     },
     '/build-workflows': {
-      post: {
+      post: op('buildWorkflows', {
         summary:
           'Build one workflow from a manifest (sourceWorkflow files are read from the resource directories).',
         requestBody: jsonDocument('the manifest'),
         responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      },
+      }),
     },
     '/key-gen': {
-      get: {
+      get: op('keyGen', {
         summary: 'Generate a key pair (hex). Responses are Cache-Control: no-store.',
         parameters: [
           {
@@ -269,11 +309,41 @@ export const OPENAPI_DOCUMENT = {
           },
         ],
         responses: { '200': json(KEY_GEN_RESPONSE_SCHEMA), ...problems(400, 406) },
-      },
+      }),
     },
-    '/health': { get: { summary: 'Liveness.', responses: { '200': json(HEALTH_RESPONSE_SCHEMA) } } },
+    '/health': {
+      get: op('getHealth', {
+        summary: 'Liveness: the process answers.',
+        responses: { '200': json(HEALTH_RESPONSE_SCHEMA), ...NOT_ALLOWED },
+      }),
+    },
+    '/ready': {
+      get: op('getReady', {
+        summary: 'Readiness: 200 once listening, 503 while starting or draining.',
+        responses: {
+          '200': json(READY_RESPONSE_SCHEMA),
+          '503': json(READY_RESPONSE_SCHEMA, 'starting or draining'),
+          ...NOT_ALLOWED,
+        },
+      }),
+    },
+    '/metrics': {
+      get: op('getMetrics', {
+        summary: 'Prometheus metrics (text exposition format 0.0.4).',
+        responses: {
+          '200': {
+            description: 'OK',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...NOT_ALLOWED,
+        },
+      }),
+    },
     '/openapi.json': {
-      get: { summary: 'This document.', responses: { '200': json({ type: 'object' }) } },
+      get: op('getOpenApi', {
+        summary: 'This document.',
+        responses: { '200': json({ type: 'object' }), ...NOT_ALLOWED },
+      }),
     },
   },
   components: {

@@ -1,15 +1,26 @@
-import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import { requestIdFrom } from './request-id.js';
+
+/** `res.locals` key where the error middleware leaves the problem `code` of an error answer. */
+export const PROBLEM_CODE_LOCAL = 'problemCode';
+
+/** The route template a request matched (`/key-gen`), or `unmatched`: a bounded label, never the raw path. */
+function routeOf(req: Parameters<RequestHandler>[0]): string {
+  const path: unknown = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' && path !== '/{*splat}' ? path : 'unmatched';
+}
 
 /**
- * Gives every request an id (`X-Request-Id`, problem `instance`) and logs one line when it ends: method, path
- * (without the query: key-gen's is harmless, but no query is ever logged), status, duration, and the request's
- * content type and length. Never bodies, other headers or key material.
+ * Gives every request an id (`X-Request-Id`: the inbound one when valid, else a new UUID; also the problem
+ * `instance`) and logs one line when it ends: method, path (without the query: key-gen's is harmless, but no
+ * query is ever logged), status, duration, the request's content type and length, and the problem `code` of an
+ * error answer. Never bodies, other headers or key material. The same end feeds the request metrics.
  */
-export function requestLog(log: Logger): RequestHandler {
+export function requestLog(log: Logger, metrics?: Metrics): RequestHandler {
   return (req, res, next) => {
-    const reqId = randomUUID();
+    const reqId = requestIdFrom(req.headers['x-request-id']);
     const start = process.hrtime.bigint();
     res.locals['requestId'] = reqId;
     res.setHeader('X-Request-Id', reqId);
@@ -20,14 +31,18 @@ export function requestLog(log: Logger): RequestHandler {
       if (logged) return;
       logged = true;
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      const status = res.headersSent ? res.statusCode : 0;
+      const code = status >= 400 ? (res.locals[PROBLEM_CODE_LOCAL] as string | undefined) : undefined;
+      metrics?.observe({ route: routeOf(req), method: req.method, status, seconds: ms / 1000, code });
       log.info('request', {
         reqId,
         method: req.method,
         path: req.path,
-        status: res.headersSent ? res.statusCode : 0,
+        status,
         ms: Math.round(ms * 100) / 100,
         contentType: req.headers['content-type'],
         contentLength: req.headers['content-length'],
+        ...(code === undefined ? {} : { code }),
         aborted: !res.writableFinished,
       });
     };

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
 import type express from 'express';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
 import { problemBody } from './http-errors.js';
+import { requestIdFrom } from './request-id.js';
 import { uploadOptionsByPath } from './upload.js';
 
 /**
@@ -13,7 +13,7 @@ import { uploadOptionsByPath } from './upload.js';
  */
 function refuser(log: Logger) {
   return (error: UploadError, req: IncomingMessage, res: ServerResponse): void => {
-    const reqId = randomUUID();
+    const reqId = requestIdFrom(req.headers['x-request-id']);
     const body = problemBody(error, reqId);
     const { status } = body;
     res.writeHead(status, {
@@ -29,6 +29,7 @@ function refuser(log: Logger) {
       path: (req.url ?? '').split('?')[0],
       status,
       ms: 0,
+      code: error.code,
       refusedBeforeBody: true,
     });
   };

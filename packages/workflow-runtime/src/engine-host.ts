@@ -10,6 +10,8 @@ import type { EngineHost, OutboundRequest, OutboundResponse, Redactor } from '@o
 import type { DeploymentCalls } from './deployments/registry.js';
 import { isCodedError } from './errors.js';
 import type { Output } from './output.js';
+import { NO_METRICS, secondsSince, type OutboundOutcome, type RuntimeMetrics } from './observe/metrics.js';
+import { currentRequestId } from './observe/request-id.js';
 import { readRestrictedData, type StringDecryptor } from './secrets.js';
 
 /** What one deployment's {@link EngineHost} needs. */
@@ -33,6 +35,8 @@ export interface EngineHostDeps {
    * passes its own record's id as the caller (ADR 0079, S148). Without it both are refused.
    */
   readonly calls?: DeploymentCalls | undefined;
+  /** Where outbound calls are counted (by host id and outcome); default: nowhere. */
+  readonly metrics?: RuntimeMetrics | undefined;
 }
 
 /** An allowed outbound call as a {@link OutboundTransport} gets it: the decided URL, method, merged headers. */
@@ -147,8 +151,44 @@ async function viaInProc(
   }
 }
 
+/** The request id of the trigger request being handled travels on its outbound calls (unless a host header sets one). */
+function withRequestIdHeader(decision: AllowedCall): AllowedCall {
+  const id = currentRequestId();
+  if (id === undefined || decision.headers['x-request-id'] !== undefined) return decision;
+  return { ...decision, headers: { ...decision.headers, 'x-request-id': id } };
+}
+
+/** A bounded outcome label: the host policy refused, the call timed out, or it failed otherwise. */
+function outcomeOf(err: unknown): OutboundOutcome {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'POLICY_TIMEOUT') return 'timeout';
+  if (code === 'POLICY_CONNECT_FAILED' || code === 'POLICY_RESPONSE_TOO_LARGE') return 'error';
+  return typeof code === 'string' && code.startsWith('POLICY_') ? 'refused' : 'error';
+}
+
+async function countedOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise<OutboundResponse> {
+  const started = performance.now();
+  const metrics = deps.metrics ?? NO_METRICS;
+  // The script names the host: an id the policy does not know is not a label value (unbounded).
+  const report = (outcome: OutboundOutcome, known = true) =>
+    metrics.outboundCall({
+      deploymentId: deps.record.deploymentId,
+      hostId: known ? req.hostId : '(unknown)',
+      outcome,
+      seconds: secondsSince(started),
+    });
+  try {
+    const res = await callOutbound(deps, req);
+    report('ok');
+    return res;
+  } catch (err) {
+    report(outcomeOf(err), (err as { code?: unknown }).code !== 'POLICY_HOST_UNKNOWN');
+    throw err;
+  }
+}
+
 async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise<OutboundResponse> {
-  const decision = decide(deps.policy, req);
+  const decision = withRequestIdHeader(decide(deps.policy, req));
   const host = decision.host;
   if (decision.transport === 'inProc')
     return viaInProc(deps, decision, req, req.timeoutMs ?? host.timeoutMs ?? deps.outbound.timeoutMs);
@@ -183,7 +223,7 @@ export function createEngineHost(deps: EngineHostDeps): EngineHost {
   const id = deps.record.deploymentId;
   const calls = deps.calls;
   return {
-    callOutbound: (req) => callOutbound(deps, req),
+    callOutbound: (req) => countedOutbound(deps, req),
     getRestrictedData: (hostId) =>
       Promise.resolve().then(() => readRestrictedData(deps.record, hostId, deps.decryptor, deps.redactor)),
     // The engine registers into the same redactor already; what it registers at run time stays evictable.

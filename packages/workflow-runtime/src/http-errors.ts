@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { noteProblemCode } from './observe/problem-code.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UploadErrorCode } from '@org/multipart-limits';
 import type { ErrorRequestHandler } from 'express';
@@ -143,6 +144,7 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: o
 /** Writes an RFC 9457 problem on a plain node response (used by the check-continue listener too). */
 export function writeProblem(req: IncomingMessage, res: ServerResponse, p: Problem): void {
   const status = STATUS_BY_CODE[p.code];
+  noteProblemCode(res, p.code);
   send(
     req,
     res,
@@ -161,6 +163,7 @@ export function writeProblem(req: IncomingMessage, res: ServerResponse, p: Probl
 
 /** The generic 500: nothing from the error itself. */
 export function writeInternal(req: IncomingMessage, res: ServerResponse): void {
+  noteProblemCode(res, 'INTERNAL');
   send(req, res, 500, {
     type: 'about:blank',
     title: 'Internal Server Error',

@@ -59,3 +59,14 @@ export {
 export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';
 export { DEFAULT_ASSET_LIMITS, type AssetLimits } from './assets/zip-checks.js';
 export { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';
+export {
+  KNOWN_METHODS,
+  NO_METRICS,
+  type OutboundCallEvent,
+  type OutboundOutcome,
+  type RuntimeMetrics,
+  type StepRunEvent,
+  type TriggerKind,
+  type TriggerRequestEvent,
+} from './observe/metrics.js';
+export { MAX_REQUEST_ID_CHARS, REQUEST_ID_PATTERN, requestIdOf } from './observe/request-id.js';

@@ -17,6 +17,7 @@ import { createTriggerServer } from './http/server.js';
 import type { Limits, Timeouts } from './limits.js';
 import type { ServerSpec } from './listen.js';
 import type { Output } from './output.js';
+import { NO_METRICS, type RuntimeMetrics } from './observe/metrics.js';
 import { closePersistence, planPersistence, type PersistencePlan } from './persistence.js';
 import { reportedRun } from './reported-run.js';
 import type { StringDecryptor } from './secrets.js';
@@ -74,6 +75,8 @@ export interface RuntimeOptions {
   readonly fileLimits?: Partial<FileLimits> | undefined;
   /** Bounds of `tcp` trigger servers (defaults: `DEFAULT_TCP_LIMITS`). */
   readonly tcp?: Partial<TcpLimits> | undefined;
+  /** Where request, step-run and outbound-call events go (default: nowhere; the agent passes prom-client's). */
+  readonly metrics?: RuntimeMetrics | undefined;
 }
 
 /** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
@@ -174,6 +177,7 @@ async function startEngine(
     now: o.now,
     transport: o.transport,
     calls: s.registry,
+    metrics: o.metrics,
   });
   return createWorkflowEngine(d.workflow, {
     host: {
@@ -218,6 +222,9 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
         tracker: s.tracker,
         runs: s.httpRuns,
         assets: s.archives.get(d.record.deploymentId)?.get(e.id),
+        deploymentId: d.record.deploymentId,
+        serverId: e.id,
+        metrics: o.metrics,
       });
       // In-process calls reach every HTTP server, inProcOnly ones included (those never listen).
       s.registry.addHttpServer(d.record.deploymentId, e.id, server);
@@ -270,11 +277,12 @@ async function triggerOnce(
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const tracker = new RunTracker();
   const { output, redactor } = options;
-  const eventRuns = new HttpRunCounters();
+  const metrics = options.metrics ?? NO_METRICS;
+  const eventRuns = new HttpRunCounters(metrics, 'event');
   const registry = new DeploymentRegistry({ output, tracker, redactor, runs: eventRuns });
   const s: Shared = {
     options,
-    httpRuns: new HttpRunCounters(),
+    httpRuns: new HttpRunCounters(metrics, 'http'),
     eventRuns,
     tracker,
     registry,
@@ -319,7 +327,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await closeArchives(allArchives());
     throw err;
   }
-  const scheduling = createTimedTriggers(timed, s.tracker, output);
+  const scheduling = createTimedTriggers(timed, s.tracker, output, undefined, metrics);
   const watchers = createFileWatchers(watches, {
     engines,
     tracker: s.tracker,

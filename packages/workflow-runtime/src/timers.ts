@@ -10,6 +10,7 @@ import {
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import type { RunTracker } from './http/run-tracker.js';
 import type { Output } from './output.js';
+import { NO_METRICS, type RuntimeMetrics } from './observe/metrics.js';
 
 /** One deployment's engine and record, for timed triggers. */
 export interface TimedDeployment {
@@ -82,6 +83,7 @@ export function createTimedTriggers(
   tracker: RunTracker,
   output: Output,
   clock?: SchedulerClock,
+  metrics: RuntimeMetrics = NO_METRICS,
 ): Scheduling {
   const schedulers: { deploymentId: string; scheduler: Scheduler }[] = [];
   for (const d of deployments) {
@@ -94,7 +96,16 @@ export function createTimedTriggers(
       clock,
       maxTimerConcurrency: max,
       staggerPct: stagger,
-      onRun: (r) => traceRun(output, id, r),
+      onRun: (r) => {
+        metrics.stepRun({
+          deploymentId: id,
+          stepId: r.stepId,
+          trigger: r.kind,
+          outcome: r.outcome === 'ok' ? 'ok' : 'error',
+          seconds: r.durationMs / 1000,
+        });
+        traceRun(output, id, r);
+      },
       onError: (e) => reportError(output, id, e),
       onSkip: (s) => output.debug('timer tick skipped', { deploymentId: id, ...s }),
     });

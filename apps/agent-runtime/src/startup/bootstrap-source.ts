@@ -28,15 +28,31 @@ function unreadable(why: string): never {
   throw new AgentError('AGENT_BOOTSTRAP_UNREADABLE', why);
 }
 
+/** A path as quoted in a message: JSON-escaped and cut, so no control character reaches the log. */
+function quotedPath(path: string): string {
+  return JSON.stringify(path.length > 512 ? `${path.slice(0, 512)}…` : path);
+}
+
 function readFile(path: string): Uint8Array {
   try {
     if (statSync(path).size > MAX_BOOTSTRAP_BYTES * 2)
-      unreadable(`the bootstrap file is larger than ${MAX_BOOTSTRAP_BYTES * 2} bytes`);
+      unreadable(`the bootstrap file ${quotedPath(path)} is larger than ${MAX_BOOTSTRAP_BYTES * 2} bytes`);
     return readFileSync(path);
   } catch (err) {
     if (isCodedError(err)) throw err;
-    return unreadable('the bootstrap file cannot be read');
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return unreadable(`the bootstrap file ${quotedPath(path)} cannot be read (${code})`);
   }
+}
+
+/**
+ * Text that can only be a file path: one line starting with `/`, `./`, `../` or `~/`, or ending in `.json`,
+ * `.oapp` or `.txt`. Base64 of a JSON bootstrap starts with `W` or `e` and has no `.`; JSON starts with `[`/`{`;
+ * so a missing file is reported with its path, and other text never is (it may be a secret).
+ */
+function isPathLike(text: string): boolean {
+  if (text.length > 4096 || /[\r\n]/.test(text)) return false;
+  return /^(?:\/|\.{1,2}\/|~\/)/.test(text) || /\.(?:json|oapp|txt)$/i.test(text);
 }
 
 function looksLikePath(text: string): boolean {
@@ -86,6 +102,7 @@ async function resolveBytes(
     if (isEncryptedBootstrapText(text)) return { bytes: await decrypt(text, key), form: 'encrypted-file' };
     return { bytes: fromText(text)?.bytes ?? file, form: 'file' };
   }
+  if (isPathLike(source.trim())) unreadable(`the bootstrap file ${quotedPath(source.trim())} does not exist`);
   return (
     fromText(source) ??
     unreadable('the bootstrap is not an existing file path, Base64 JSON text or an encrypted bootstrap')

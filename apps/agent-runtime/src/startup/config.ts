@@ -34,7 +34,21 @@ export interface Config {
   readonly dataDir?: string | undefined;
   /** `AGENT_TCP_*`: bounds of `tcp` trigger servers (absent: the runtime's defaults). */
   readonly tcp?: TcpLimits | undefined;
+  /**
+   * The admin listener (`/health`, `/ready`, `/metrics`): `AGENT_ADMIN_PORT` (default 39576, `off` disables it)
+   * and `AGENT_ADMIN_BIND` (default 127.0.0.1). Absent (tests): no admin listener.
+   */
+  readonly admin?: AdminListen | 'off' | undefined;
 }
+
+/** Where the admin listener listens. */
+export interface AdminListen {
+  readonly port: number;
+  readonly bind: string;
+}
+
+export const DEFAULT_ADMIN_PORT = 39576;
+export const DEFAULT_ADMIN_BIND = '127.0.0.1';
 
 export { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts };
 
@@ -126,6 +140,20 @@ function tcpLimits(env: Env): TcpLimits {
   return tcp;
 }
 
+function adminListen(env: Env): AdminListen | 'off' {
+  const raw = (env['AGENT_ADMIN_PORT'] ?? '').trim();
+  if (raw.toLowerCase() === 'off') return 'off';
+  let port = DEFAULT_ADMIN_PORT;
+  if (raw !== '') {
+    if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535)
+      invalid('AGENT_ADMIN_PORT', 'must be a port (0-65535) or off');
+    port = Number(raw);
+  }
+  const bind = (env['AGENT_ADMIN_BIND'] ?? '').trim();
+  if (bind.includes('\u0000') || /\s/.test(bind)) invalid('AGENT_ADMIN_BIND', 'must be an address');
+  return { port, bind: bind === '' ? DEFAULT_ADMIN_BIND : bind };
+}
+
 /**
  * Reads the environment and arguments once. Key variables are parsed here so a malformed value stops
  * start-up (S45, S114); nothing is decrypted here (S49).
@@ -171,5 +199,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
     logLevel: logLevel(env),
     dataDir: dataDir(env),
     tcp: tcpLimits(env),
+    admin: adminListen(env),
   };
 }

@@ -202,6 +202,8 @@ describe.skipIf(!existsSync(AGENT))(
             AGENT_BOOTSTRAP: bootstrap,
             AGENT_BOOTSTRAP_SECRETKEY: tuple(keys.packager, keys.agent),
             AGENT_DATA_DIR: dataDir,
+            // No admin listener: the ports held below are the trigger servers' only.
+            AGENT_ADMIN_PORT: 'off',
           },
           dir,
         );

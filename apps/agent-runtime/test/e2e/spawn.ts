@@ -23,7 +23,9 @@ export async function killAll(except?: Child): Promise<void> {
 
 /** Spawns `node <main>` with only the given environment (plus PATH); tracked for {@link killAll}. */
 export function spawnMain(main: string, env: Record<string, string>, cwd?: string): Child {
-  const proc = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', ...env }, cwd });
+  // The agent's admin listener takes a free port (its default, 39576, may be taken by a parallel test).
+  const base = { PATH: process.env['PATH'] ?? '', AGENT_ADMIN_PORT: '0' };
+  const proc = spawn(process.execPath, [main], { env: { ...base, ...env }, cwd });
   let out = '';
   let err = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));

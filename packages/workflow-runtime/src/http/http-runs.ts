@@ -1,3 +1,5 @@
+import { NO_METRICS, type RuntimeMetrics, type TriggerKind } from '../observe/metrics.js';
+
 /** Counters of the runs HTTP triggers started, per deployment and step (issue: "each step run can be seen"). */
 export interface HttpStepCounters {
   readonly deploymentId: string;
@@ -20,6 +22,12 @@ export class HttpRunCounters {
     { deploymentId: string; stepId: string; runs: number; errors: number; running: number }
   >();
 
+  /** `metrics` gets every run as it ends, under `trigger` (default: counted here only). */
+  constructor(
+    private readonly metrics: RuntimeMetrics = NO_METRICS,
+    private readonly trigger: TriggerKind = 'http',
+  ) {}
+
   /** Records the start of a run; call the returned function once with whether it ended errored or failed. */
   start(deploymentId: string, stepId: string): (errored: boolean) => void {
     const key = `${deploymentId}\u0000${stepId}`;
@@ -28,9 +36,17 @@ export class HttpRunCounters {
     const counter = c;
     counter.runs++;
     counter.running++;
+    const started = performance.now();
     return (errored) => {
       counter.running--;
       if (errored) counter.errors++;
+      this.metrics.stepRun({
+        deploymentId,
+        stepId,
+        trigger: this.trigger,
+        outcome: errored ? 'error' : 'ok',
+        seconds: (performance.now() - started) / 1000,
+      });
     };
   }
 

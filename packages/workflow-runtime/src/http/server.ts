@@ -9,6 +9,8 @@ import type { RunTracker } from './run-tracker.js';
 import type { HttpRunCounters } from './http-runs.js';
 import type { AssetArchive } from '../assets/archive.js';
 import { routeFor, triggerHandler, uploadOptionsOf, type TriggerContext } from './trigger-handler.js';
+import { accessLog } from './access-log.js';
+import type { RuntimeMetrics } from '../observe/metrics.js';
 
 /** What one trigger server needs. */
 export interface TriggerServerOptions {
@@ -20,13 +22,28 @@ export interface TriggerServerOptions {
   readonly runs?: HttpRunCounters | undefined;
   /** The packaged asset zip of this server (`serveFromPackagedAsset`). */
   readonly assets?: AssetArchive | undefined;
+  /** Names the server in access log lines and metric labels (default: `-`). */
+  readonly deploymentId?: string | undefined;
+  readonly serverId?: string | undefined;
+  readonly metrics?: RuntimeMetrics | undefined;
 }
 
 /** The Express app of one `allowHttpServerAccess` entry: one catch-all trigger handler, one error middleware. */
-export function createTriggerApp(ctx: TriggerContext): express.Express {
+export function createTriggerApp(
+  ctx: TriggerContext,
+  names: Partial<TriggerServerOptions> = {},
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  app.use(
+    accessLog({
+      deploymentId: names.deploymentId ?? '-',
+      serverId: names.serverId ?? '-',
+      output: ctx.output,
+      metrics: names.metrics,
+    }),
+  );
   app.use(triggerHandler(ctx));
   app.use(errorMiddleware(ctx.output));
   return app;
@@ -47,7 +64,7 @@ function acceptPostFor(ctx: TriggerContext, req: IncomingMessage): string | unde
  */
 export function createTriggerServer(options: TriggerServerOptions): Server {
   const ctx: TriggerContext = options;
-  const app = createTriggerApp(ctx);
+  const app = createTriggerApp(ctx, options);
   const server = createServer(
     { headersTimeout: options.timeouts.headersMs, requestTimeout: options.timeouts.requestMs },
     app,

@@ -10,6 +10,7 @@ import type { StepResult } from '@org/workflow-engine';
 import { AgentError, isCodedError } from '../errors.js';
 import { problemOf } from '../http-errors.js';
 import type { Output } from '../output.js';
+import { ROUTE_LOCAL } from './access-log.js';
 import { writeStepResult } from './respond.js';
 import { matchRoute, type TriggerRoute } from './routes.js';
 import type { HttpRunCounters } from './http-runs.js';
@@ -116,6 +117,7 @@ function failed(ctx: TriggerContext, route: TriggerRoute, result: StepResult | u
 export function triggerHandler(ctx: TriggerContext): RequestHandler {
   return async (req, res) => {
     const route = routeFor(ctx, req);
+    res.locals[ROUTE_LOCAL] = route.stepId;
     if (route.file !== undefined) return serveAsset(ctx, route, req, res as ServerResponse);
     res.locals['acceptPost'] = acceptedMediaTypes(uploadOptionsOf(route, ctx.limits));
     const { result, stream, uploadError } = await run(ctx, route, req);
