@@ -61,6 +61,30 @@ function fallback(table: readonly RouteSpec[]): RequestHandler {
   };
 }
 
+/**
+ * Every route in one middleware: a `Map` from `METHOD path` to its handler (and `HEAD` to a `GET` route, as
+ * Express routes it). Exact and case-sensitive like the app's `strict routing` and `case sensitive routing`: the
+ * routes have no parameters, so one lookup replaces Express's walk of a layer per route (ADR 0099). A handler's
+ * rejected promise reaches the error middleware through Express's own handling of the returned promise.
+ */
+export function dispatch(table: readonly RouteSpec[]): RequestHandler {
+  const byKey = new Map<string, RequestHandler>();
+  for (const r of table) {
+    const method = r.method.toUpperCase();
+    byKey.set(`${method} ${r.path}`, r.handler);
+    if (method === 'GET' && !table.some((x) => x.method === ('head' as string) && x.path === r.path))
+      byKey.set(`HEAD ${r.path}`, r.handler);
+  }
+  return (req, res, next) => {
+    const handler = byKey.get(`${req.method} ${req.path}`);
+    if (handler === undefined) {
+      next();
+      return;
+    }
+    return handler(req, res, next);
+  };
+}
+
 /** The Express app (house style §1): routes, the 404/405 fallback and the one error middleware. */
 export function createApp(options: CreateAppOptions): express.Express {
   const deps: AppDeps = { ...options, uploads: uploadOptionsByPath(options.limits) };
@@ -71,7 +95,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.set('case sensitive routing', true);
   app.use(requestLog(options.log));
   const table = routes(deps);
-  for (const r of table) app[r.method](r.path, r.handler);
+  app.use(dispatch(table));
   app.all('/{*splat}', fallback(table));
   app.use(errorMiddleware(options.log));
   return app;
