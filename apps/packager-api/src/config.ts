@@ -33,6 +33,8 @@ export interface Config {
   resourceDirs: string[] | undefined;
   limits: Limits;
   timeouts: Timeouts;
+  /** `PACKAGER_WORKERS`: server processes behind node:cluster (1, the default: no cluster, one process). */
+  workers: number;
 }
 
 /** A configuration the service refuses to start with. Its message is printed; no stack trace. */
@@ -119,6 +121,7 @@ export function loadConfig(env: Env): Config {
     resourceDirs: resourceDirsFrom(env),
     limits: limitsFrom(env),
     timeouts: timeoutsFrom(env),
+    workers: integer(env, 'PACKAGER_WORKERS', 1, 1, 64),
   };
   if (config.timeouts.headersMs > config.timeouts.requestMs) {
     throw new ConfigError('PACKAGER_HEADERS_TIMEOUT_MS must not exceed PACKAGER_REQUEST_TIMEOUT_MS');

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { isClusterPrimary, runPrimary, workerId } from './cluster.js';
 import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './config.js';
 import { createBatchingSink, createLogger, type Logger } from './logger.js';
 import { createHttpServer } from './server.js';
@@ -14,7 +15,7 @@ function start(config: Config, resourceDirs: string[]): void {
   const server = createHttpServer(app, config.limits, config.timeouts, log);
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
-    log.info('listening', { port, address, resourceDirs: resourceDirs.join(',') });
+    log.info('listening', { port, address, resourceDirs: resourceDirs.join(','), worker: workerId() });
   });
   server.on('error', (err) => {
     log.error('server error', { error: err.name, cause: err.message });
@@ -51,7 +52,8 @@ function fail(logger: Logger, err: unknown): never {
 
 try {
   const config = loadConfig(process.env);
-  start(config, prepareResourceDirs(config, log, process.cwd()));
+  if (isClusterPrimary(config.workers)) runPrimary(config.workers, config.timeouts.shutdownMs, log);
+  else start(config, prepareResourceDirs(config, log, process.cwd()));
 } catch (err) {
   fail(log, err);
 }
