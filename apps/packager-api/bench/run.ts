@@ -79,10 +79,14 @@ async function load(name: string, opts: autocannon.Options, pid: number | undefi
   };
 }
 
-/** Microseconds per call of `fn`, run for `ms` after a warm-up, in this process (one core). */
-function microsPerCall(fn: () => void, ms: number): number {
+/**
+ * Microseconds per call of `fn`, run for `ms` after a warm-up, in this process (one core): elapsed time, and the
+ * process's CPU time (user + system), which a loaded machine inflates much less.
+ */
+function microsPerCall(fn: () => void, ms: number): { wall: number; cpu: number } {
   for (let i = 0; i < 200; i++) fn();
   let calls = 0;
+  const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
   const end = start + BigInt(ms) * 1_000_000n;
   let now = start;
@@ -91,7 +95,8 @@ function microsPerCall(fn: () => void, ms: number): number {
     calls += 20;
     now = process.hrtime.bigint();
   }
-  return Number(now - start) / 1000 / calls;
+  const cpu = process.cpuUsage(cpu0);
+  return { wall: Number(now - start) / 1000 / calls, cpu: (cpu.user + cpu.system) / calls };
 }
 
 /** Parses every key of a request body as the service does (strict hex, sign-key and weak-key checks). */
@@ -102,6 +107,7 @@ function parseKeys(body: BenchRequest['body']): Map<string, Key> {
 interface Floor {
   name: string;
   micros: number;
+  cpuMicros: number;
 }
 
 /**
@@ -132,9 +138,11 @@ function cryptoFloor(
     });
     keys.forEach((k) => wipe(k.bytes));
   };
+  const sc = microsPerCall(stringCrypto, ms);
+  const pc = microsPerCall(packageCrypto, ms);
   return [
-    { name: '/string-encrypt', micros: microsPerCall(stringCrypto, ms) },
-    { name: '/workflow-package', micros: microsPerCall(packageCrypto, ms) },
+    { name: '/string-encrypt', micros: sc.wall, cpuMicros: sc.cpu },
+    { name: '/workflow-package', micros: pc.wall, cpuMicros: pc.cpu },
   ];
 }
 
@@ -203,7 +211,7 @@ async function main(): Promise<void> {
     const compiled = await compileWorkflow(Buffer.from(w.stream), { resourceDirs: [resources] });
     const content = Buffer.from(canonicalize(compiled.workflow), 'utf8');
     const samples = new Map<string, Figures[]>(targets.map((t) => [t.name, []]));
-    const floors = new Map<string, number[]>([
+    const floors = new Map<string, Floor[]>([
       ['/string-encrypt', []],
       ['/workflow-package', []],
     ]);
@@ -214,7 +222,7 @@ async function main(): Promise<void> {
       loads.push(loadavg());
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       for (const t of order) samples.get(t.name)!.push(await load(t.name, t.opts, t.pid));
-      for (const f of cryptoFloor(s, w, content, FLOOR_MS)) floors.get(f.name)!.push(f.micros);
+      for (const f of cryptoFloor(s, w, content, FLOOR_MS)) floors.get(f.name)!.push(f);
       const line = targets.map((t) => `${t.name} ${samples.get(t.name)!.at(-1)!.rps.toFixed(0)}`).join(', ');
       console.log(`round ${round + 1}/${ROUNDS} (load ${loads.at(-1)}): ${line} req/s`);
     }
@@ -230,7 +238,7 @@ async function main(): Promise<void> {
 function report(
   targets: readonly Target[],
   samples: ReadonlyMap<string, Figures[]>,
-  floors: ReadonlyMap<string, number[]>,
+  floors: ReadonlyMap<string, Floor[]>,
 ): void {
   const bare = samples.get(targets[0]!.name)!;
   console.log(
@@ -246,7 +254,7 @@ function report(
     const vsBare = median(xs.map((x, i) => x.rps / bare[i]!.rps));
     const base = t.name.replace(' [B]', '');
     const fl = floors.get(base);
-    const vsFloor = fl === undefined ? undefined : median(xs.map((x, i) => (x.rps * fl[i]!) / 1e6));
+    const vsFloor = fl === undefined ? undefined : median(xs.map((x, i) => (x.rps * fl[i]!.micros) / 1e6));
     ratios.set(t.name, vsFloor ?? vsBare);
     if (t.name.startsWith('/string')) ratios.set(t.name, vsBare);
     console.log(
@@ -265,10 +273,24 @@ function report(
   console.log(
     'crypto alone per request (same keys and bytes, in this process, no HTTP; median of the rounds):',
   );
-  for (const [name, us] of floors) {
-    const m = median(us);
+  for (const [name, fs] of floors) {
+    const m = median(fs.map((f) => f.micros));
     console.log(
-      `  ${name.padEnd(18)} ${m.toFixed(0).padStart(5)} us  -> at most ${(1e6 / m).toFixed(0)} req/s per core`,
+      `  ${name.padEnd(18)} ${m.toFixed(0).padStart(5)} us  -> at most ${(1e6 / m).toFixed(0)} req/s per core` +
+        ` (CPU time ${median(fs.map((f) => f.cpuMicros)).toFixed(0)} us per call)`,
+    );
+  }
+  // The same two ratios from CPU time per request (server process, /proc) instead of req/s: what one request costs,
+  // which the machine's load disturbs far less than throughput.
+  console.log('CPU time per request, median of the rounds (ratios within each round, then the median):');
+  for (const t of targets.slice(1)) {
+    const xs = samples.get(t.name)!;
+    const fl = floors.get(t.name.replace(' [B]', ''))!;
+    const vsBare = median(xs.map((x, i) => bare[i]!.cpuUs / x.cpuUs));
+    const vsFloor = median(xs.map((x, i) => fl[i]!.cpuMicros / x.cpuUs));
+    console.log(
+      `  ${t.name.padEnd(24)} bare/ours ${(100 * vsBare).toFixed(1).padStart(5)}%   crypto floor/ours ` +
+        `${(100 * vsFloor).toFixed(1).padStart(5)}%`,
     );
   }
   const errors = [...samples.values()].every((xs) => xs.every((x) => x.errors === 0));
