@@ -90,7 +90,7 @@ for (const r of throughput ?? []) {
 }
 if (memory !== undefined) {
   console.log(
-    `- open 1 GiB package streamed: peak RSS ${fmt(memory.openPeakMiB)} MiB ` +
+    `- open ${BIG_BYTES / MiB} MiB package streamed: peak RSS ${fmt(memory.openPeakMiB)} MiB ` +
       `(${fmt(memory.openPeakMiB / memory.hashPeakMiB, 2)}x a bare createReadStream+SHA-256 at ` +
       `${fmt(memory.hashPeakMiB)} MiB), target < 100 MiB ${verdict(memory.openPeakMiB < 100)}; ` +
       `${fmt(memory.openMiBps, 0)} MiB/s = ${fmt(memory.openMiBps / memory.hashMiBps, 2)}x the bare read`,
