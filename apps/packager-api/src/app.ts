@@ -7,7 +7,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, metricsRoute, type Metrics } from './metrics.js';
 import { Readiness, readyRoute } from './readiness.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
-import { requestLog } from './request-log.js';
+import { requestLog, ROUTE_LOCAL } from './request-log.js';
 import { bootstrapEncrypt, stringEncrypt } from './routes/encrypt.js';
 import { health, keyGen } from './routes/key-gen.js';
 import { packageEnvelope, workflowInspect } from './routes/packages.js';
@@ -72,6 +72,32 @@ function fallback(table: readonly RouteSpec[]): RequestHandler {
   };
 }
 
+/**
+ * Every route in one middleware: a `Map` from `METHOD path` to its handler (and `HEAD` to a `GET` route, as
+ * Express routes it). Exact and case-sensitive like the app's `strict routing` and `case sensitive routing`: the
+ * routes have no parameters, so one lookup replaces Express's walk of a layer per route (ADR 0099). A handler's
+ * rejected promise reaches the error middleware through Express's own handling of the returned promise.
+ */
+export function dispatch(table: readonly RouteSpec[]): RequestHandler {
+  const byKey = new Map<string, RouteSpec>();
+  for (const r of table) {
+    const method = r.method.toUpperCase();
+    byKey.set(`${method} ${r.path}`, r);
+    if (method === 'GET' && !table.some((x) => x.method === ('head' as string) && x.path === r.path))
+      byKey.set(`HEAD ${r.path}`, r);
+  }
+  return (req, res, next) => {
+    const route = byKey.get(`${req.method} ${req.path}`);
+    if (route === undefined) {
+      next();
+      return;
+    }
+    // The metrics label: the template, never the raw path (the table's paths have no parameters).
+    res.locals[ROUTE_LOCAL] = route.path;
+    return route.handler(req, res, next);
+  };
+}
+
 /** The Express app (house style §1): routes, the 404/405 fallback and the one error middleware. */
 export function createApp(options: CreateAppOptions): express.Express {
   const deps: AppDeps = { ...options, uploads: uploadOptionsByPath(options.limits) };
@@ -86,7 +112,7 @@ export function createApp(options: CreateAppOptions): express.Express {
   app.set('case sensitive routing', true);
   app.use(requestLog(options.log, ops.metrics));
   const table = routes(deps, ops);
-  for (const r of table) app[r.method](r.path, r.handler);
+  app.use(dispatch(table));
   app.all('/{*splat}', fallback(table));
   app.use(errorMiddleware(options.log));
   return app;

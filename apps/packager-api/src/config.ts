@@ -35,6 +35,8 @@ export interface Config {
   timeouts: Timeouts;
   /** `LOG_LEVEL`: `debug`, `info` (default), `warn` or `error`. */
   logLevel: LogLevel;
+  /** `PACKAGER_WORKERS`: server processes behind node:cluster (1, the default: no cluster, one process). */
+  workers: number;
 }
 
 /** A configuration the service refuses to start with. Its message is printed; no stack trace. */
@@ -130,6 +132,7 @@ export function loadConfig(env: Env): Config {
     limits: limitsFrom(env),
     timeouts: timeoutsFrom(env),
     logLevel: logLevelFrom(env),
+    workers: integer(env, 'PACKAGER_WORKERS', 1, 1, 64),
   };
   if (config.timeouts.headersMs > config.timeouts.requestMs) {
     throw new ConfigError('PACKAGER_HEADERS_TIMEOUT_MS must not exceed PACKAGER_REQUEST_TIMEOUT_MS');

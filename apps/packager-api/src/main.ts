@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { isClusterPrimary, runPrimary, workerId } from './cluster.js';
 import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './config.js';
 import { createBatchingSink, createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -26,7 +27,7 @@ function start(config: Config, resourceDirs: string[], log: Logger): void {
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
     readiness.set('ready');
-    log.info('listening', { port, address, resourceDirs: resourceDirs.join(',') });
+    log.info('listening', { port, address, resourceDirs: resourceDirs.join(','), worker: workerId() });
   });
   server.on('error', (err: NodeJS.ErrnoException) => {
     if (!server.listening)
@@ -72,7 +73,8 @@ if (args.kind === 'usage-error') {
 try {
   const config = loadConfig(process.env);
   const log = createLogger(sink, undefined, config.logLevel);
-  start(config, prepareResourceDirs(config, log, process.cwd()), log);
+  if (isClusterPrimary(config.workers)) runPrimary(config.workers, config.timeouts.shutdownMs, log);
+  else start(config, prepareResourceDirs(config, log, process.cwd()), log);
 } catch (err) {
   if (err instanceof ConfigError) fatal('PACKAGER_CONFIG_INVALID', err.message);
   fatal(

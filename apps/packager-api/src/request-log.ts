@@ -6,10 +6,13 @@ import { requestIdFrom } from './request-id.js';
 /** `res.locals` key where the error middleware leaves the problem `code` of an error answer. */
 export const PROBLEM_CODE_LOCAL = 'problemCode';
 
+/** `res.locals` key where the route dispatcher leaves the route template a request matched. */
+export const ROUTE_LOCAL = 'routeTemplate';
+
 /** The route template a request matched (`/key-gen`), or `unmatched`: a bounded label, never the raw path. */
-function routeOf(req: Parameters<RequestHandler>[0]): string {
-  const path: unknown = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' && path !== '/{*splat}' ? path : 'unmatched';
+function routeOf(res: Parameters<RequestHandler>[1]): string {
+  const path: unknown = res.locals[ROUTE_LOCAL];
+  return typeof path === 'string' ? path : 'unmatched';
 }
 
 /**
@@ -33,7 +36,7 @@ export function requestLog(log: Logger, metrics?: Metrics): RequestHandler {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       const status = res.headersSent ? res.statusCode : 0;
       const code = status >= 400 ? (res.locals[PROBLEM_CODE_LOCAL] as string | undefined) : undefined;
-      metrics?.observe({ route: routeOf(req), method: req.method, status, seconds: ms / 1000, code });
+      metrics?.observe({ route: routeOf(res), method: req.method, status, seconds: ms / 1000, code });
       log.info('request', {
         reqId,
         method: req.method,

@@ -13,7 +13,9 @@ describe('loadConfig', () => {
       bindAddress: '127.0.0.1',
       resourceDirs: undefined,
       limits: DEFAULT_LIMITS,
+      workers: 1,
     });
+    expect(loadConfig({ PACKAGER_WORKERS: '2' }).workers).toBe(2);
   });
 
   it('reads PORT, the bind address, the resource dirs and the limits', () => {
@@ -32,6 +34,8 @@ describe('loadConfig', () => {
     ['PORT', 'abc'],
     ['PACKAGER_STRING_BYTES', String(64 * 1024 + 1)],
     ['PACKAGER_BODY_FIELD_BYTES', '-1'],
+    ['PACKAGER_WORKERS', '0'],
+    ['PACKAGER_WORKERS', '65'],
   ])('refuses %s=%s with a ConfigError naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

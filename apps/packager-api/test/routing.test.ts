@@ -1,24 +1,20 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { routes } from '../src/app.js';
 import { DEFAULT_LIMITS } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
+import { uploadOptionsByPath } from '../src/upload.js';
 import { HEALTH_RESPONSE_SCHEMA, KEY_GEN_RESPONSE_SCHEMA, OPENAPI_DOCUMENT } from '../src/openapi.js';
 import { problem, useServer, type Body } from './helpers.js';
 
 const srv = useServer();
 
-/** Every method+path an Express app routes (from its router stack), excluding the 404/405 fallback. */
+/** Every method+path the app dispatches (its route table, one middleware), excluding the 404/405 fallback. */
 function registeredRoutes(): string[] {
-  const app = createApp({ limits: DEFAULT_LIMITS, resourceDirs: [], log: silentLogger }) as Body;
-  const out: string[] = [];
-  for (const layer of app.router.stack) {
-    const route = layer.route;
-    if (route === undefined || route.path === '/{*splat}') continue;
-    for (const [method, on] of Object.entries(route.methods))
-      if (on === true && method !== '_all') out.push(`${method} ${route.path}`);
-  }
-  return out.sort();
+  const deps = { limits: DEFAULT_LIMITS, resourceDirs: [], log: silentLogger };
+  return routes({ ...deps, uploads: uploadOptionsByPath(DEFAULT_LIMITS) })
+    .map((r) => `${r.method} ${r.path}`)
+    .sort();
 }
 
 function documentedRoutes(): string[] {
@@ -77,6 +73,22 @@ describe('routing and the OpenAPI document', () => {
     expect((await problem(res)).code).toBe('REQUEST_METHOD_NOT_ALLOWED');
     const del = await fetch(`${srv.url}/health`, { method: 'DELETE' });
     expect(del.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('dispatches every route of the table, HEAD for a GET route, and nothing by another case or a trailing slash', async () => {
+    for (const route of registeredRoutes()) {
+      const [method, path] = route.split(' ') as [string, string];
+      const res = await fetch(`${srv.url}${path}`, { method: method.toUpperCase() });
+      await res.arrayBuffer();
+      expect([404, 405]).not.toContain(res.status);
+    }
+    const head = await fetch(`${srv.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    for (const path of ['/health/', '/Health', '/string-encrypt/', '/String-Encrypt']) {
+      const res = await fetch(`${srv.url}${path}`, { method: path.includes('tring') ? 'POST' : 'GET' });
+      expect(res.status).toBe(404);
+      expect((await problem(res)).code).toBe('REQUEST_NOT_FOUND');
+    }
   });
 
   it('answers a malformed path encoding with a problem, not a stack trace', async () => {

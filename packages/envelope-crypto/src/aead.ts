@@ -43,6 +43,44 @@ export function aeadEncrypt(
 }
 
 /**
+ * {@link aeadEncrypt} writing `ciphertext ‖ tag` into `out` at `offset` instead of a new array (a writer that
+ * lays many chunks out in one buffer saves a copy of every byte). Returns the number of bytes written
+ * (`plaintext.length + 16`).
+ * @throws RangeError when `out` has no room for them at `offset`.
+ */
+export function aeadEncryptInto(
+  key: Uint8Array,
+  nonce: Uint8Array,
+  plaintext: Uint8Array,
+  out: Uint8Array,
+  offset: number,
+  aad: Uint8Array = EMPTY,
+  engine: Engine = defaultEngine(),
+): number {
+  assertBytes(out, undefined, 'out');
+  const total = plaintext.length + AEAD_TAG_BYTES;
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset + total > out.length)
+    throw new RangeError(
+      `out: expected room for ${total} bytes at offset ${offset}, got length ${out.length}`,
+    );
+  if (engine === 'js') {
+    out.set(aeadEncrypt(key, nonce, plaintext, aad, engine), offset);
+    return total;
+  }
+  assertBytes(key, AEAD_KEY_BYTES, 'key');
+  assertBytes(nonce, AEAD_NONCE_BYTES, 'nonce');
+  assertBytes(plaintext, undefined, 'plaintext');
+  const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: AEAD_TAG_BYTES });
+  c.setAAD(aad, { plaintextLength: plaintext.length });
+  const body = c.update(plaintext);
+  out.set(body, offset);
+  const fin = c.final();
+  out.set(fin, offset + body.length);
+  out.set(c.getAuthTag(), offset + plaintext.length);
+  return total;
+}
+
+/**
  * ChaCha20-Poly1305 decryption. No plaintext is returned unless the tag verifies; on failure the
  * partial output is wiped.
  * @throws {@link CryptoError} `CRYPTO_AUTH_FAILED`.
@@ -69,13 +107,19 @@ export function aeadDecrypt(
   const d = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: AEAD_TAG_BYTES });
   d.setAAD(aad, { plaintextLength: n });
   d.setAuthTag(sealed.subarray(n));
-  const out = new Uint8Array(n);
-  out.set(d.update(sealed.subarray(0, n)), 0);
+  const body = d.update(sealed.subarray(0, n));
   try {
-    d.final(); // verifies the tag; `out` is not released before this returns
+    d.final(); // verifies the tag; nothing is released before this returns
   } catch (cause) {
-    out.fill(0);
+    body.fill(0);
     throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed', { cause });
   }
+  // node:crypto hands back a Buffer over a fresh ArrayBuffer of exactly n bytes: returned as a Uint8Array view of
+  // it, without copying the plaintext. Anything else (a pooled or larger buffer) is copied, so the returned
+  // array's buffer never holds bytes beyond the plaintext.
+  if (body.byteOffset === 0 && body.buffer.byteLength === n) return new Uint8Array(body.buffer, 0, n);
+  const out = new Uint8Array(n);
+  out.set(body);
+  body.fill(0);
   return out;
 }

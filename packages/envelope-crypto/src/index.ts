@@ -34,7 +34,14 @@ export {
   secretboxOpenEasy,
   x25519SharedSecret,
 } from './box.js';
-export { AEAD_KEY_BYTES, AEAD_NONCE_BYTES, AEAD_TAG_BYTES, aeadDecrypt, aeadEncrypt } from './aead.js';
+export {
+  AEAD_KEY_BYTES,
+  AEAD_NONCE_BYTES,
+  AEAD_TAG_BYTES,
+  aeadDecrypt,
+  aeadEncrypt,
+  aeadEncryptInto,
+} from './aead.js';
 export { createSha256, hkdfSha256, sha256 } from './hash.js';
 export type { Sha256Stream } from './hash.js';
 export {

@@ -7,6 +7,7 @@ import {
   CryptoError,
   aeadDecrypt,
   aeadEncrypt,
+  aeadEncryptInto,
 } from '../src/index.js';
 import { hex, offsetView, unhex } from '@org/test-utils';
 import { fill, loadSodium } from './sodium.js';
@@ -63,7 +64,41 @@ describe('aeadEncrypt', () => {
   });
 });
 
+describe('aeadEncryptInto', () => {
+  it.each(ENGINES)('writes the bytes of aeadEncrypt at the offset and nothing else (%s)', (engine) => {
+    for (const len of [0, 1, 70, 65_536]) {
+      const m = fill(len, 20);
+      const out = new Uint8Array(len + AEAD_TAG_BYTES + 10).fill(0xee);
+      expect(aeadEncryptInto(RFC.key, RFC.nonce, m, out, 3, RFC.aad, engine)).toBe(len + AEAD_TAG_BYTES);
+      expect(out.subarray(3, 3 + len + AEAD_TAG_BYTES)).toEqual(
+        aeadEncrypt(RFC.key, RFC.nonce, m, RFC.aad, engine),
+      );
+      expect([...out.subarray(0, 3), ...out.subarray(3 + len + AEAD_TAG_BYTES)]).toEqual(
+        new Array(10).fill(0xee),
+      );
+    }
+  });
+
+  it('throws RangeError when out has no room at the offset (caller bug)', () => {
+    const m = fill(10, 21);
+    expect(() => aeadEncryptInto(RFC.key, RFC.nonce, m, new Uint8Array(26), 1)).toThrow(RangeError);
+    expect(() => aeadEncryptInto(RFC.key, RFC.nonce, m, new Uint8Array(26), -1)).toThrow(RangeError);
+    expect(() => aeadEncryptInto(RFC.key, RFC.nonce, m, new Uint8Array(26), 0.5)).toThrow(RangeError);
+    expect(aeadEncryptInto(RFC.key, RFC.nonce, m, new Uint8Array(26), 0)).toBe(26);
+  });
+});
+
 describe('aeadDecrypt', () => {
+  it.each(ENGINES)('returns a plaintext whose buffer holds exactly the plaintext (%s)', (engine) => {
+    for (const len of [0, 5, 5000, 65_536]) {
+      const sealed = aeadEncrypt(RFC.key, RFC.nonce, fill(len, 22), undefined, engine);
+      const plain = aeadDecrypt(RFC.key, RFC.nonce, sealed, undefined, engine);
+      expect(plain).toEqual(fill(len, 22));
+      expect(Buffer.isBuffer(plain)).toBe(false);
+      if (engine !== 'js') expect([plain.byteOffset, plain.buffer.byteLength]).toEqual([0, len]);
+    }
+  });
+
   it.each(ENGINES)(
     'rejects every single-byte flip of a short sealed value with CRYPTO_AUTH_FAILED (%s)',
     (engine) => {

@@ -22,6 +22,7 @@ describe('@org/envelope-crypto public surface', () => {
         "STRING_PREFIX",
         "aeadDecrypt",
         "aeadEncrypt",
+        "aeadEncryptInto",
         "assertBytes",
         "assertStrongPublicKey",
         "boxBeforeNm",

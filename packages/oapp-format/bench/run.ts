@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPS, benchKeys, fmt } from './common.js';
-import { benchMemory, type MemoryResult } from './memory.js';
+import { MiB, REPS, benchKeys, fmt } from './common.js';
+import { BIG_BYTES, benchMemory, type MemoryResult } from './memory.js';
 import { benchThroughput, type ThroughputRow } from './throughput.js';
 import { benchVsAge, missingTools, type VsAgeResult } from './vs-age.js';
 
@@ -23,6 +23,15 @@ console.log(
       .join(' ')}; median of ${REPS} repetitions everywhere; temp dir ${dir}`,
 );
 
+/** The machine's load average (1, 5, 15 min) now: the machine is shared, and ratios are read with it. */
+function printLoad(when: string): void {
+  console.log(
+    `load average ${when}: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+}
+
 let vsAge: VsAgeResult | 'skipped' | undefined;
 let throughput: ThroughputRow[] | undefined;
 let memory: MemoryResult | undefined;
@@ -38,14 +47,19 @@ try {
     } else {
       vsAge = await benchVsAge(dir, keys);
     }
+    printLoad('after (a)');
   }
   if (sections.includes('b')) {
     console.log('\n== (b) throughput, ops/s, beside libsodium-wrappers-sumo (wasm) ==');
     throughput = await benchThroughput(keys);
+    printLoad('after (b)');
   }
   if (sections.includes('c')) {
-    console.log('\n== (c) peak resident memory opening a 1 GiB package (fresh child process) ==');
+    console.log(
+      `\n== (c) peak resident memory opening a ${BIG_BYTES / MiB} MiB package (fresh child process) ==`,
+    );
     memory = benchMemory(dir, seedHex);
+    printLoad('after (c)');
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
@@ -76,7 +90,7 @@ for (const r of throughput ?? []) {
 }
 if (memory !== undefined) {
   console.log(
-    `- open 1 GiB package streamed: peak RSS ${fmt(memory.openPeakMiB)} MiB ` +
+    `- open ${BIG_BYTES / MiB} MiB package streamed: peak RSS ${fmt(memory.openPeakMiB)} MiB ` +
       `(${fmt(memory.openPeakMiB / memory.hashPeakMiB, 2)}x a bare createReadStream+SHA-256 at ` +
       `${fmt(memory.hashPeakMiB)} MiB), target < 100 MiB ${verdict(memory.openPeakMiB < 100)}; ` +
       `${fmt(memory.openMiBps, 0)} MiB/s = ${fmt(memory.openMiBps / memory.hashMiBps, 2)}x the bare read`,

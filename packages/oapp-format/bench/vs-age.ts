@@ -177,6 +177,11 @@ export async function benchVsAge(dir: string, keys: BenchKeys): Promise<VsAgeRes
     'baseline create = age -e (10 x -r) + 3 x minisign -S; baseline open = 3 x minisign -V + age -d; ' +
       'each includes process start-up.',
   );
+  const perRep = (o: number[], b: number[]): string => fmt(median(o.map((x, i) => x / b[i]!)), 2);
+  console.log(
+    `median of the per-repetition ratios (each pair ran back to back): create ${perRep(t.createOurs, t.createBase)}, ` +
+      `open streamed ${perRep(t.openStream, t2.openBase)}, open buffered ${perRep(t2.openBuffered, t2.openBase)}`,
+  );
   console.log(
     `all samples (ms): create ours ${t.createOurs.map((x) => fmt(x, 0)).join(' ')} | base ${t.createBase.map((x) => fmt(x, 0)).join(' ')}; ` +
       `open ours ${t.openStream.map((x) => fmt(x, 0)).join(' ')} | base ${t2.openBase.map((x) => fmt(x, 0)).join(' ')}`,

@@ -12,6 +12,7 @@ import {
 } from '@org/envelope-crypto';
 import {
   DEFAULT_CHUNK_BYTES,
+  FRAME_BYTES,
   HEADER_FORMAT,
   KIND_MEDIA_TYPES,
   MAX_CHUNK_BYTES,
@@ -19,6 +20,8 @@ import {
   MIN_CHUNK_BYTES,
   PAYLOAD_AEAD,
   SECTION,
+  SECTION_HEADER_BYTES,
+  STANZA_BYTES,
   STATEMENT_FORMAT,
   type PackageKind,
 } from './constants.js';
@@ -27,7 +30,7 @@ import { decodePackageId } from './content.js';
 import { OappError } from './errors.js';
 import { encodeFrame, encodeSection, encodeSectionHeader } from './frame.js';
 import { encodeHeader, type EnvelopeLink, type Header } from './header.js';
-import { derivePayloadKey, payloadLength, sealPayload } from './payload.js';
+import { derivePayloadKey, payloadLength, sealPayloadInto } from './payload.js';
 import { encodeStanzas, sealStanza } from './recipients.js';
 import { encodeSignatures, signStatement, type SignatureRecord } from './signatures.js';
 import { encodeStatement, type Statement } from './statement.js';
@@ -229,25 +232,45 @@ export function encodePackagePrefix(
   );
 }
 
+/**
+ * Internal: the length of {@link encodePackagePrefix}'s output, known before the payload is sealed: the HEADER
+ * holds the ciphertext digest as 64 hex digits whatever its value, and every stanza is {@link STANZA_BYTES} long.
+ * Draws no randomness.
+ */
+function prefixLength(input: PrefixInput, signaturesValue: Uint8Array): number {
+  const headerBytes = encodeHeader(buildHeader(input, new Uint8Array(32)));
+  return (
+    FRAME_BYTES +
+    SECTION_HEADER_BYTES * 5 +
+    headerBytes.length +
+    input.statementBytes.length +
+    STANZA_BYTES * input.recipients.length +
+    signaturesValue.length
+  );
+}
+
 /** Assembles frame and sections around a statement and its signatures (SPEC.md §5.2 steps 3–7). */
 export function assemblePackage(input: AssembleInput): Uint8Array {
   checkAssembleInput(input);
   // Encoded (and checked) before any randomness is drawn, as before the streaming writer shared this code.
-  encodeSignatures(input.signatures);
+  const signaturesValue = encodeSignatures(input.signatures);
+  const prefixInput: PrefixInput = { ...input, plaintextSize: input.content.length };
+  // The package is laid out in one buffer and the payload sealed into its place: no copy of the payload.
+  const offset = prefixLength(prefixInput, signaturesValue);
+  const out = new Uint8Array(offset + payloadLength(input.content.length, input.chunkSize));
   const random = input.random ?? randomBytes;
   const fileKey = random(32);
   const payloadKey = derivePayloadKey(fileKey);
-  const { payload, ciphertextSha256 } = sealPayload(payloadKey, input.content, input.chunkSize);
-  wipe(payloadKey);
   try {
-    const prefix = encodePackagePrefix(
-      { ...input, plaintextSize: input.content.length },
-      fileKey,
-      ciphertextSha256,
-      random,
-    );
-    return concatBytes(prefix, payload);
+    const ciphertextSha256 = sealPayloadInto(payloadKey, input.content, input.chunkSize, out, offset);
+    wipe(payloadKey);
+    const prefix = encodePackagePrefix(prefixInput, fileKey, ciphertextSha256, random);
+    if (prefix.length !== offset)
+      throw new Error(`internal: package prefix is ${prefix.length} bytes, not ${offset}`);
+    out.set(prefix, 0);
+    return out;
   } finally {
+    wipe(payloadKey);
     wipe(fileKey);
   }
 }

@@ -2,6 +2,7 @@ import {
   AEAD_NONCE_BYTES,
   aeadDecrypt,
   aeadEncrypt,
+  aeadEncryptInto,
   createSha256,
   hkdfSha256,
   type Engine,
@@ -73,6 +74,40 @@ export function sealPayload(
     outOff += sealed.length;
   }
   return { payload: out, ciphertextSha256: hash.digest() };
+}
+
+/**
+ * Seals a whole plaintext into `out` from `offset` on (exactly {@link payloadLength} bytes), so a writer that
+ * lays out the whole package in one buffer copies no payload byte twice. Returns the PAYLOAD's SHA-256.
+ * @throws RangeError when `out` is too short (caller bug).
+ */
+export function sealPayloadInto(
+  payloadKey: Uint8Array,
+  plaintext: Uint8Array,
+  chunkSize: number,
+  out: Uint8Array,
+  offset: number,
+): Uint8Array {
+  const n = chunkCount(plaintext.length, chunkSize);
+  const hash = createSha256();
+  let inOff = 0;
+  let outOff = offset;
+  for (let i = 0; i < n; i++) {
+    const len = chunkPlaintextLength(i, n, plaintext.length, chunkSize);
+    const written = aeadEncryptInto(
+      payloadKey,
+      chunkNonce(i, i === n - 1),
+      plaintext.subarray(inOff, inOff + len),
+      out,
+      outOff,
+      undefined,
+      'native',
+    );
+    hash.update(out.subarray(outOff, outOff + written));
+    inOff += len;
+    outOff += written;
+  }
+  return hash.digest();
 }
 
 /**
