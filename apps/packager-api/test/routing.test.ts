@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../src/app.js';
 import { DEFAULT_LIMITS } from '../src/config.js';
 import { silentLogger } from '../src/logger.js';
+import { createMetrics } from '../src/metrics.js';
+import { Readiness } from '../src/readiness.js';
 import { uploadOptionsByPath } from '../src/upload.js';
 import { HEALTH_RESPONSE_SCHEMA, KEY_GEN_RESPONSE_SCHEMA, OPENAPI_DOCUMENT } from '../src/openapi.js';
 import { problem, useServer, type Body } from './helpers.js';
@@ -12,7 +14,10 @@ const srv = useServer();
 /** Every method+path the app dispatches (its route table, one middleware), excluding the 404/405 fallback. */
 function registeredRoutes(): string[] {
   const deps = { limits: DEFAULT_LIMITS, resourceDirs: [], log: silentLogger };
-  return routes({ ...deps, uploads: uploadOptionsByPath(DEFAULT_LIMITS) })
+  return routes(
+    { ...deps, uploads: uploadOptionsByPath(DEFAULT_LIMITS) },
+    { readiness: new Readiness('ready'), metrics: createMetrics() },
+  )
     .map((r) => `${r.method} ${r.path}`)
     .sort();
 }
