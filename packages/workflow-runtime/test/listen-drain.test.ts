@@ -84,6 +84,8 @@ describe('closeAll', () => {
 
     // 1. A keep-alive request whose step is in flight when shutdown begins.
     const blocked = fetchVia(new Agent({ keepAlive: true }), port, '/block');
+    // Awaited below; a failed assertion before that must not leave an unhandled rejection.
+    blocked.catch(() => undefined);
     await entered.promise;
 
     // 2. A busy keep-alive client: one connection, requests back to back.
