@@ -11,11 +11,8 @@ class Connections {
 
   constructor(server: Server) {
     this.#server = server;
+    // In-process calls (ADR 0079) hand the server an in-memory stream the same way; it is tracked alike.
     server.on('connection', (socket: Socket) => {
-      if (this.#draining) {
-        socket.destroy();
-        return;
-      }
       this.#sockets.add(socket);
       socket.once('close', () => this.#sockets.delete(socket));
     });
