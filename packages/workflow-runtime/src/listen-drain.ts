@@ -4,8 +4,8 @@ import type { Server as NetServer, Socket } from 'node:net';
 /** The per-server state {@link trackConnections} keeps and {@link closeGracefully} uses. */
 class Connections {
   readonly #server: Server;
-  /** Responses not yet closed (finished or aborted), with their socket. */
-  readonly #open = new Map<ServerResponse, Socket>();
+  /** Responses not yet closed (finished or aborted). */
+  readonly #open = new Set<ServerResponse>();
   readonly #sockets = new Set<Socket>();
   #draining = false;
 
@@ -27,9 +27,9 @@ class Connections {
     return this.#draining;
   }
 
-  #request(req: IncomingMessage, res: ServerResponse): void {
+  #request(_req: IncomingMessage, res: ServerResponse): void {
     if (this.#open.has(res)) return;
-    this.#open.set(res, req.socket);
+    this.#open.add(res);
     if (this.#draining) lastOnConnection(res, () => this.#server.closeIdleConnections());
     res.once('close', () => {
       this.#open.delete(res);
@@ -37,11 +37,11 @@ class Connections {
     });
   }
 
-  /** Starts the drain: stop accepting, mark every unanswered response `Connection: close`, close idle sockets. */
+  /** Starts the drain (the caller closed the listener): every unanswered response says `Connection: close`. */
   drain(): void {
     if (this.#draining) return;
     this.#draining = true;
-    for (const res of this.#open.keys()) lastOnConnection(res, () => this.#server.closeIdleConnections());
+    for (const res of this.#open) lastOnConnection(res, () => this.#server.closeIdleConnections());
     this.#sweep();
   }
 
@@ -52,7 +52,12 @@ class Connections {
   #sweep(): void {
     this.#server.closeIdleConnections();
     if (this.#open.size > 0) return;
-    for (const socket of this.#sockets) if (!socket.writableEnded) socket.destroy();
+    for (const socket of this.#sockets) {
+      if (socket.writableEnded) continue; // ending after a `Connection: close` answer
+      // Bytes of an earlier answer may still be queued: flush them first.
+      if (socket.writableLength > 0) socket.end();
+      else socket.destroy();
+    }
   }
 }
 
