@@ -36,11 +36,14 @@ export function connectionsCheckingIntervalOf(t: ServerTimeouts): number {
  * derived from them ({@link connectionsCheckingIntervalOf}), so a slow client is cut within 1 s of the configured
  * limit (408, then the socket closes). Node reads the interval when the server starts listening: call this before
  * `listen()`.
- * @throws RangeError when a timeout is negative or not a number.
+ * @throws RangeError when a timeout is negative or not a number, or `headersMs` exceeds a `requestMs` that is on.
  * @throws Error when the server is already listening (the interval would not apply).
  */
 export function applyServerTimeouts(server: Server, t: ServerTimeouts): void {
   const interval = connectionsCheckingIntervalOf(t);
+  // Node refuses the same in createServer(): the request timeout covers the headers.
+  if (t.requestMs > 0 && t.headersMs > t.requestMs)
+    throw new RangeError(`headersMs (${t.headersMs}) must be <= requestMs (${t.requestMs})`);
   if (server.listening)
     throw new Error('applyServerTimeouts must be called before listen(): the server is already listening');
   server.headersTimeout = t.headersMs;

@@ -76,6 +76,13 @@ describe('applyServerTimeouts', () => {
     );
   });
 
+  it('refuses a header timeout longer than the request timeout, as createServer() does', () => {
+    expect(() => applyServerTimeouts(createServer(), { headersMs: 5000, requestMs: 1000 })).toThrow(
+      RangeError,
+    );
+    expect(() => applyServerTimeouts(createServer(), { headersMs: 5000, requestMs: 0 })).not.toThrow();
+  });
+
   it('refuses a server that already listens (the interval would not apply)', async () => {
     const server = createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
