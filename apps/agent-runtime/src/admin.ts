@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { requestIdOf } from '@org/workflow-runtime';
+import { applyServerTimeouts, requestIdOf } from '@org/workflow-runtime';
 
 /** Where the agent is in its life: `ready` from the moment every listener is open until a drain starts. */
 export type ReadinessState = 'starting' | 'ready' | 'draining';
@@ -78,8 +78,7 @@ export function createAdminServer(options: AdminOptions): Server {
       else res.destroy();
     });
   });
-  // The admin endpoints answer small, fast requests only.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 10_000;
+  // The admin endpoints answer small, fast requests only; the timeouts are checked within 1 s of their value.
+  applyServerTimeouts(server, { headersMs: 10_000, requestMs: 10_000 });
   return server;
 }

@@ -39,13 +39,19 @@ function fatal(err: unknown): never {
   process.exit(EXIT_START_FAILED);
 }
 
+/**
+ * SIGTERM/SIGINT: the trigger servers stop accepting and every answer from then on says `Connection: close`
+ * (idle keep-alive sockets close at once); the runtime starts no new run (HTTP triggers answer 503
+ * `AGENT_SHUTTING_DOWN`, counted, never logged one by one) and waits for the runs in flight. The process exits as
+ * soon as both are done, or after `AGENT_SHUTDOWN_TIMEOUT_MS` at the latest (README, "Shutdown").
+ */
 function onSignals(agent: Agent, config: Config, readiness: Readiness): void {
   const drain = (signal: string) => {
     readiness.set('draining');
     agent.output.info('shutting down', { signal });
     const ms = config.timeouts.shutdownMs;
     void Promise.all([closeAll(agent, ms), agent.stop(ms)]).then(([, idle]) => {
-      agent.output.info('stopped', { drained: idle });
+      agent.output.info('stopped', { drained: idle, refusedRequests: agent.tracker.refused });
       process.exit(0);
     });
   };

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './con
 import { createBatchingSink, createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
-import { createHttpServer } from './server.js';
+import { closeGracefully, createHttpServer } from './server.js';
 import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs, startupFailureLine } from './startup.js';
 
 const sink = createBatchingSink((text) => process.stdout.write(text));
@@ -41,18 +41,14 @@ function start(config: Config, resourceDirs: string[], log: Logger): void {
   const drain = (signal: string) => {
     readiness.set('draining');
     log.info('shutting down', { signal });
-    // Stop accepting; idle keep-alive connections close now, in-flight requests may finish.
-    server.close(() => {
-      log.info('stopped');
+    // Stop accepting; replies from now on say `Connection: close`; idle connections close now, the others
+    // after their reply; whatever is left after PACKAGER_SHUTDOWN_TIMEOUT_MS is cut (README, "Shutdown").
+    void closeGracefully(server, config.timeouts.shutdownMs).then((drained) => {
+      if (!drained)
+        log.warn('drain timeout; closed remaining connections', { ms: config.timeouts.shutdownMs });
+      log.info('stopped', { drained });
       process.exit(0);
     });
-    // Connections become idle as their in-flight requests finish: close them as they do.
-    server.closeIdleConnections();
-    setInterval(() => server.closeIdleConnections(), 100).unref();
-    setTimeout(() => {
-      log.warn('drain timeout; closing remaining connections', { ms: config.timeouts.shutdownMs });
-      server.closeAllConnections();
-    }, config.timeouts.shutdownMs).unref();
   };
   process.once('SIGTERM', () => drain('SIGTERM'));
   process.once('SIGINT', () => drain('SIGINT'));

@@ -22,6 +22,7 @@ export type HttpErrorCode =
       | 'AGENT_RESPONSE_INVALID'
       | 'AGENT_ASSET_PATH_INVALID'
       | 'AGENT_ASSET_NOT_FOUND'
+      | 'AGENT_SHUTTING_DOWN'
     >;
 
 /** The one code → status table (house style §3; multipart-limits README for `UPLOAD_*`). */
@@ -57,6 +58,7 @@ export const STATUS_BY_CODE = {
   AGENT_RESPONSE_INVALID: 500,
   AGENT_ASSET_PATH_INVALID: 400,
   AGENT_ASSET_NOT_FOUND: 404,
+  AGENT_SHUTTING_DOWN: 503,
 } as const satisfies Record<HttpErrorCode, number>;
 
 /** Problem `type` URIs follow the packager's (ADR 0004): prefix + code, lower case, `_` → `-`. */

@@ -40,6 +40,13 @@ export {
   type ServerSpec,
   type TriggerListener,
 } from './listen.js';
+export { closeGracefully, isDraining, trackConnections, type ClosableServer } from './listen-drain.js';
+export {
+  applyServerTimeouts,
+  connectionsCheckingIntervalOf,
+  MAX_CONNECTIONS_CHECK_MS,
+  type ServerTimeouts,
+} from './listen-timeouts.js';
 export {
   DEPLOYMENT_ACCESS_PROPERTIES,
   type DeploymentCalls,

@@ -1,6 +1,6 @@
-import type { AddressInfo, Server as NetServer } from 'node:net';
-import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AgentError } from './errors.js';
+import { closeGracefully, type ClosableServer } from './listen-drain.js';
 import type { Output } from './output.js';
 
 /** A listening trigger server, as logged in the `listening` line. */
@@ -12,7 +12,7 @@ export interface Listening {
 }
 
 /** A trigger server: a node:http server, or a `tcp` trigger server with the same two close methods. */
-export type TriggerListener = NetServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>;
+export type TriggerListener = ClosableServer;
 
 /** One trigger server (created, not listening). */
 export interface ServerSpec {
@@ -63,17 +63,11 @@ export async function listenAll(agent: ServerSet): Promise<Listening[]> {
   );
 }
 
-/** Stops accepting, closes idle connections, and after `ms` closes the rest. */
+/**
+ * Closes every trigger server with {@link closeGracefully}: no new connections, every answer from now on says
+ * `Connection: close`, idle sockets close now and the others once their last response is sent; after `ms` the
+ * connections left are destroyed. Resolves when every server is closed.
+ */
 export async function closeAll(agent: ServerSet, ms: number): Promise<void> {
-  await Promise.all(
-    agent.servers.map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          if (!s.server.listening) return resolve();
-          s.server.close(() => resolve());
-          s.server.closeIdleConnections();
-          setTimeout(() => s.server.closeAllConnections(), ms).unref();
-        }),
-    ),
-  );
+  await Promise.all(agent.servers.map((s) => closeGracefully(s.server, ms)));
 }

@@ -104,8 +104,9 @@ export interface Runtime {
    */
   triggerStep(deploymentId: string, stepId: string): Promise<StepResult | undefined>;
   /**
-   * Stops timers, logs the step counters, waits up to `drainMs` for in-flight runs, disposes the engines and
-   * closes the stores. Servers are the caller's.
+   * Stops timers, refuses new HTTP runs (503 `AGENT_SHUTTING_DOWN`, counted in `tracker.refused`), logs the
+   * step counters, waits up to `drainMs` for in-flight runs, disposes the engines and closes the stores. Servers
+   * are the caller's (`closeAll`).
    */
   stop(drainMs: number): Promise<boolean>;
 }
@@ -359,6 +360,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (state === 'stopped') return true;
       const started = state === 'started';
       state = 'stopped';
+      // HTTP triggers answer 503 AGENT_SHUTTING_DOWN from here on; runs in flight finish.
+      s.tracker.close();
       registry.stop();
       scheduling.stop();
       watchers.stop();

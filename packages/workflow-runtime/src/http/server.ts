@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { acceptedMediaTypes, createCheckContinueListener } from '@org/multipart-limits';
 import express from 'express';
 import type { Limits, Timeouts } from '../limits.js';
+import { trackConnections } from '../listen-drain.js';
+import { applyServerTimeouts } from '../listen-timeouts.js';
 import { errorMiddleware, problemOf, writeInternal, writeProblem } from '../http-errors.js';
 import type { Output } from '../output.js';
 import type { TriggerRoute } from './routes.js';
@@ -60,15 +62,17 @@ function acceptPostFor(ctx: TriggerContext, req: IncomingMessage): string | unde
 /**
  * A node:http server for one trigger server (not listening). `checkContinue` is answered by
  * multipart-limits so an over-limit upload is refused before `100 Continue` (S8); header and request
- * timeouts bound slow clients.
+ * timeouts bound slow clients (checked often enough to fire within 1 s, ADR 0083), and its connections are
+ * tracked so `closeAll` drains it (every answer during the drain says `Connection: close`).
  */
 export function createTriggerServer(options: TriggerServerOptions): Server {
   const ctx: TriggerContext = options;
   const app = createTriggerApp(ctx, options);
-  const server = createServer(
-    { headersTimeout: options.timeouts.headersMs, requestTimeout: options.timeouts.requestMs },
-    app,
-  );
+  const server = createServer(app);
+  applyServerTimeouts(server, {
+    headersMs: options.timeouts.headersMs,
+    requestMs: options.timeouts.requestMs,
+  });
   server.on(
     'checkContinue',
     createCheckContinueListener({
@@ -87,5 +91,7 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
       onRequest: app,
     }),
   );
+  // After the checkContinue listener: requests with `Expect` are tracked through it.
+  trackConnections(server);
   return server;
 }

@@ -69,6 +69,8 @@ async function run(
 ): Promise<{ result: StepResult | undefined; stream: Readable | undefined; uploadError: unknown }> {
   const upload = await readUpload(req, uploadOptionsOf(route, ctx.limits));
   if (upload.kind === 'json') checkJson(upload.body, ctx.limits);
+  // The runtime may have begun to stop while the body was read: its engines are (about to be) disposed.
+  if (ctx.tracker.closed) throw ctx.tracker.refuse();
   const input = stepInputOf(req, upload);
   const stream = input.stream as Readable | undefined;
   let uploadError: unknown;
@@ -116,6 +118,8 @@ function failed(ctx: TriggerContext, route: TriggerRoute, result: StepResult | u
 /** The Express handler of one trigger server: match, read the upload, run the step, answer. */
 export function triggerHandler(ctx: TriggerContext): RequestHandler {
   return async (req, res) => {
+    // A stopping runtime starts no run and serves no asset: 503, never a 500 from a disposed engine.
+    if (ctx.tracker.closed) throw ctx.tracker.refuse();
     const route = routeFor(ctx, req);
     res.locals[ROUTE_LOCAL] = route.stepId;
     if (route.file !== undefined) return serveAsset(ctx, route, req, res as ServerResponse);

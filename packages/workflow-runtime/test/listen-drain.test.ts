@@ -1,0 +1,198 @@
+import { Agent, get, type IncomingHttpHeaders } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeAll, type OutboundTransport } from '../src/index.js';
+import { closeRuntimes, startRuntime, step, wf } from './helpers.js';
+
+// The agent's shutdown path (closeAll and runtime.stop together, as main.ts runs them) against a busy
+// keep-alive client and a step that blocks until the test releases it. Nothing here measures time: the
+// assertions are on what the clients get and on the order of events.
+
+afterEach(closeRuntimes);
+
+interface Reply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function fetchVia(agent: Agent, port: number, path: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path, agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+/** Everything a raw socket receives until the server closes it. */
+function readAll(socket: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (text += d));
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => undefined);
+  });
+}
+
+const DEPLOYMENT = {
+  id: 'd1',
+  workflow: wf(
+    {
+      stepId: 'block',
+      trigger: { http: { server: 'web', method: 'GET', path: '/block' } },
+      urlGenerator: { script: "context.setUrl('api', '/hold');" },
+      resultsProcessor: { script: "context.setBody('released ' + context.getBody());" },
+    },
+    step('fast', "context.setBody('fast');", { http: { server: 'web', method: 'GET', path: '/fast' } }),
+    step('echo', "context.setBody('echo ' + context.getBody());", {
+      http: { server: 'web', method: 'POST', path: '/echo' },
+    }),
+  ),
+  record: {
+    allowHttpServerAccess: [{ id: 'web', port: 9 }],
+    allowExternalHostAccess: [
+      { id: 'api', host: 'https://api.example.com', allowList: [{ method: 'GET', uriPattern: '/.*' }] },
+    ],
+  },
+};
+
+describe('closeAll', () => {
+  it('drains a busy keep-alive connection: Connection: close, 503 AGENT_SHUTTING_DOWN, never 500, done when the step ends', async () => {
+    const entered = deferred();
+    const gate = deferred();
+    // The step's outbound call blocks until the test releases it.
+    const transport: OutboundTransport = async () => {
+      entered.resolve();
+      await gate.promise;
+      return { status: 200, headers: {}, body: new TextEncoder().encode('upstream') };
+    };
+    const t = await startRuntime([DEPLOYMENT], { transport });
+    const port = t.port('d1', 'web');
+    const server = t.runtime.servers[0]!.server;
+    const events: string[] = [];
+
+    // 1. A keep-alive request whose step is in flight when shutdown begins.
+    const blocked = fetchVia(new Agent({ keepAlive: true }), port, '/block');
+    // Awaited below; a failed assertion before that must not leave an unhandled rejection.
+    blocked.catch(() => undefined);
+    await entered.promise;
+
+    // 2. A busy keep-alive client: one connection, requests back to back.
+    let stopping = false;
+    const warm = deferred();
+    let before = 0;
+    const after: Reply[] = [];
+    const busy = new Agent({ keepAlive: true, maxSockets: 1 });
+    const loop = (async () => {
+      for (;;) {
+        const issuedAfterShutdown = stopping;
+        let r: Reply;
+        try {
+          r = await fetchVia(busy, port, '/fast');
+        } catch (err) {
+          // The listener is closed: a new connection is refused (or an idle one was closed under it).
+          return (err as NodeJS.ErrnoException).code ?? 'error';
+        }
+        if (issuedAfterShutdown) after.push(r);
+        else if (++before === 3) warm.resolve();
+        // A flood would go on until the shutdown timeout: stop counting well above what a drain allows.
+        if (after.length >= 20) return 'flood';
+      }
+    })();
+    await warm.promise;
+
+    // 3. A request whose headers arrived before shutdown and whose body arrives after the runtime stopped.
+    const raw = connect(port, '127.0.0.1');
+    const rawReply = readAll(raw);
+    const rawSeen = new Promise<void>((resolve) =>
+      server.on('request', (req: { url?: string }) => req.url === '/echo' && resolve()),
+    );
+    raw.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n');
+    await rawSeen;
+
+    // The shutdown path of main.ts: both at once.
+    stopping = true;
+    const closed = closeAll(t.runtime, 600_000).then(() => events.push('servers closed'));
+    const stopped = t.runtime.stop(600_000).then((idle) => {
+      events.push('runtime stopped');
+      return idle;
+    });
+    raw.write('hi');
+
+    const end = await loop;
+    expect(end).not.toBe('flood');
+    // At most the request already on the wire and one more on the same connection, each told to close it.
+    expect(after.length).toBeLessThanOrEqual(2);
+    for (const r of after) {
+      expect(r.headers.connection).toBe('close');
+      expect([200, 503]).toContain(r.status);
+    }
+    const text = await rawReply;
+    const [head = '', body = ''] = text.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 503 /);
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(head.toLowerCase()).toContain('content-type: application/problem+json');
+    expect(JSON.parse(body)).toMatchObject({ status: 503, code: 'AGENT_SHUTTING_DOWN' });
+
+    expect(events).toEqual([]);
+
+    events.push('released');
+    gate.resolve();
+    const r1 = await blocked;
+    events.push('block answered');
+    expect(r1).toMatchObject({ status: 200, body: 'released upstream' });
+    expect(r1.headers.connection).toBe('close');
+    expect(await stopped).toBe(true);
+    await closed;
+    expect(events[0]).toBe('released');
+    expect(events).toEqual(expect.arrayContaining(['block answered', 'runtime stopped', 'servers closed']));
+    expect(server.listening).toBe(false);
+
+    expect(t.runtime.tracker.refused).toBeGreaterThanOrEqual(1);
+    const lines = t.lines();
+    expect(lines.filter((l) => l['level'] === 'error')).toEqual([]);
+    expect(JSON.stringify(lines)).not.toContain('ENGINE_DISPOSED');
+  }, 30_000);
+
+  it('closes idle keep-alive sockets at once and resolves when nothing runs', async () => {
+    const t = await startRuntime([DEPLOYMENT], {
+      transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
+    });
+    const port = t.port('d1', 'web');
+    const idle = new Agent({ keepAlive: true });
+    const r = await fetchVia(idle, port, '/fast');
+    expect(r.headers.connection).toBe('keep-alive');
+    const socketClosed = new Promise<void>((resolve) => {
+      const sockets = Object.values(idle.freeSockets).flat();
+      expect(sockets).toHaveLength(1);
+      sockets[0]!.once('close', () => resolve());
+    });
+    await Promise.all([closeAll(t.runtime, 600_000), t.runtime.stop(600_000)]);
+    await socketClosed;
+  }, 30_000);
+
+  it('a client that never finishes its headers does not hold the drain once no response is open', async () => {
+    const t = await startRuntime([DEPLOYMENT], {
+      transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
+    });
+    const port = t.port('d1', 'web');
+    const slow = connect(port, '127.0.0.1');
+    const slowClosed = readAll(slow);
+    slow.write('GET /fast HTTP/1.1\r\nHost: x\r\nX-Slow: a');
+    // One whole request on another connection after it: by its answer the server has read the slow bytes.
+    expect((await fetchVia(new Agent(), port, '/fast')).status).toBe(200);
+    await Promise.all([closeAll(t.runtime, 600_000), t.runtime.stop(600_000)]);
+    expect(await slowClosed).toBe('');
+  }, 30_000);
+});
