@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateBootstrap, type DeploymentRecord } from '@org/workflow-compiler';
 import { Redactor } from '@org/workflow-engine';
+import { PROTOTYPE_NAMES } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as runtimeExports from '../src/index.js';
 import {
@@ -210,6 +211,22 @@ describe('createRuntime', () => {
     expect(l?.address).toBe('127.0.0.1');
     const res = await fetch(`http://127.0.0.1:${l!.port}/hello`);
     expect([res.status, await res.text()]).toEqual([200, 'hi 1700000000000']);
+  });
+
+  // Issue 13: the port table was read with inherited properties, so a server named `toString` got a function.
+  it.each(PROTOTYPE_NAMES)('a server named %s takes its own port, not an inherited property', async (id) => {
+    const rec = record({ allowHttpServerAccess: [{ id, port: 4242 }] });
+    const redactor = new Redactor();
+    const runtime = await createRuntime({
+      deployments: [{ record: rec, workflow: { workflows: [] }, policy: hostPolicyOf(rec, []), source: 'test' }],
+      redactor,
+      output: createOutput(() => undefined, redactor),
+      decryptor: createStringDecryptor([]),
+      limits: DEFAULT_LIMITS,
+      timeouts: DEFAULT_TIMEOUTS,
+    });
+    started.push(runtime);
+    expect(runtime.servers.map((s) => [s.id, s.port])).toEqual([[id, 4242]]);
   });
 
   it('refuses a trigger on an undeclared server before anything runs, and closes what it opened', async () => {
