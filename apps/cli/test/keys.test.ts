@@ -103,13 +103,18 @@ describe('key sources', () => {
   });
 
   // Issue 13: the purpose alias lookup read inherited properties (purpose "toString" became a function).
-  it.each(['rsa', ...PROTOTYPE_NAMES])('key-gen JSON with purpose %s is refused as an unknown purpose', async (name) => {
-    const hex = keyHex(join(dir, 'p.key'));
-    const json = JSON.stringify({ purpose: name, keyPair: { publicKeyHex: null, secretKeyHex: hex } });
-    const r = await encrypt('a.pub', { PK: json });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^oapp: CRYPTO_BAD_KEY_SPEC: --packager-key env:\/\/PK: key "PK": unknown purpose\n$/);
-  });
+  it.each(['rsa', ...PROTOTYPE_NAMES])(
+    'key-gen JSON with purpose %s is refused as an unknown purpose',
+    async (name) => {
+      const hex = keyHex(join(dir, 'p.key'));
+      const json = JSON.stringify({ purpose: name, keyPair: { publicKeyHex: null, secretKeyHex: hex } });
+      const r = await encrypt('a.pub', { PK: json });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        /^oapp: CRYPTO_BAD_KEY_SPEC: --packager-key env:\/\/PK: key "PK": unknown purpose\n$/,
+      );
+    },
+  );
 
   it.each(PROTOTYPE_NAMES)('keygen --purpose %s is a usage error', async (name) => {
     const r = await run(['keygen', '--purpose', name, '-o', '-']);

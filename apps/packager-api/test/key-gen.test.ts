@@ -57,11 +57,14 @@ describe('GET /key-gen', () => {
   });
 
   // Issue 13: the alias lookup read inherited properties, so `purpose=toString` answered 500.
-  it.each(PROTOTYPE_NAMES)('answers purpose=%s with 400 REQUEST_INVALID_PURPOSE (no inherited lookup)', async (name) => {
-    const res = await get(`?purpose=${encodeURIComponent(name)}`);
-    expect(res.status).toBe(400);
-    expect((await problem(res)).code).toBe('REQUEST_INVALID_PURPOSE');
-  });
+  it.each(PROTOTYPE_NAMES)(
+    'answers purpose=%s with 400 REQUEST_INVALID_PURPOSE (no inherited lookup)',
+    async (name) => {
+      const res = await get(`?purpose=${encodeURIComponent(name)}`);
+      expect(res.status).toBe(400);
+      expect((await problem(res)).code).toBe('REQUEST_INVALID_PURPOSE');
+    },
+  );
 
   it('answers a repeated purpose with 400 REQUEST_INVALID_PURPOSE', async () => {
     const res = await get('?purpose=sign&purpose=sign');

@@ -26,7 +26,7 @@ export function readPackagedWorkflow(content: Uint8Array): CompiledWorkflow {
       { details: [{ pointer: '', detail: `differs from the canonical form at byte ${at}` }] },
     );
   }
-  return workflow as CompiledWorkflow;
+  return workflow;
 }
 
 function firstDifference(a: Uint8Array, b: Uint8Array): number {

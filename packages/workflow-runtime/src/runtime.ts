@@ -211,7 +211,8 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
   return entries
     .map((e) => {
       // Own properties only: a server id such as `toString` must not find an inherited function.
-      const port = portOf(o.ports, `${d.record.deploymentId}/${e.id}`) ?? portOf(o.ports, e.id) ?? e.port ?? 0;
+      const port =
+        portOf(o.ports, `${d.record.deploymentId}/${e.id}`) ?? portOf(o.ports, e.id) ?? e.port ?? 0;
       const list: TriggerRoute[] = routes.get(e.id) ?? [];
       if (isTcpServer(e)) return { e, port, server: tcpServerOf(e.id) };
       const server = createTriggerServer({
