@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encryptString, generateKeyPair, keyToHex, type KeyPair } from '@org/envelope-crypto';
 import { createPackage, encryptBootstrap } from '@org/oapp-format';
+import { canonicalize } from '@org/workflow-compiler';
 
 /** Every key a test deployment needs, generated fresh. */
 export interface TestKeys {
@@ -85,13 +86,15 @@ export interface PackageOptions {
   signers?: KeyPair[];
   packager?: KeyPair;
   workflow?: object;
+  /** Package these bytes instead of the canonical (JCS) form of `workflow`, as `/workflow-package` writes it. */
+  content?: Uint8Array;
 }
 
 /** Writes a package for `keys.deployment` to a temp file and returns its path. */
 export function writePackage(dir: string, keys: TestKeys, o: PackageOptions = {}): string {
   const bytes = createPackage({
     packageId: o.packageId ?? 'echo-app',
-    content: new TextEncoder().encode(JSON.stringify(o.workflow ?? echoWorkflow())),
+    content: o.content ?? new TextEncoder().encode(canonicalize(o.workflow ?? echoWorkflow())),
     packagerSecretKey: (o.packager ?? keys.packager).secretKey,
     recipients: [keys.deployment.publicKey!],
     signers: (o.signers ?? [keys.author]).map((s) => ({ secretKey: s.secretKey, signText: 'release' })),

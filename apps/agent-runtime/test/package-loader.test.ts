@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DeploymentRecord } from '@org/workflow-compiler';
 import { describe, expect, it } from 'vitest';
 import { loadWorkflow } from '../src/startup/package-loader.js';
+import { canonicalize } from '@org/workflow-compiler';
 import { echoWorkflow, encryptedBootstrap, makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 
 const keys = makeKeys();
@@ -27,6 +28,30 @@ describe('loadWorkflow', () => {
     const loaded = await loadWorkflow(rec(writePackage(dir, keys)), options);
     expect(loaded.source).toBe('package');
     expect(JSON.stringify(loaded.workflow)).toContain('"stepId":"echo"');
+  });
+
+  // Issue 13 (ADR 0085): verified content that is not the JCS form of a compiled workflow is refused.
+  it('refuses an uncompiled workflow as package content with WORKFLOW_NOT_COMPILED', async () => {
+    const uncompiled = {
+      workflows: [{ name: 'w', steps: [{ stepId: 'echo', resultsProcessor: { resource: 'a.js' } }] }],
+    };
+    const content = new TextEncoder().encode(canonicalize(uncompiled));
+    const e = await codeOf(loadWorkflow(rec(writePackage(dir, keys, { content })), options));
+    expect(e.code).toBe('WORKFLOW_NOT_COMPILED');
+    expect(e.message).toContain('deployment "dep-1"');
+  });
+
+  it('refuses non-canonical JSON of a compiled workflow with WORKFLOW_NOT_CANONICAL', async () => {
+    for (const text of [
+      JSON.stringify(echoWorkflow()),
+      JSON.stringify(echoWorkflow(), null, 2),
+      `${canonicalize(echoWorkflow())}\n`,
+    ]) {
+      const content = new TextEncoder().encode(text);
+      const e = await codeOf(loadWorkflow(rec(writePackage(dir, keys, { content })), options));
+      expect(e.code).toBe('WORKFLOW_NOT_CANONICAL');
+      expect(e.message).toContain('deployment "dep-1"');
+    }
   });
 
   it('refuses a wrong packageId with POLICY_PACKAGE_ID_MISMATCH (S101)', async () => {

@@ -23,7 +23,11 @@ export const ENV_SCHEME = 'env://';
 /** Largest key file read. */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
 /** Aliases of `GET /key-gen` accepted in key-gen JSON files (interfaces §1.5). */
-const PURPOSE_ALIASES: Readonly<Record<string, string>> = { box: 'authenticated', secretbox: 'symmetric' };
+// A Map, not an object literal: a purpose read from a key file must not find an inherited `toString`.
+const PURPOSE_ALIASES: ReadonlyMap<string, string> = new Map([
+  ['box', 'authenticated'],
+  ['secretbox', 'symmetric'],
+]);
 
 /** What a key option needs. */
 export interface KeyWant {
@@ -115,7 +119,7 @@ function specOf(text: string, want: KeyWant, id: string, where: string): { spec:
   if (pair !== undefined) {
     const p = pair as Record<string, unknown>;
     const raw = field(obj, 'purpose');
-    const purpose = typeof raw === 'string' ? (PURPOSE_ALIASES[raw] ?? raw) : '';
+    const purpose = typeof raw === 'string' ? (PURPOSE_ALIASES.get(raw) ?? raw) : '';
     const hex = typeof pair === 'object' && pair !== null ? field(p, `${want.type}KeyHex`) : undefined;
     if (typeof hex !== 'string') throw sourceError(where, `has no ${want.type} key`);
     return { spec: { id, purpose, type: want.type, keyHex: hex }, derive: false };

@@ -1,6 +1,7 @@
 import { readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PROTOTYPE_NAMES } from '@org/test-utils';
 import { looksLikeKey } from '../src/argv-guard.js';
 import { filesIn, keyHex, oapp, tempDir } from './helpers.js';
 
@@ -99,6 +100,26 @@ describe('key sources', () => {
       expect(r.stderr).toBe('');
       expect(r.out).toMatch(/^-2\/[A-Za-z0-9+/=]+\n$/);
     }
+  });
+
+  // Issue 13: the purpose alias lookup read inherited properties (purpose "toString" became a function).
+  it.each(['rsa', ...PROTOTYPE_NAMES])(
+    'key-gen JSON with purpose %s is refused as an unknown purpose',
+    async (name) => {
+      const hex = keyHex(join(dir, 'p.key'));
+      const json = JSON.stringify({ purpose: name, keyPair: { publicKeyHex: null, secretKeyHex: hex } });
+      const r = await encrypt('a.pub', { PK: json });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        /^oapp: CRYPTO_BAD_KEY_SPEC: --packager-key env:\/\/PK: key "PK": unknown purpose\n$/,
+      );
+    },
+  );
+
+  it.each(PROTOTYPE_NAMES)('keygen --purpose %s is a usage error', async (name) => {
+    const r = await run(['keygen', '--purpose', name, '-o', '-']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/CLI_USAGE/);
   });
 
   it('a secret key file serves where its public half is wanted', async () => {

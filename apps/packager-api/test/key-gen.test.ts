@@ -1,4 +1,5 @@
 import { parseKey } from '@org/envelope-crypto';
+import { PROTOTYPE_NAMES } from '@org/test-utils';
 import { describe, expect, it } from 'vitest';
 import { problem, useServer, type Body } from './helpers.js';
 
@@ -54,6 +55,16 @@ describe('GET /key-gen', () => {
     expect(body.code).toBe('REQUEST_INVALID_PURPOSE');
     expect(body.error.code).toBe('invalid_purpose');
   });
+
+  // Issue 13: the alias lookup read inherited properties, so `purpose=toString` answered 500.
+  it.each(PROTOTYPE_NAMES)(
+    'answers purpose=%s with 400 REQUEST_INVALID_PURPOSE (no inherited lookup)',
+    async (name) => {
+      const res = await get(`?purpose=${encodeURIComponent(name)}`);
+      expect(res.status).toBe(400);
+      expect((await problem(res)).code).toBe('REQUEST_INVALID_PURPOSE');
+    },
+  );
 
   it('answers a repeated purpose with 400 REQUEST_INVALID_PURPOSE', async () => {
     const res = await get('?purpose=sign&purpose=sign');

@@ -12,6 +12,7 @@ export const UPLOAD_ERROR_CODES = [
   'UPLOAD_BODY_NOT_UTF8',
   'UPLOAD_FILE_TOO_LARGE',
   'UPLOAD_FIELD_TOO_LARGE',
+  /** Not raised since a third part became `UPLOAD_UNKNOWN_PART` (SPEC.md §5.3); kept, codes are never removed. */
   'UPLOAD_PARTS_LIMIT',
   'UPLOAD_HEADERS_LIMIT',
   'UPLOAD_UNKNOWN_PART',

@@ -22,6 +22,8 @@ export interface BufferedUpload {
    * form has none). A fresh buffer the caller owns (and may zero when done), never a view of the input.
    */
   stream: Buffer | undefined;
+  /** As `Upload.streamFilename`. */
+  streamFilename?: string | undefined;
 }
 
 function bodyTooLarge(limit: number): UploadError {
@@ -48,6 +50,7 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
   let current: PartName | undefined;
   let body: string | undefined;
   let sawStream = false;
+  let streamFilename: string | undefined;
   const slices: Buffer[] = [];
   let streamBytes = 0;
   const scanner = new FormScanner(
@@ -55,9 +58,13 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
     o.bodyFieldByteLimit,
     {
       onPartHeaders: (lines) => {
-        current = rules.admit(parsePartHead(lines));
+        const head = parsePartHead(lines);
+        current = rules.admit(head);
         parts++;
-        if (current === 'stream') sawStream = true;
+        if (current === 'stream') {
+          sawStream = true;
+          streamFilename = head.filename;
+        }
         return current === 'body';
       },
       onPartContent: (buf, from, to) => {
@@ -93,7 +100,7 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
   if (!sawStream) return { kind: 'multipart', body, stream: undefined };
   const stream = slices.length === 1 ? slices[0]! : Buffer.concat(slices, streamBytes);
   if (slices.length > 1) for (const s of slices) s.fill(0);
-  return { kind: 'multipart', body, stream };
+  return { kind: 'multipart', body, stream, streamFilename };
 }
 
 function parsePlanned(plan: UploadPlan, bytes: Buffer, o: ResolvedOptions): BufferedUpload {

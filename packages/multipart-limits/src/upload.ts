@@ -17,4 +17,9 @@ export interface Upload {
    * failure makes it error with an UploadError, never end early.
    */
   stream: Readable | undefined;
+  /**
+   * `multipart`: the `stream` part's file name as metadata, from `filename` as sent or `filename*` decoded
+   * (RFC 8187, UTF-8 only, no control characters); undefined when the part has neither. Never a path to use.
+   */
+  streamFilename?: string | undefined;
 }

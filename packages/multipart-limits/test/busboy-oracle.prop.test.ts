@@ -89,6 +89,7 @@ describe('every form readUpload accepts reads the same in busboy', () => {
   const token = formToken([
     'Content-Disposition: form-data; name="stream"; filename=""',
     'Content-Disposition: form-data; name="stream"; filename*=x',
+    'Content-Disposition: form-data; name="stream"; filename*=UTF-8\'\'a%C3%AFb',
   ]);
   test.prop([fc.array(token, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 })], { numRuns: RUNS })(
     'token soups',

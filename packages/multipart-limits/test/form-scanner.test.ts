@@ -62,7 +62,7 @@ describe('FormScanner', () => {
     scanner.push(prefix);
     expect(() => scanner.push(Buffer.from(`--${BOUNDARY}\r\n`))).toThrowCode(
       UploadError,
-      'UPLOAD_PARTS_LIMIT',
+      'UPLOAD_UNKNOWN_PART',
     );
   });
 

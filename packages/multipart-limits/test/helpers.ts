@@ -35,6 +35,8 @@ export interface Echo {
   body?: string;
   bytes: number;
   sha?: string;
+  /** `Upload.streamFilename`, when set. */
+  filename?: string;
 }
 
 export interface TestServer {
@@ -65,6 +67,7 @@ async function consume(req: IncomingMessage, res: ServerResponse, options: ReadU
     body: up.body,
     bytes,
     ...(up.stream ? { sha: hash.digest('hex') } : {}),
+    ...(up.streamFilename === undefined ? {} : { filename: up.streamFilename }),
   };
   const payload = JSON.stringify(echo);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });

@@ -52,7 +52,7 @@ describe('readUpload: multipart accepted', () => {
     const res = await post(packager.url, fd);
     expect(res).toEqual({
       status: 200,
-      json: { kind: 'multipart', body: BODY, bytes: L, sha: sha256(bytes) },
+      json: { kind: 'multipart', body: BODY, bytes: L, sha: sha256(bytes), filename: 'workflow.json' },
     });
   });
 
@@ -76,6 +76,50 @@ describe('readUpload: multipart accepted', () => {
     const form = buildForm([bodyPart('é'.repeat(FIELD_CAP / 2)), { ...streamPart(''), type: 'text/csv' }]);
     const res = await postForm(agent.url, form);
     expect(res.json).toMatchObject({ body: 'é'.repeat(FIELD_CAP / 2), bytes: 0 });
+  });
+
+  // Issue 13: a stream part named only by filename* (RFC 8187 / RFC 6266) was refused as malformed.
+  it("accepts a stream part named only by filename*=UTF-8''… and keeps the decoded name", async () => {
+    const head = (params: string) => ({
+      headers: [`Content-Disposition: form-data; name="stream"; ${params}`],
+      content: 'abc',
+    });
+    const star = await postForm(
+      agent.url,
+      buildForm([bodyPart('{}'), head("filename*=UTF-8''na%C3%AFve%20%E2%9C%93.bin")]),
+    );
+    expect(star).toEqual({
+      status: 200,
+      json: {
+        kind: 'multipart',
+        body: '{}',
+        bytes: 3,
+        sha: sha256(Buffer.from('abc')),
+        filename: 'naïve ✓.bin',
+      },
+    });
+    const lang = await postForm(agent.url, buildForm([head("filename*=utf-8'en'a.csv")]));
+    expect(lang.json).toMatchObject({ bytes: 3, filename: 'a.csv' });
+    const plain = await postForm(agent.url, buildForm([head('filename="plain name.bin"')]));
+    expect(plain.json).toMatchObject({ bytes: 3, filename: 'plain name.bin' });
+  });
+
+  it.each([
+    ['a bad percent-escape', "filename*=UTF-8''a%2"],
+    ['a non-hex escape', "filename*=UTF-8''a%zz"],
+    ['a control character', "filename*=UTF-8''a%0Ab"],
+    ['DEL', "filename*=UTF-8''a%7F"],
+    ['a C1 control', "filename*=UTF-8''a%C2%85"],
+    ['invalid UTF-8', "filename*=UTF-8''%C3%28"],
+    ['another charset', "filename*=ISO-8859-1''%E9"],
+    ['no charset', "filename*=''a"],
+    ['a raw space', 'filename*="UTF-8\'\'a b"'],
+    ['both filename and filename*', 'filename="a"; filename*=UTF-8\'\'b'],
+  ])('refuses a filename* with %s as UPLOAD_MALFORMED', async (_what, params) => {
+    const form = buildForm([
+      { headers: [`Content-Disposition: form-data; name="stream"; ${params}`], content: 'abc' },
+    ]);
+    await expectRefused(agent, form, 400, 'UPLOAD_MALFORMED');
   });
 
   it('accepts a quoted boundary with a space and a body that starts with no preamble', async () => {
@@ -166,8 +210,8 @@ describe('readUpload: multipart refused', () => {
     await expectRefused(
       agent,
       buildForm([bodyPart(BODY), streamPart('x'), { name: 'extra', content: 'x' }]),
-      413,
-      'UPLOAD_PARTS_LIMIT',
+      400,
+      'UPLOAD_UNKNOWN_PART',
     );
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     const message = (agent.errors.at(-2) as Error).message;
@@ -194,15 +238,15 @@ describe('readUpload: multipart refused', () => {
     await expectRefused(agent, continued, 400, 'UPLOAD_MALFORMED');
   });
 
-  it('S23: refuses 10 000 tiny parts with UPLOAD_PARTS_LIMIT when the third part starts, in bounded time', async () => {
+  it('S23: refuses 10 000 tiny parts with UPLOAD_UNKNOWN_PART when the third part starts, in bounded time', async () => {
     const tiny = Array.from({ length: 9_998 }, () => ({ name: 'x', content: 'y' }));
     const parts = [bodyPart('y'), streamPart('y'), ...tiny];
     const form = buildForm(parts);
     const started = performance.now();
     // Chunked, so no declared length refuses it first (with a Content-Length it is UPLOAD_REQUEST_TOO_LARGE).
     const answer = await rawExchange(agent.port, multipartHead(undefined), chunkedEncoding([form]));
-    expect(answer?.status).toBe(413);
-    expect(JSON.parse(answer!.body)).toEqual({ code: 'UPLOAD_PARTS_LIMIT' });
+    expect(answer?.status).toBe(400);
+    expect(JSON.parse(answer!.body)).toEqual({ code: 'UPLOAD_UNKNOWN_PART' });
     expect(performance.now() - started).toBeLessThan(2000);
     expect(await postForm(agent.url, form)).toEqual({
       status: 413,
@@ -212,7 +256,7 @@ describe('readUpload: multipart refused', () => {
     const anonymous = buildForm(Array.from({ length: 3 }, () => ({ headers: ['X-A: b'], content: 'y' })));
     await expectRefused(agent, anonymous, 400, 'UPLOAD_MALFORMED');
     const third = buildForm([bodyPart('1'), streamPart('2'), { headers: ['X-A: b'], content: 'y' }]);
-    await expectRefused(agent, third, 413, 'UPLOAD_PARTS_LIMIT');
+    await expectRefused(agent, third, 400, 'UPLOAD_UNKNOWN_PART');
   });
 
   it('S24: refuses no boundary, boundary= and a 71-character boundary with UPLOAD_BAD_BOUNDARY', async () => {

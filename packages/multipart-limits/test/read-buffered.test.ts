@@ -114,7 +114,15 @@ describe('parseUploadBuffer and readUploadBuffered', () => {
     const form = buildForm([bodyPart('{"a":"é"}'), streamPart(stream)]);
     await expectSameAsStreaming(HEADERS, form, OPTIONS, true);
     const up = parseUploadBuffer(HEADERS, form, OPTIONS);
-    expect(up).toEqual({ kind: 'multipart', body: '{"a":"é"}', stream });
+    expect(up).toEqual({ kind: 'multipart', body: '{"a":"é"}', stream, streamFilename: 'stream.bin' });
+    const star = buildForm([
+      bodyPart('{}'),
+      {
+        headers: ['Content-Disposition: form-data; name="stream"; filename*=UTF-8\'\'%C3%A9.bin'],
+        content: 'x',
+      },
+    ]);
+    expect(parseUploadBuffer(HEADERS, star, OPTIONS).streamFilename).toBe('é.bin');
     form.fill(0); // the stream part is a copy, not a view of the input
     expect(up.stream).toEqual(stream);
   });

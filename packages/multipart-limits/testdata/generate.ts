@@ -14,6 +14,10 @@ export const CORPUS_OPTIONS = { multipartByteLimit: 64, bodyFieldByteLimit: 32 }
 
 const field = (name: string, content = 'x') => ({ name, content });
 const disp = (extra: string) => `Content-Disposition: form-data; name="body"${extra}`;
+const streamHead = (params: string) => ({
+  headers: [`Content-Disposition: form-data; name="stream"; ${params}`],
+  content: 's',
+});
 
 /** File name → bytes. */
 export function corpus(): Map<string, Buffer> {
@@ -28,7 +32,8 @@ export function corpus(): Map<string, Buffer> {
     ['UPLOAD_BODY_MUST_BE_FIELD--body-with-filename', buildForm([{ name: 'body', filename: 'b', content: 'x' }])],
     ['UPLOAD_FIELD_TOO_LARGE--body-one-over', buildForm([bodyPart('x'.repeat(33))])],
     ['UPLOAD_FILE_TOO_LARGE--stream-one-over', buildForm([streamPart('s'.repeat(65))])],
-    ['UPLOAD_PARTS_LIMIT--third-part', buildForm([bodyPart('a'), streamPart('b'), field('body')])],
+    ['UPLOAD_UNKNOWN_PART--third-part', buildForm([bodyPart('a'), streamPart('b'), field('extra')])],
+    ['UPLOAD_UNKNOWN_PART--third-part-named-body', buildForm([bodyPart('a'), streamPart('b'), field('body')])],
     ['UPLOAD_HEADERS_LIMIT--long-header', buildForm([{ headers: [disp(''), `X-P: ${'p'.repeat(8200)}`], content: 'x' }])],
     ['UPLOAD_HEADERS_LIMIT--many-lines', buildForm([{ headers: [disp(''), ...Array(16).fill('X: 1')], content: 'x' }])],
     ['UPLOAD_MALFORMED--folded-header', buildForm([{ headers: [' ' + disp('')], content: 'x' }])],
@@ -40,6 +45,11 @@ export function corpus(): Map<string, Buffer> {
     ['UPLOAD_MALFORMED--delimiter-in-epilogue', Buffer.concat([buildForm([bodyPart('a')]), Buffer.from(`\r\n--${BOUNDARY}\r\n\r\n`)])],
     ['UPLOAD_MALFORMED--nul-in-header', buildForm([{ headers: [disp('\u0000')], content: 'x' }])],
     ['UPLOAD_MALFORMED--duplicate-disposition', buildForm([{ headers: [disp(''), disp('')], content: 'x' }])],
+    ['UPLOAD_MALFORMED--filename-star-bad-escape', buildForm([streamHead("filename*=UTF-8''a%2")])],
+    ['UPLOAD_MALFORMED--filename-star-control-char', buildForm([streamHead("filename*=UTF-8''a%0Ab")])],
+    ['UPLOAD_MALFORMED--filename-star-not-utf8', buildForm([streamHead("filename*=UTF-8''%C3%28")])],
+    ['UPLOAD_MALFORMED--filename-star-latin1-charset', buildForm([streamHead("filename*=ISO-8859-1''%E9")])],
+    ['UPLOAD_MALFORMED--filename-and-filename-star', buildForm([streamHead("filename=\"a\"; filename*=UTF-8''b")])],
     ['UPLOAD_MALFORMED--name-star', buildForm([{ headers: [disp("; name*=utf-8''stream")], content: 'x' }])],
     ['UPLOAD_PART_ORDER--body-after-stream', buildForm([streamPart('s'), bodyPart('b')])],
     [

@@ -60,7 +60,7 @@ async function readPayloadLength(r: ByteReader, header: Header): Promise<number>
 
 /**
  * Reads the frame and the HEADER, STATEMENT, RECIPIENTS and SIGNATURES sections and the PAYLOAD
- * section header (SPEC.md §6 steps 1–8). Leaves the reader at the first payload byte.
+ * section header (SPEC.md §6 steps 1–7, each section parsed before the next is read). Leaves the reader at the first payload byte.
  * @throws {@link OappError} every `FORMAT_*` code.
  */
 export async function readPackagePrefix(r: ByteReader, options: ParseOptions = {}): Promise<ParsedPackage> {

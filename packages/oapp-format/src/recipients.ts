@@ -3,6 +3,7 @@ import {
   boxBeforeNm,
   boxEasy,
   concatBytes,
+  encodeHex,
   equalBytes,
   isCryptoError,
   randomBytes,
@@ -56,8 +57,42 @@ export function encodeStanzas(stanzas: readonly Stanza[]): Uint8Array {
 }
 
 /**
- * Parses the RECIPIENTS section value: exactly `expected` stanzas of 112 bytes.
- * @throws {@link OappError} `FORMAT_BAD_RECIPIENTS`, `FORMAT_TOO_MANY_RECIPIENTS`.
+ * SPEC.md §4.4: no two stanzas share a hint (one recipient per stanza) or a nonce. The writer never makes
+ * either; a reader refuses both before any box is opened.
+ */
+function checkDistinct(stanzas: readonly Stanza[]): void {
+  const hints = new Set<string>();
+  const nonces = new Set<string>();
+  stanzas.forEach((s, i) => {
+    const hint = encodeHex(s.hint);
+    if (hints.has(hint)) {
+      throw new OappError(
+        'FORMAT_DUPLICATE_RECIPIENT',
+        `recipient stanza ${i} repeats the hint of an earlier stanza`,
+        {
+          details: { stanza: i },
+        },
+      );
+    }
+    const nonce = encodeHex(s.nonce);
+    if (nonces.has(nonce)) {
+      throw new OappError(
+        'FORMAT_DUPLICATE_NONCE',
+        `recipient stanza ${i} reuses the nonce of an earlier stanza`,
+        {
+          details: { stanza: i },
+        },
+      );
+    }
+    hints.add(hint);
+    nonces.add(nonce);
+  });
+}
+
+/**
+ * Parses the RECIPIENTS section value: exactly `expected` stanzas of 112 bytes, distinct hints and nonces.
+ * @throws {@link OappError} `FORMAT_BAD_RECIPIENTS`, `FORMAT_TOO_MANY_RECIPIENTS`, `FORMAT_DUPLICATE_RECIPIENT`,
+ *   `FORMAT_DUPLICATE_NONCE`.
  */
 export function decodeStanzas(value: Uint8Array, expected: number): Stanza[] {
   if (value.length % STANZA_BYTES !== 0) {
@@ -83,11 +118,12 @@ export function decodeStanzas(value: Uint8Array, expected: number): Stanza[] {
     const s = value.subarray(i * STANZA_BYTES, (i + 1) * STANZA_BYTES);
     out.push({ hint: s.subarray(0, 8), nonce: s.subarray(8, 32), box: s.subarray(32) });
   }
+  checkDistinct(out);
   return out;
 }
 
 /**
- * Opens this recipient's stanza and checks the header digest (SPEC.md §6 steps 9–11). Stanzas are
+ * Opens this recipient's stanza and checks the header digest (SPEC.md §6 step 13). Stanzas are
  * selected by hint, so no box is opened for other recipients.
  * @returns the 32-byte file key.
  * @throws {@link OappError} `CRYPTO_NO_MATCHING_RECIPIENT`, `CRYPTO_AUTH_FAILED`,
@@ -113,7 +149,7 @@ export function openStanza(
     for (const s of mine) {
       const inner = tryOpen(s, k);
       if (inner === undefined) continue;
-      // SPEC.md §6 step 11: the box binds this exact HEADER; constant-time, lengths first.
+      // SPEC.md §6 step 13: the box binds this exact HEADER; constant-time, lengths first.
       if (!equalBytes(inner.subarray(FILE_KEY_BYTES), headerDigest)) {
         wipe(inner);
         throw new OappError('CRYPTO_HEADER_MISMATCH', 'the recipient stanza was made for a different HEADER');

@@ -629,6 +629,13 @@ function parseRecipients(value: Uint8Array, header: Header): Stanza[] {
       box: value.subarray(at + 32, at + 112),
     });
   }
+  // §4.4: one stanza per recipient hint, one nonce per stanza.
+  const hints = stanzas.map((st) => toHex(st.hint));
+  const nonces = stanzas.map((st) => toHex(st.nonce));
+  stanzas.forEach((_, i) => {
+    if (hints.indexOf(hints[i]!) !== i) reject('FORMAT_DUPLICATE_RECIPIENT');
+    if (nonces.indexOf(nonces[i]!) !== i) reject('FORMAT_DUPLICATE_NONCE');
+  });
   return stanzas;
 }
 

@@ -39,6 +39,35 @@ function make(
 }
 
 describe('openPackage', () => {
+  // Issue 13 (SPEC.md §6 step 2): each section is parsed before the next one is read.
+  it('parses HEADER before reading STATEMENT: a bad HEADER with a truncated STATEMENT is the HEADER error', async () => {
+    const pkg = make();
+    const bad = mutateJsonSection(pkg, 1, (s) => s.replace('"format":"oapp/v1"', '"format":"oapp/v9"'));
+    const cut = bad.slice(0, sectionsOf(bad).statement.valueOffset + 3);
+    await expect(openPackage(cut, opts)).rejects.toThrowCode(OappError, 'FORMAT_BAD_FIELD');
+    const good = pkg.slice(0, sectionsOf(pkg).statement.valueOffset + 3);
+    await expect(openPackage(good, opts)).rejects.toThrowCode(OappError, 'FORMAT_TRUNCATED');
+  });
+
+  it('refuses plaintextSize above 4 026 531 840 with FORMAT_BAD_FIELD, a lower configured maximum with FORMAT_PAYLOAD_TOO_LARGE', async () => {
+    const pkg = make();
+    const n = WORKFLOW.length;
+    const over = mutateJsonSection(pkg, 1, (s) =>
+      s
+        .replace(`"plaintextSize":${n}`, '"plaintextSize":4026531841')
+        .replace(`"size":${n}`, '"size":4026531841'),
+    );
+    await expect(openPackage(over, opts)).rejects.toThrowCode(OappError, 'FORMAT_BAD_FIELD');
+    await expect(openPackage(over, { ...opts, maxPlaintextBytes: 10 })).rejects.toThrowCode(
+      OappError,
+      'FORMAT_BAD_FIELD',
+    );
+    await expect(openPackage(pkg, { ...opts, maxPlaintextBytes: n - 1 })).rejects.toThrowCode(
+      OappError,
+      'FORMAT_PAYLOAD_TOO_LARGE',
+    );
+  });
+
   it('rejects every single-byte flip of a small package with a coded error', async () => {
     const pkg = make();
     for (let i = 0; i < pkg.length; i++) {

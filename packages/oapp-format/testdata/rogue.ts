@@ -50,6 +50,8 @@ export interface RogueOptions {
   statementBytes?: (bytes: Uint8Array) => Uint8Array;
   /** Replace the payload plaintext after the statement was made (content hash then differs). */
   payloadContent?: Uint8Array;
+  /** Choose stanza i's nonce (given the fresh one, which is drawn either way so other bytes stay the same). */
+  stanzaNonce?: (i: number, fresh: Uint8Array) => Uint8Array;
 }
 
 function split(content: Uint8Array, chunkSize: number): Uint8Array[] {
@@ -84,7 +86,8 @@ export function rogue(o: RogueOptions): Uint8Array {
   if (o.header) header = o.header(header);
   const headerBytes = o.headerBytes ? o.headerBytes(encodeHeader(header)) : encodeHeader(header);
   const digest = sha256(headerBytes);
-  const stanzas = o.recipients.map((r) => sealStanza(fileKey, digest, r.publicKey.bytes, o.packager.secretKey.bytes, random(24)));
+  const nonce = (i: number) => (o.stanzaNonce ? o.stanzaNonce(i, random(24)) : random(24));
+  const stanzas = o.recipients.map((r, i) => sealStanza(fileKey, digest, r.publicKey.bytes, o.packager.secretKey.bytes, nonce(i)));
   return concat([
     encodeFrame(),
     encodeSection(SECTION.HEADER, headerBytes),

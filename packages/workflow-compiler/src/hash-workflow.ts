@@ -21,10 +21,18 @@ export const WORKFLOW_HASH_ALGORITHM = 'sha-256';
  *   `WORKFLOW_VALUE_INVALID` / `WORKFLOW_JSON_TOO_DEEP` when the value has no canonical JSON form.
  */
 export function hashWorkflow(compiled: CompiledWorkflow): string {
+  return createHash('sha256').update(canonicalCompiled(compiled), 'utf8').digest('hex');
+}
+
+/**
+ * The JCS text of a compiled workflow (SPEC.md §5 steps 1–2).
+ * @throws WorkflowError as {@link hashWorkflow}.
+ * @internal
+ */
+export function canonicalCompiled(compiled: unknown): string {
   assertNoResources(compiled);
   // One pass both canonicalises and refuses structural `comment` members (SPEC.md §5 step 1).
-  const canonical = canonicalizeChecked(compiled, 'comment');
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return canonicalizeChecked(compiled, 'comment');
 }
 
 function assertNoResources(v: unknown): void {

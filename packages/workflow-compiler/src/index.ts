@@ -18,6 +18,7 @@ export type { CompileWorkflowOptions, CompileWorkflowResult, CompiledResource } 
 export { DEFAULT_RESOURCE_DIRS, MAX_RESOURCE_BYTES } from './resource-resolver.js';
 export { MAX_RESOURCE_PATH_LENGTH } from './resource-path.js';
 export { hashWorkflow, WORKFLOW_HASH_SPEC, WORKFLOW_HASH_ALGORITHM } from './hash-workflow.js';
+export { readPackagedWorkflow } from './packaged-workflow.js';
 export type {
   CompiledWorkflow,
   Comment,

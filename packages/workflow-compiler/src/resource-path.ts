@@ -11,8 +11,9 @@ const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
 
 /**
  * Checks a resource path (SPEC.md §6.1) and returns its segments. Accepted: `a/b.js` or `/a/b.js` (one leading
- * slash, same meaning). Rejected: empty, `.` or `..` segments, backslashes, control characters, drive letters
- * (`C:`), `//` prefixes (UNC), trailing slashes. No file system access happens here.
+ * slash, same meaning). Rejected: empty, `.` or `..` segments, a segment ending in `.` or a space (Windows and
+ * some network file systems drop those, so `a.js.` or `a.js ` would open `a.js`), backslashes, control
+ * characters, drive letters (`C:`), `//` prefixes (UNC), trailing slashes. No file system access happens here.
  *
  * @throws WorkflowError `WORKFLOW_RESOURCE_PATH_INVALID` naming the (escaped, shortened) path and the rule broken.
  */
@@ -27,6 +28,8 @@ export function parseResourcePath(path: string): string[] {
   for (const seg of segments) {
     if (seg === '') throw pathInvalid(path, 'empty segments (//, trailing /) are not allowed');
     if (seg === '.' || seg === '..') throw pathInvalid(path, '. and .. segments are not allowed');
+    if (seg.endsWith('.') || seg.endsWith(' '))
+      throw pathInvalid(path, 'a name may not end in "." or a space (it can alias another name)');
   }
   return segments;
 }

@@ -39,6 +39,7 @@ describe('public surface', () => {
         "parseManifestPath",
         "parseSecretsFile",
         "parseStrictJson",
+        "readPackagedWorkflow",
         "schemaViolations",
         "substituteVariables",
         "validateBootstrap",

@@ -27,6 +27,14 @@ describe('parseResourcePath', () => {
     ['./a.js', 'dot segment'],
     ['a/./b.js', 'inner dot segment'],
     ['x'.repeat(1025), 'too long'],
+    // Issue 13: trailing dots and spaces alias other names on some file systems.
+    ['a.js.', 'trailing dot'],
+    ['a.js ', 'trailing space'],
+    ['a.js..', 'trailing dots'],
+    ['dir./a.js', 'directory with a trailing dot'],
+    ['dir /a.js', 'directory with a trailing space'],
+    ['/general/clear-headers.js. ', 'trailing dot and space'],
+    ['...', 'three dots'],
   ])('rejects %j (%s) with WORKFLOW_RESOURCE_PATH_INVALID (S103)', (path) => {
     expect(() => parseResourcePath(path)).toThrowCode(WorkflowError, 'WORKFLOW_RESOURCE_PATH_INVALID');
   });

@@ -16,6 +16,8 @@ const s = scratch({
   'outside/secret.txt': 'do not read',
   'outside/dir/s.js': 'outside dir',
   'one/big.js': 'x'.repeat(101),
+  'one/dotted.js.': 'a name that aliases dotted.js on Windows',
+  'one/spaced.js ': 'a name that aliases spaced.js on Windows',
 });
 const one = join(s.root, 'one');
 const two = join(s.root, 'two');
@@ -45,6 +47,12 @@ describe('resolveFile', () => {
     const r2 = await resolve('shared.js', [two, one]);
     expect([r2.dir, text(r2.bytes)]).toEqual([two, 'from two']);
     expect((await resolve('only-two.js')).dir).toBe(two);
+  });
+
+  // Issue 13: such names resolved here, and on Windows or SMB they open another file (`dotted.js`).
+  it('refuses a name ending in "." or a space even when such a file exists', async () => {
+    await expect(resolve('dotted.js.')).rejects.toThrowCode(WorkflowError, 'WORKFLOW_RESOURCE_PATH_INVALID');
+    await expect(resolve('/spaced.js ')).rejects.toThrowCode(WorkflowError, 'WORKFLOW_RESOURCE_PATH_INVALID');
   });
 
   it('skips missing directories in the list', async () => {

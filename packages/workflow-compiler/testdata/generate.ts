@@ -52,6 +52,10 @@ export const NEGATIVE: Record<string, Uint8Array> = {
   'WORKFLOW_RESOURCE_PATH_INVALID--unc': enc(res('\\\\host\\share\\x')),
   'WORKFLOW_RESOURCE_PATH_INVALID--nul-byte': enc(res('general/clear-headers.js\u0000.txt')),
   'WORKFLOW_RESOURCE_PATH_INVALID--nested-dot-dot': enc(res('/general/../../etc/passwd')),
+  // Trailing dots and spaces alias another name on some file systems (SPEC.md §6.1).
+  'WORKFLOW_RESOURCE_PATH_INVALID--trailing-dot': enc(res('/general/clear-headers.js.')),
+  'WORKFLOW_RESOURCE_PATH_INVALID--trailing-space': enc(res('/general/clear-headers.js ')),
+  'WORKFLOW_RESOURCE_PATH_INVALID--directory-trailing-dot': enc(res('/general./clear-headers.js')),
   'WORKFLOW_RESOURCE_NOT_FOUND--etc-passwd-is-relative': enc(res('/etc/passwd')),
   'WORKFLOW_RESOURCE_NOT_FOUND--missing-file': enc(res('/general/missing.js')),
 };

@@ -142,9 +142,9 @@ function registerHeaderSecret(flow: Flow, value: string): void {
 function outboundRequest(flow: Flow, url: { hostId: string; path: string }): OutboundRequest {
   const { state } = flow;
   const body = flow.bodySet ? (state.bytes ?? state.body ?? undefined) : undefined;
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.values({ ...state.outHeaders, ...flow.authHeaders }))
-    headers[name] = value;
+  const headers: Record<string, string> = Object.fromEntries(
+    Object.values({ ...state.outHeaders, ...flow.authHeaders }),
+  );
   const hasBody = body !== undefined && (typeof body === 'string' ? body.length > 0 : body.byteLength > 0);
   return {
     hostId: url.hostId,
@@ -264,10 +264,13 @@ function toResult(flow: Flow): StepResult {
   const clean = step.type === 'scripted-auth' ? (t: string) => shared.secrets.scrub(t) : (t: string) => t;
   const raw = state.properties['status_code'];
   const n = raw === undefined ? NaN : Number(raw.trim());
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.values(state.outHeaders)) headers[clean(name)] = clean(value);
-  const properties: Record<string, string> = {};
-  for (const [k, v] of Object.entries(state.properties)) properties[clean(k)] = clean(v);
+  // fromEntries defines own properties: a header or property named `__proto__` stays one (no prototype change).
+  const headers: Record<string, string> = Object.fromEntries(
+    Object.values(state.outHeaders).map(([name, value]) => [clean(name), clean(value)]),
+  );
+  const properties: Record<string, string> = Object.fromEntries(
+    Object.entries(state.properties).map(([k, v]) => [clean(k), clean(v)]),
+  );
   return {
     status: Number.isInteger(n) && n >= 100 && n <= 999 ? n : undefined,
     body: state.bytes ? cleanBytes(flow, state.bytes) : state.body === null ? undefined : clean(state.body),

@@ -209,7 +209,7 @@ async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise
       // The engine aborts calls it no longer waits for (a split step past its deadline).
       ...(req.signal === undefined ? {} : { signal: req.signal }),
     });
-    const headers: Record<string, string[]> = {};
+    const headers = Object.create(null) as Record<string, string[]>; // a header named __proto__ stays a header
     for (const [k, v] of Object.entries(res.headers)) headers[k] = [...v];
     return { status: res.status, headers, body: res.body };
   } catch (err) {

@@ -77,7 +77,7 @@ export function createOutput(
     workflowLog: (deploymentId, e) =>
       write(e.level, e.message, { deploymentId, stepId: e.stepId, source: e.source }),
     metric: (deploymentId, m) => {
-      const dimensions: Record<string, string> = {};
+      const dimensions = Object.create(null) as Record<string, string>; // __proto__ stays a dimension
       for (const [k, v] of Object.entries(m.dimensions)) {
         const name = redactor.strip(k);
         if (name !== '') dimensions[name] = redactor.strip(String(v));

@@ -192,6 +192,10 @@ async function startEngine(
   });
 }
 
+function portOf(ports: Readonly<Record<string, number>> | undefined, key: string): number | undefined {
+  return ports !== undefined && Object.hasOwn(ports, key) ? ports[key] : undefined;
+}
+
 function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
   const o = s.options;
   const entries = d.record.allowHttpServerAccess ?? [];
@@ -211,8 +215,9 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
     });
   return entries
     .map((e) => {
-      const ports = o.ports ?? {};
-      const port = ports[`${d.record.deploymentId}/${e.id}`] ?? ports[e.id] ?? e.port ?? 0;
+      // Own properties only: a server id such as `toString` must not find an inherited function.
+      const port =
+        portOf(o.ports, `${d.record.deploymentId}/${e.id}`) ?? portOf(o.ports, e.id) ?? e.port ?? 0;
       const list: TriggerRoute[] = routes.get(e.id) ?? [];
       if (isTcpServer(e)) return { e, port, server: tcpServerOf(e.id) };
       const server = createTriggerServer({

@@ -122,6 +122,19 @@ describe('files(id) confinement', () => {
     expect(readdirSync(join(root, 'outside'))).toEqual(['secret.txt']);
   });
 
+  // Issue 13: a name ending in "." or a space opens another file on Windows and SMB (`a.txt.` is `a.txt`).
+  it('refuses names ending in "." or a space, even when such a file exists', async () => {
+    const { root, box } = tree();
+    writeFileSync(join(box, 'dotted.txt.'), 'aliased');
+    const files = hostFor(root, [{ id: 'box', directoryOrFile: 'box', ...ALL }]);
+    for (const name of ['dotted.txt.', 'a.txt ', 'a.txt..', 'sub./b.log', 'sub /b.log']) {
+      expect([name, await codeOf(files.read('box', name))]).toEqual([name, 'AGENT_FILE_NOT_PERMITTED']);
+      const write = files.write('box', name, new Uint8Array([1]), undefined);
+      expect([name, await codeOf(write)]).toEqual([name, 'AGENT_FILE_NOT_PERMITTED']);
+    }
+    expect(readdirSync(box).sort()).toEqual(['a.txt', 'dotted.txt.', 'sub']);
+  });
+
   it('S132: a hard link to a file outside is not read', async () => {
     const { root, box } = tree();
     linkSync(join(root, 'outside', 'secret.txt'), join(box, 'hard.txt'));

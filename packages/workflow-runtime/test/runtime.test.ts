@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateBootstrap, type DeploymentRecord } from '@org/workflow-compiler';
 import { Redactor } from '@org/workflow-engine';
+import { PROTOTYPE_NAMES } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as runtimeExports from '../src/index.js';
 import {
@@ -221,6 +223,73 @@ describe('createRuntime', () => {
     expect(l?.address).toBe('127.0.0.1');
     const res = await fetch(`http://127.0.0.1:${l!.port}/hello`);
     expect([res.status, await res.text()]).toEqual([200, 'hi 1700000000000']);
+  });
+
+  // Issue 13: the port table was read with inherited properties, so a server named `toString` got a function.
+  it.each(PROTOTYPE_NAMES)('a server named %s takes its own port, not an inherited property', async (id) => {
+    const rec = record({ allowHttpServerAccess: [{ id, port: 4242 }] });
+    const redactor = new Redactor();
+    const runtime = await createRuntime({
+      deployments: [
+        { record: rec, workflow: { workflows: [] }, policy: hostPolicyOf(rec, []), source: 'test' },
+      ],
+      redactor,
+      output: createOutput(() => undefined, redactor),
+      decryptor: createStringDecryptor([]),
+      limits: DEFAULT_LIMITS,
+      timeouts: DEFAULT_TIMEOUTS,
+    });
+    started.push(runtime);
+    expect(runtime.servers.map((s) => [s.id, s.port])).toEqual([[id, 4242]]);
+  });
+
+  it('prototype names pass as ordinary request and response headers of an http trigger', async () => {
+    const names = JSON.stringify(PROTOTYPE_NAMES);
+    const echo = {
+      workflows: [
+        {
+          name: 'w',
+          steps: [
+            {
+              stepId: 'echo',
+              trigger: { http: { server: 'web', path: '/echo' } },
+              resultsProcessor: {
+                script: `const names = ${names}; context.setBody(JSON.stringify(names.map((n) => context.getHeader(n)))); names.forEach((n) => context.setHeader(n, 'out-' + n));`,
+              },
+            },
+          ],
+        },
+      ],
+    };
+    const rec = record();
+    const { runtime } = await start(undefined, {
+      bindAddress: '127.0.0.1',
+      deployments: [{ record: rec, workflow: echo, policy: hostPolicyOf(rec, []), source: 'test' }],
+    });
+    const [l] = await listenAll(runtime);
+    // node:http, not fetch: fetch drops a header named __proto__ before sending it.
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      httpGet(
+        {
+          host: '127.0.0.1',
+          port: l!.port,
+          path: '/echo',
+          headers: Object.fromEntries(PROTOTYPE_NAMES.map((n) => [n, `in-${n}`])),
+        },
+        resolve,
+      ).on('error', reject),
+    );
+    let text = '';
+    for await (const chunk of res) text += String(chunk);
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(text)).toEqual(PROTOTYPE_NAMES.map((n) => JSON.stringify([`in-${n}`])));
+    for (const n of PROTOTYPE_NAMES) {
+      const k = n.toLowerCase();
+      expect([n, Object.hasOwn(res.headersDistinct, k) ? res.headersDistinct[k] : undefined]).toEqual([
+        n,
+        [`out-${n}`],
+      ]);
+    }
   });
 
   it('refuses a trigger on an undeclared server before anything runs, and closes what it opened', async () => {

@@ -90,7 +90,7 @@ async function sendCall(call: CallSpec, url: string, signal: AbortSignal): Promi
       signal: AbortSignal.any([signal, timeout]),
       redirect: 'manual',
     });
-    const headers: Record<string, string[]> = {};
+    const headers = Object.create(null) as Record<string, string[]>; // a header named __proto__ stays a header
     res.headers.forEach((v, k) => (headers[k] = [v]));
     return { status: res.status, headers, body: new Uint8Array(await res.arrayBuffer()) };
   } catch (err) {

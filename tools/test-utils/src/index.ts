@@ -75,3 +75,20 @@ export function hex(bytes: Uint8Array): string {
 export function unhex(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, 'hex'));
 }
+
+/**
+ * Names every plain object inherits from `Object.prototype`. A lookup keyed by a request value must treat each
+ * as unknown (a Map, `Object.hasOwn` or a null-prototype object), never find an inherited function or setter.
+ */
+export const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupGetter__',
+] as const;

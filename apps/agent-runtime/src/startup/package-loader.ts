@@ -3,7 +3,7 @@ import { open, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseKey, type Key } from '@org/envelope-crypto';
 import { MAGIC, openPackage, policyFromBootstrap } from '@org/oapp-format';
-import { compileWorkflow, validateWorkflow, type DeploymentRecord } from '@org/workflow-compiler';
+import { compileWorkflow, readPackagedWorkflow, type DeploymentRecord } from '@org/workflow-compiler';
 import { AgentError, isCodedError, withContext } from '@org/workflow-runtime';
 
 /** Options of {@link loadWorkflow}. */
@@ -90,7 +90,8 @@ async function openVerified(
     kind: 'app',
     maxPlaintextBytes: maxPackageBytes,
   });
-  return { workflow: validateWorkflow(content), source: 'package', packageId: policy.packageId };
+  // oapp-format SPEC.md §5.4 (ADR 0085): app content is the JCS form of a compiled workflow, nothing else.
+  return { workflow: readPackagedWorkflow(content), source: 'package', packageId: policy.packageId };
 }
 
 async function compileUnpackaged(path: string): Promise<LoadedWorkflow> {
@@ -105,7 +106,8 @@ async function compileUnpackaged(path: string): Promise<LoadedWorkflow> {
  * plain workflow JSON file is compiled only when `allowUnpackaged` is set.
  * @throws {@link AgentError} `AGENT_REMOTE_CONFIGURATION_*`, `AGENT_PACKAGING_MISSING`,
  *   `AGENT_DEPLOYMENT_KEY_INVALID`, `AGENT_UNPACKAGED_REFUSED`; `FORMAT_*`, `CRYPTO_*`, `POLICY_*` from
- *   oapp-format and `WORKFLOW_*` from workflow-compiler, each with the deployment id in front.
+ *   oapp-format and `WORKFLOW_*` from workflow-compiler (`WORKFLOW_NOT_COMPILED`, `WORKFLOW_NOT_CANONICAL` for
+ *   package content that is not the canonical form of a compiled workflow), each with the deployment id in front.
  */
 export async function loadWorkflow(
   record: DeploymentRecord,

@@ -1,6 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseKey } from '@org/envelope-crypto';
+import { createPackage } from '@org/oapp-format';
+import { canonicalize } from '@org/workflow-compiler';
 import { REDACTED } from '@org/workflow-engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from '../agent-helpers.js';
@@ -267,6 +270,27 @@ describe.skipIf(!existsSync(AGENT) || !existsSync(PACKAGER))('agent dist/main.js
     },
   );
 
+  /** A package with the e2e keys, signed by author, around `text` as is (what no packager writes). */
+  const sealedByE2eKeys = (name: string, text: string): string => {
+    const key = (id: string, purpose: 'authenticated' | 'sign', type: 'public' | 'secret') =>
+      parseKey({
+        id,
+        purpose,
+        type,
+        keyHex: type === 'secret' ? keys[id]!.secretKeyHex : keys[id]!.publicKeyHex,
+      });
+    const bytes = createPackage({
+      packageId: 'e2e-app',
+      content: new TextEncoder().encode(text),
+      packagerSecretKey: key('packager', 'authenticated', 'secret'),
+      recipients: [key('deployment', 'authenticated', 'public')],
+      signers: [{ secretKey: key('author', 'sign', 'secret'), signText: 'e2e release' }],
+    });
+    const path = join(dir, name);
+    writeFileSync(path, bytes);
+    return path;
+  };
+
   const refusals: [string, () => object, string][] = [
     [
       'a wrong packageId',
@@ -308,6 +332,26 @@ describe.skipIf(!existsSync(AGENT) || !existsSync(PACKAGER))('agent dist/main.js
         },
       }),
       'POLICY_SIGNER_THRESHOLD_NOT_MET',
+    ],
+    // Issue 13 (ADR 0085): app content is the JCS form of a compiled workflow, nothing else.
+    [
+      'an uncompiled workflow as package content',
+      () => ({
+        remoteConfiguration: sealedByE2eKeys(
+          'uncompiled.oapp',
+          canonicalize({
+            workflows: [
+              { name: 'e2e', steps: [{ stepId: 'echo', resultsProcessor: { resource: 'echo.js' } }] },
+            ],
+          }),
+        ),
+      }),
+      'WORKFLOW_NOT_COMPILED',
+    ],
+    [
+      'non-canonical JSON of a compiled workflow as package content',
+      () => ({ remoteConfiguration: sealedByE2eKeys('pretty.oapp', JSON.stringify(WORKFLOW, null, 2)) }),
+      'WORKFLOW_NOT_CANONICAL',
     ],
     [
       'a tampered package',

@@ -8,7 +8,10 @@ import { outputExists, STDIO, writeOutput } from '../io.js';
 
 /** The purposes of `GET /key-gen`, and its aliases (interfaces §1.5). */
 export const KEYGEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
-const ALIASES: Readonly<Record<string, KeyPurpose>> = { box: 'authenticated', secretbox: 'symmetric' };
+const ALIASES: ReadonlyMap<string, KeyPurpose> = new Map([
+  ['box', 'authenticated'],
+  ['secretbox', 'symmetric'],
+]);
 
 interface KeygenOptions {
   purpose: string;
@@ -31,7 +34,7 @@ function record(id: string, purpose: KeyPurpose, type: 'public' | 'secret', keyH
 async function keygen(ctx: Context, o: KeygenOptions): Promise<number> {
   const purpose = (KEYGEN_PURPOSES as readonly string[]).includes(o.purpose)
     ? (o.purpose as KeyPurpose)
-    : ALIASES[o.purpose]!;
+    : ALIASES.get(o.purpose)!;
   if (o.output === STDIO) {
     if (o.publicOutput !== undefined) throw new CliError('CLI_USAGE', '--public-out needs -o FILE');
     // The response of GET /key-gen, byte for byte in shape.
@@ -104,7 +107,7 @@ export function keygenCommand(ctx: Context, done: (code: number) => void): Comma
         '--purpose <purpose>',
         'sign, authenticated, anonymous or symmetric (box, secretbox: aliases)',
       )
-        .choices([...KEYGEN_PURPOSES, ...Object.keys(ALIASES)])
+        .choices([...KEYGEN_PURPOSES, ...ALIASES.keys()])
         .makeOptionMandatory(),
     )
     .requiredOption('-o, --output <file>', 'secret key file (mode 0600); - prints the key-gen JSON to stdout')

@@ -4,11 +4,14 @@ import { RequestError } from '../errors.js';
 import { JSON_TYPE, negotiate } from '../negotiate.js';
 
 export const KEY_GEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
-/** Older vocabulary accepted as aliases; the response echoes the canonical name (interfaces §1.5). */
-export const KEY_GEN_ALIASES: Readonly<Record<string, KeyPurpose>> = {
-  box: 'authenticated',
-  secretbox: 'symmetric',
-};
+/**
+ * Older vocabulary accepted as aliases; the response echoes the canonical name (interfaces §1.5). A Map, not an
+ * object: `purpose=toString` must not find an inherited property.
+ */
+export const KEY_GEN_ALIASES: ReadonlyMap<string, KeyPurpose> = new Map([
+  ['box', 'authenticated'],
+  ['secretbox', 'symmetric'],
+]);
 
 function purposeError(
   code: 'REQUEST_MISSING_PURPOSE' | 'REQUEST_INVALID_PURPOSE',
@@ -29,7 +32,7 @@ function purposeOf(raw: unknown): KeyPurpose {
     throw purposeError('REQUEST_INVALID_PURPOSE', 'query parameter purpose must appear once');
   const purpose = (KEY_GEN_PURPOSES as readonly string[]).includes(raw)
     ? (raw as KeyPurpose)
-    : KEY_GEN_ALIASES[raw];
+    : KEY_GEN_ALIASES.get(raw);
   if (purpose === undefined) {
     throw purposeError('REQUEST_INVALID_PURPOSE', `purpose must be one of ${KEY_GEN_PURPOSES.join(', ')}`);
   }

@@ -31,7 +31,7 @@ export interface ScannerOptions {
 
 /**
  * Framing pre-check that runs on the request bytes before busboy sees them (SPEC.md §4). It finds part
- * delimiters with `Buffer.indexOf`, so it can refuse the third part when it starts (S23), bound each
+ * delimiters with `Buffer.indexOf`, so it can refuse the third part when it starts (S23, `UPLOAD_UNKNOWN_PART`), bound each
  * header block, hand each header block to the part rules before the part's content arrives, and capture the
  * `body` part's exact bytes (busboy would decode them with a lossy, charset-dependent decoder).
  * Attacker-controlled input: every state bounds what it keeps (`carry` ≤ delimiter or header cap).
@@ -70,7 +70,7 @@ export class FormScanner {
 
   /**
    * Scans the next request bytes.
-   * @throws UploadError `UPLOAD_PARTS_LIMIT`, `UPLOAD_HEADERS_LIMIT`, `UPLOAD_MALFORMED`,
+   * @throws UploadError `UPLOAD_UNKNOWN_PART` (a third part), `UPLOAD_HEADERS_LIMIT`, `UPLOAD_MALFORMED`,
    * `UPLOAD_FIELD_TOO_LARGE`, or whatever a hook throws.
    */
   push(chunk: Buffer): void {
@@ -188,8 +188,12 @@ export class FormScanner {
     // busboy accepts no transport padding after a delimiter either.
     if (a !== CR || b !== LF)
       throw new UploadError('UPLOAD_MALFORMED', 'unexpected bytes after a part delimiter');
+    // SPEC.md §5.3: after `body` and `stream` any part is unexpected, the code a first unknown part gets.
     if (++this.parts > MAX_PARTS) {
-      throw new UploadError('UPLOAD_PARTS_LIMIT', `a form may have at most ${MAX_PARTS} parts`);
+      throw new UploadError(
+        'UPLOAD_UNKNOWN_PART',
+        `a form has at most ${MAX_PARTS} parts (body and stream); a third part is not allowed`,
+      );
     }
     this.state = 'headers';
     return i; // the CRLF stays, so an empty header block is found as CRLF CRLF

@@ -28,6 +28,7 @@ class MultipartSession {
   private parts = 0;
   private current: PartName | undefined;
   private body: string | undefined;
+  private streamFilename: string | undefined;
   private output: Readable | undefined;
   private streamBytes = 0;
   /** The request chunk being scanned: content slices of it are passed on as views, not copied. */
@@ -77,9 +78,11 @@ class MultipartSession {
   }
 
   private onPartHeaders(lines: string[]): boolean {
-    this.current = this.rules.admit(parsePartHead(lines));
+    const head = parsePartHead(lines);
+    this.current = this.rules.admit(head);
     this.parts++;
     if (this.current !== 'stream') return this.current === 'body';
+    this.streamFilename = head.filename;
     if (this.o.requireParts.has('body') && !this.rules.has('body')) throw missingPart('body');
     this.deliver();
     return false;
@@ -110,7 +113,7 @@ class MultipartSession {
         this.fail(new UploadError('UPLOAD_ABORTED', 'the stream part was closed early'));
     });
     this.output = out;
-    this.resolve({ kind: 'multipart', body: this.body, stream: out });
+    this.resolve({ kind: 'multipart', body: this.body, stream: out, streamFilename: this.streamFilename });
   }
 
   private complete(): void {

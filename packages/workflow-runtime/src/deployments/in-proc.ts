@@ -101,7 +101,7 @@ export function exchangeInProc(
           });
           res.on('error', failed);
           res.on('end', () => {
-            const headers: Record<string, string[]> = {};
+            const headers = Object.create(null) as Record<string, string[]>; // __proto__ stays a header
             for (const [k, v] of Object.entries(res.headersDistinct)) if (v !== undefined) headers[k] = v;
             finish(undefined, {
               status: res.statusCode ?? 0,

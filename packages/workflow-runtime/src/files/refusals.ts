@@ -31,6 +31,7 @@ export const MAX_PATH_CHARS = 4096;
 
 /**
  * The segments of a path a script passed (S132): relative, `/`-separated, no empty, `.` or `..` segment, no
+ * segment ending in `.` or a space (some file systems drop those, so the name would alias another), no
  * backslash, NUL or other control character, no percent-escape (nothing is decoded, and `%2e%2e` is refused
  * rather than taken as a name). `''` is the entry itself (no segments) where `allowEmpty`.
  * @throws AgentError `AGENT_FILE_NOT_PERMITTED`.
@@ -49,6 +50,7 @@ export function pathSegments(path: string, what: string, allowEmpty: boolean): s
   const segments = path.split('/');
   for (const s of segments) {
     if (s === '' || s === '.' || s === '..') throw refuse('an empty, "." or ".." segment');
+    if (s.endsWith('.') || s.endsWith(' ')) throw refuse('a name ending in "." or a space');
     if (s.length > MAX_SEGMENT_CHARS) throw refuse(`a name longer than ${MAX_SEGMENT_CHARS} characters`);
   }
   return segments;

@@ -39,7 +39,7 @@ function bodyOf(result: StepResult): { bytes: Buffer; type: string } {
 export function writeStepResult(res: ServerResponse, result: StepResult): void {
   const status = statusOf(result);
   const { bytes, type } = bodyOf(result);
-  const headers: Record<string, string> = {};
+  const headers = Object.create(null) as Record<string, string>; // a header named __proto__ stays a header
   for (const [name, value] of Object.entries(result.headers)) {
     const lower = name.toLowerCase();
     if (RESERVED.has(lower)) continue;

@@ -22,7 +22,7 @@ export function splitTarget(url: string | undefined): { path: string; query: str
 }
 
 function headersOf(req: IncomingMessage): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = Object.create(null) as Record<string, string[]>; // a header named __proto__ stays a header
   for (const [name, values] of Object.entries(req.headersDistinct)) {
     if (values !== undefined) out[name] = values;
   }

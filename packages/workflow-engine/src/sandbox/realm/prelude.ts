@@ -61,10 +61,18 @@ const stringify = JSON.stringify,
   parse = JSON.parse,
   freeze = Object.freeze,
   Fn = Function,
-  apply = Reflect.apply;
+  apply = Reflect.apply,
+  defineProperty = Reflect.defineProperty;
 const hasOwnProperty = Object.prototype.hasOwnProperty,
   U8 = Uint8Array;
 const hasOwn = (o: object, k: string): boolean => apply(hasOwnProperty, o, [k]);
+// Maps parsed from JSON are plain objects: read own properties only, and write with defineProperty so that a
+// name such as `toString` is never found on Object.prototype and `__proto__` never replaces a prototype.
+const own = <T>(o: Readonly<Record<string, T>>, k: string): T | undefined =>
+  hasOwn(o, k) ? o[k] : undefined;
+const put = <T>(o: Record<string, T>, k: string, value: T): void => {
+  defineProperty(o, k, { value, writable: true, enumerable: true, configurable: true });
+};
 if (typeof host !== 'function' || typeof utilSource !== 'string')
   throw new Error('the sandbox worker did not install the host function and the helper source');
 let utilFactory: UtilFactory | undefined;
@@ -200,11 +208,11 @@ function begin(input: string, inBytes: unknown): Run {
         return r.body;
       },
       getProperty(k: unknown) {
-        const v = r.properties[String(k)];
+        const v = own(r.properties, String(k));
         return v === undefined ? null : v;
       },
       getHeader(n: unknown) {
-        const v = r.headers[lower(n)];
+        const v = own(r.headers, lower(n));
         return v === undefined ? null : JSON.stringify(v);
       },
       isErrored() {
@@ -318,7 +326,7 @@ function begin(input: string, inBytes: unknown): Run {
       return null;
     },
     setHeader(n: unknown, v: unknown) {
-      S.outHeaders[lower(n)] = [String(n), String(v)];
+      put(S.outHeaders, lower(n), [String(n), String(v)]);
       if (isAuth) call('auth.header', [String(v)]);
     },
     removeHeader(n: unknown) {
@@ -336,10 +344,10 @@ function begin(input: string, inBytes: unknown): Run {
       S.method = String(m).toUpperCase();
     },
     setProperty(k: unknown, v: unknown) {
-      S.properties[String(k)] = v === null || v === undefined ? null : String(v);
+      put(S.properties, String(k), v === null || v === undefined ? null : String(v));
     },
     getProperty(k: unknown) {
-      const v = S.properties[String(k)];
+      const v = own(S.properties, String(k));
       return v === undefined ? null : v;
     },
     getStepProperties() {
@@ -387,7 +395,7 @@ function begin(input: string, inBytes: unknown): Run {
           return r.body;
         },
         getHeader(n: unknown) {
-          const v = r.headers[lower(n)];
+          const v = own(r.headers, lower(n));
           return v === undefined ? null : JSON.stringify(v);
         },
       };

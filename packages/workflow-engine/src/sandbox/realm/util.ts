@@ -165,7 +165,7 @@ export function deepMerge(a: unknown, b: unknown): unknown {
     Object.defineProperty(out, k, { value: a[k], enumerable: true, writable: true, configurable: true });
   for (const k of Object.keys(b)) {
     Object.defineProperty(out, k, {
-      value: k in out ? deepMerge(out[k], b[k]) : b[k],
+      value: Object.prototype.hasOwnProperty.call(out, k) ? deepMerge(out[k], b[k]) : b[k],
       enumerable: true,
       writable: true,
       configurable: true,
