@@ -7,7 +7,10 @@
 # HEALTHCHECK, work with another working directory (-w), stop on SIGTERM with exit code 0, and leave no build
 # stage behind. Needs root (podman, apt-get). Not part of CI (no container runtime there).
 #   git clone -b BRANCH REPO /tmp/x && cd /tmp/x && bash scripts/container-smoke.sh
+# With --docker-cli the blocks run with the docker client instead, on podman's Docker API (podman system service).
 set -euo pipefail
+DOCKER_CLI=false
+[ "${1:-}" = --docker-cli ] && DOCKER_CLI=true
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 log() { printf '[smoke] %s\n' "$*"; }
@@ -24,7 +27,17 @@ NAMES=(oapp-packager oapp-agent oapp-smoke-w1 oapp-smoke-w2 oapp-smoke-nobootstr
 remove_containers() { for n in "${NAMES[@]}"; do podman rm -f "$n" >/dev/null 2>&1 || true; done; }
 remove_containers
 WORK="$(mktemp -d)"
-trap 'remove_containers; rm -rf "$WORK"' EXIT
+SERVICE=
+trap 'remove_containers; [ -z "$SERVICE" ] || kill "$SERVICE"; rm -rf "$WORK"' EXIT
+if $DOCKER_CLI; then
+  command -v docker >/dev/null || fail "--docker-cli: no docker client"
+  unset -f docker
+  podman system service --time=0 "unix://$WORK/podman.sock" 2>"$WORK/service.log" &
+  SERVICE=$!
+  export DOCKER_HOST="unix://$WORK/podman.sock"
+  for _ in $(seq 1 50); do docker version >/dev/null 2>&1 && break; sleep 0.2; done
+  log "docker client $(docker version --format '{{.Client.Version}}') on podman's Docker API $(docker version --format '{{.Server.Version}}')"
+fi
 
 # --- the README blocks ---------------------------------------------------------------------------------------
 block() { # the fenced sh block after the marker line
@@ -53,7 +66,7 @@ done
 run_blocks() { # NAME... : run the blocks in one bash with -euo pipefail; the working directory carries over
   {
     echo 'set -euo pipefail'
-    echo 'docker() { podman "$@"; }'
+    $DOCKER_CLI || echo 'docker() { podman "$@"; }'
     echo "cd \"\$(cat '$WORK/cwd')\""
     for b in "$@"; do
       if [ "${#SUBST[@]}" -gt 0 ]; then block "$b" | sed "${SUBST[@]}"; else block "$b"; fi
@@ -114,7 +127,7 @@ fi
 block stop | grep -v '^docker rm ' >"$WORK/stop.sh"
 start=$(date +%s)
 (
-  docker() { podman "$@"; }
+  $DOCKER_CLI || docker() { podman "$@"; }
   set -euo pipefail
   # shellcheck disable=SC1091
   source "$WORK/stop.sh"
