@@ -83,7 +83,9 @@ run_blocks build
 log "images built in $(($(date +%s) - start)) s"
 stages="$(podman images -a -q --filter label=org.oapp.stage=build | wc -l)"
 [ "$stages" = 0 ] || fail "$stages build-stage images left after the prune"
-log "build stages left: 0; dangling images now: $(podman images -q --filter dangling=true | wc -l)"
+left="$(podman images -q --filter dangling=true --filter label=org.oapp.stage | wc -l)"
+[ "$left" = 0 ] || fail "$left untagged images of ours left after the prune"
+log "build stages and untagged images of ours left: 0 (untagged images in this storage: $(podman images -q --filter dangling=true | wc -l))"
 for img in oapp-packager oapp-agent; do
   conf="$(podman image inspect --format '{{.Config.User}} {{json .Config.Cmd}} {{if .Config.Healthcheck}}healthcheck{{end}}' "$img")"
   log "$img: user, cmd: $conf"
