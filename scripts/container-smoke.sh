@@ -121,6 +121,7 @@ log "packager health check: $(podman inspect --format '{{.State.Health.Status}}'
 if podman exec oapp-agent node -e "fetch('http://127.0.0.1:39576/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then
   podman healthcheck run oapp-agent || fail "agent HEALTHCHECK"
   log "agent health check: $(podman inspect --format '{{.State.Health.Status}}' oapp-agent)"
+  log "agent admin listener through 127.0.0.1:$P39576: /ready $(curl -fsS "http://127.0.0.1:$P39576/ready")"
 else
   log "agent health check NOT VERIFIED: nothing answers GET 127.0.0.1:39576/health in the container (no admin listener in this build)"
 fi
