@@ -1,118 +1,164 @@
 #!/usr/bin/env bash
-# Builds Dockerfile.packager with podman (toolchain.md §10), runs it with the three resource mounts, calls
-# /health, packages a workflow with keys from /key-gen, checks the oapp magic bytes, stops the container with
-# SIGTERM and requires a clean exit. Needs root. Setup steps already done are skipped. Not part of CI.
+# Runs the container commands of README.md exactly as written, with podman, from a clean checkout (no pnpm
+# install or build needed on the host): the blocks marked `<!-- container-smoke: NAME -->` (build, packager, the
+# "Run a package" walkthrough, agent, stop), in that order, in one shell where `docker` is podman
+# (scripts/podman-local.sh). Between them it checks what the README promises: both services answer through
+# ports published on 127.0.0.1 only (bridge network), run as uid 1000 with a read-only root, pass their
+# HEALTHCHECK, work with another working directory (-w), stop on SIGTERM with exit code 0, and leave no build
+# stage behind. Needs root (podman, apt-get). Not part of CI (no container runtime there).
+#   git clone -b BRANCH REPO /tmp/x && cd /tmp/x && bash scripts/container-smoke.sh
+# With --docker-cli the blocks run with the docker client instead, on podman's Docker API (podman system service).
 set -euo pipefail
+DOCKER_CLI=false
+[ "${1:-}" = --docker-cli ] && DOCKER_CLI=true
 cd "$(dirname "$0")/.."
-
-port_free() { ! ss -ltn 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
-# The container shares the host network (netns = "host"): use 39575 when free, else any free port.
-PORT="${SMOKE_PORT:-39575}"
-if [ -z "${SMOKE_PORT:-}" ] && ! port_free "$PORT"; then
-  PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
-fi
-NAME=packager-smoke
+ROOT=$PWD
 log() { printf '[smoke] %s\n' "$*"; }
-
-# --- toolchain.md §10: podman with runc, overlay storage, a local base image ---------------------------------
-if ! command -v podman >/dev/null || ! command -v buildah >/dev/null || ! command -v runc >/dev/null ||
-  ! command -v debootstrap >/dev/null; then
-  log "installing podman buildah runc debootstrap"
-  apt-get update && apt-get install -y podman buildah runc debootstrap
-fi
-S="${XDG_STATE_HOME:-$HOME/.local/state}/podman-local"
-mkdir -p "$S"
-printf '%s\n' '[containers]' 'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]' 'netns = "host"' \
-  '[engine]' 'runtime = "runc"' 'cgroup_manager = "cgroupfs"' 'events_logger = "file"' >"$S/containers.conf"
-printf '%s\n' '[storage]' 'driver = "overlay"' "graphroot = \"$S/storage\"" "runroot = \"$S/run\"" >"$S/storage.conf"
-export CONTAINERS_CONF="$S/containers.conf" CONTAINERS_STORAGE_CONF="$S/storage.conf"
-
-# The official node images have a uid-1000 "node" user (Dockerfile.packager runs as it); the local one must too.
-if ! podman image exists node:20-bookworm-slim || ! podman run --rm node:20-bookworm-slim id node >/dev/null 2>&1; then
-  R="$S/basefs"
-  if [ ! -x "$R/usr/bin/env" ]; then
-    log "debootstrap bookworm (about 30 s)"
-    debootstrap --variant=minbase bookworm "$R"
-  fi
-  install -D "$(command -v node)" "$R/usr/local/bin/node"
-  mkdir -p "$R/usr/local/lib/node_modules"
-  cp -a "$(npm root -g)/npm" "$R/usr/local/lib/node_modules/"
-  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$R/usr/local/bin/npm"
-  install -D -m 644 "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$R/etc/ssl/certs/ca-certificates.crt"
-  # The image's own user: uid 1000 "node", as in the official node images.
-  grep -q '^node:' "$R/etc/passwd" || chroot "$R" useradd --uid 1000 --create-home --shell /bin/sh node
-  tar -C "$R" -cf "$S/base.tar" .
-  podman import --change 'CMD ["node"]' \
-    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' "$S/base.tar" node:20-bookworm-slim
-fi
-
-# --- build -----------------------------------------------------------------------------------------------------
-log "building the image"
-podman build --pull=never -f Dockerfile.packager -t packager .
-
-# --- run with the three mounts ---------------------------------------------------------------------------------
-WORK="$(mktemp -d)"
-cleanup() {
-  podman rm -f "$NAME" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
+fail() {
+  log "FAILED: $*"
+  exit 1
 }
-trap cleanup EXIT
-mkdir -p "$WORK/community/general" "$WORK/local1" "$WORK/local2"
-echo "context.setBody('hello');" >"$WORK/community/general/hello.js"
-chmod -R a+rX "$WORK"
-podman rm -f "$NAME" >/dev/null 2>&1 || true
-podman run -d --name "$NAME" --read-only --memory 256m -e PORT="$PORT" -p "$PORT:$PORT" \
-  -v "$WORK/community:/community-resources:ro" -v "$WORK/local1:/local-resources1:ro" \
-  -v "$WORK/local2:/local-resources2:ro" packager >/dev/null
-BASE="http://127.0.0.1:$PORT"
 
-running() { [ "$(podman inspect --format '{{.State.Running}}' "$NAME" 2>/dev/null)" = true ]; }
-for _ in $(seq 1 60); do
-  running || { log "the container stopped:"; podman logs "$NAME" | tail -n 5; exit 1; }
-  podman logs "$NAME" 2>/dev/null | grep -q '"listening"' && curl -fsS "$BASE/health" >/dev/null 2>&1 && break
-  sleep 0.5
+# shellcheck source=scripts/podman-local.sh
+source scripts/podman-local.sh
+log "podman $(podman version --format '{{.Client.Version}}'), network backend $(podman info --format '{{.Host.NetworkBackend}}')"
+
+NAMES=(oapp-packager oapp-agent oapp-smoke-w1 oapp-smoke-w2 oapp-smoke-nobootstrap)
+remove_containers() { for n in "${NAMES[@]}"; do podman rm -f "$n" >/dev/null 2>&1 || true; done; }
+remove_containers
+WORK="$(mktemp -d)"
+SERVICE=
+trap 'remove_containers; [ -z "$SERVICE" ] || kill "$SERVICE"; rm -rf "$WORK"' EXIT
+if $DOCKER_CLI; then
+  command -v docker >/dev/null || fail "--docker-cli: no docker client"
+  unset -f docker
+  podman system service --time=0 "unix://$WORK/podman.sock" 2>"$WORK/service.log" &
+  SERVICE=$!
+  export DOCKER_HOST="unix://$WORK/podman.sock"
+  for _ in $(seq 1 50); do docker version >/dev/null 2>&1 && break; sleep 0.2; done
+  log "docker client $(docker version --format '{{.Client.Version}}') on podman's Docker API $(docker version --format '{{.Server.Version}}')"
+fi
+
+# --- the README blocks ---------------------------------------------------------------------------------------
+block() { # the fenced sh block after the marker line
+  awk -v m="<!-- container-smoke: $1 -->" '
+    $0 == m { found = 1; next }
+    found && /^```sh$/ { inside = 1; next }
+    inside && /^```$/ { exit }
+    inside { print }' README.md
+}
+for b in build packager walkthrough agent stop; do
+  [ -n "$(block "$b")" ] || fail "README.md has no container-smoke block '$b'"
 done
-log "container listening: $(podman logs "$NAME" | grep '"listening"')"
-log "health: $(curl -fsS "$BASE/health")"
 
-# --- package a workflow ----------------------------------------------------------------------------------------
-keygen() { curl -fsS "$BASE/key-gen?purpose=$1"; }
-PACKAGER="$(keygen authenticated)" RECIPIENT="$(keygen authenticated)" SIGNER="$(keygen sign)" node -e '
-  const k = (v) => JSON.parse(process.env[v]).keyPair;
-  const body = {
-    packageId: "smoke",
-    keys: [
-      { id: "packager", purpose: "authenticated", type: "secret", keyHex: k("PACKAGER").secretKeyHex },
-      { id: "alice", purpose: "authenticated", type: "public", keyHex: k("RECIPIENT").publicKeyHex },
-      { id: "author", purpose: "sign", type: "secret", keyHex: k("SIGNER").secretKeyHex },
-    ],
-    signers: [{ key: "author", signText: "smoke test" }],
-    encryptionKeys: ["alice"],
-    packagerIdentityPrivateKey: "packager",
-  };
-  require("fs").writeFileSync(process.argv[1], JSON.stringify(body));
-' "$WORK/body.json"
-cat >"$WORK/workflow.json" <<'JSON'
-{"workflows":[{"name":"smoke","steps":[{"stepId":"s1","trigger":{"runOnce":true},"resultsProcessor":{"resource":"/general/hello.js"}}]}]}
-JSON
-status="$(curl -sS -o "$WORK/smoke.oapp" -w '%{http_code}' -X POST "$BASE/workflow-package" \
-  -H 'Accept: application/octet-stream' -F "body=<$WORK/body.json" \
-  -F "stream=@$WORK/workflow.json;type=application/octet-stream")"
-[ "$status" = 200 ] || { log "workflow-package answered $status: $(cat "$WORK/smoke.oapp")"; exit 1; }
-magic="$(head -c 8 "$WORK/smoke.oapp" | od -An -tx1 | tr -d ' \n')"
-[ "$magic" = 894f4150500d0a1a ] || { log "not an oapp package (magic $magic)"; exit 1; }
-log "packaged: $(wc -c <"$WORK/smoke.oapp") bytes, magic $magic"
+# The README publishes 39575, 39576 and 8080 on 127.0.0.1: another host port where one is taken here.
+port_free() { ! ss -ltnH 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+SUBST=()
+for p in 39575 39576 8080; do
+  if port_free "$p"; then eval "P$p=$p"; else
+    q="$(free_port)"
+    eval "P$p=$q"
+    SUBST+=(-e "s/127\.0\.0\.1:$p\b/127.0.0.1:$q/g")
+    log "127.0.0.1:$p is taken here: the blocks use 127.0.0.1:$q instead"
+  fi
+done
+run_blocks() { # NAME... : run the blocks in one bash with -euo pipefail; the working directory carries over
+  {
+    echo 'set -euo pipefail'
+    $DOCKER_CLI || echo 'docker() { podman "$@"; }'
+    echo "cd \"\$(cat '$WORK/cwd')\""
+    for b in "$@"; do
+      if [ "${#SUBST[@]}" -gt 0 ]; then block "$b" | sed "${SUBST[@]}"; else block "$b"; fi
+    done
+    echo "pwd > '$WORK/cwd'"
+  } >"$WORK/blocks.sh"
+  log "README blocks: $*"
+  TMPDIR="$WORK" bash "$WORK/blocks.sh"
+}
+echo "$ROOT" >"$WORK/cwd"
 
-# --- stop with SIGTERM: a clean exit well before podman's 10 s kill ---------------------------------------------
 start=$(date +%s)
-podman stop -t 10 "$NAME" >/dev/null
-took=$(($(date +%s) - start))
-code="$(podman inspect --format '{{.State.ExitCode}}' "$NAME")"
-log "stopped in ${took}s with exit code $code"
-podman logs "$NAME" | tail -n 3
-[ "$code" = 0 ] && [ "$took" -lt 10 ] || { log "unclean stop"; exit 1; }
-log "OK"
+run_blocks build
+log "images built in $(($(date +%s) - start)) s"
+stages="$(podman images -a -q --filter label=org.oapp.stage=build | wc -l)"
+[ "$stages" = 0 ] || fail "$stages build-stage images left after the prune"
+left="$(podman images -q --filter dangling=true --filter label=org.oapp.stage | wc -l)"
+[ "$left" = 0 ] || fail "$left untagged images of ours left after the prune"
+log "build stages and untagged images of ours left: 0 (untagged images in this storage: $(podman images -q --filter dangling=true | wc -l))"
+for img in oapp-packager oapp-agent; do
+  conf="$(podman image inspect --format '{{.Config.User}} {{json .Config.Cmd}} {{if .Config.Healthcheck}}healthcheck{{end}}' "$img")"
+  log "$img: user, cmd: $conf"
+  [ "$conf" = 'node ["node","/app/dist/main.js"] healthcheck' ] || fail "$img: expected user node, an absolute CMD and a HEALTHCHECK"
+done
 
-# --- the agent image: Dockerfile.agent (scripts/container-smoke-agent.sh) ----------------------------------------
-bash scripts/container-smoke-agent.sh
+set +e
+podman run --name oapp-smoke-nobootstrap oapp-agent >"$WORK/nb.out" 2>&1
+code=$?
+set -e
+log "agent without a bootstrap: exit $code, $(grep -c '"level":"fatal"' "$WORK/nb.out") fatal line"
+[ "$code" = 1 ] && grep -q '"level":"fatal"' "$WORK/nb.out" || fail "the agent without a bootstrap"
+
+run_blocks packager walkthrough agent
+
+# --- what the README promises -------------------------------------------------------------------------------
+for n in oapp-packager oapp-agent; do
+  [ "$(podman inspect --format '{{.State.Running}}' "$n")" = true ] || fail "$n is not running"
+  uid="$(podman exec "$n" id -u)"
+  [ "$uid" = 1000 ] || fail "$n runs as uid $uid"
+  podman exec "$n" sh -c 'touch /app/x' 2>/dev/null && fail "$n: the root file system is writable"
+  log "$n: running as uid $uid, read-only root"
+done
+published="$(ss -ltnH | awk '{print $4}' | grep -E ":($P39575|$P39576|$P8080)\$" | sort | tr '\n' ' ')"
+log "listening on the host for the published ports: $published"
+for a in $published; do
+  case "$a" in 127.0.0.1:*) ;; *) fail "published on $a, not on the loopback only" ;; esac
+done
+[ "$(podman inspect --format '{{.HostConfig.NetworkMode}}' oapp-packager)" = bridge ] || fail "not on the bridge network"
+
+podman healthcheck run oapp-packager || fail "packager HEALTHCHECK"
+log "packager health check: $(podman inspect --format '{{.State.Health.Status}}' oapp-packager)"
+if podman exec oapp-agent node -e "fetch('http://127.0.0.1:39576/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then
+  podman healthcheck run oapp-agent || fail "agent HEALTHCHECK"
+  log "agent health check: $(podman inspect --format '{{.State.Health.Status}}' oapp-agent)"
+  log "agent admin listener through 127.0.0.1:$P39576: /ready $(curl -fsS "http://127.0.0.1:$P39576/ready")"
+else
+  log "agent health check NOT VERIFIED: nothing answers GET 127.0.0.1:39576/health in the container (no admin listener in this build)"
+fi
+
+# --- stop: SIGTERM, exit code 0 ------------------------------------------------------------------------------
+block stop | grep -v '^docker rm ' >"$WORK/stop.sh"
+start=$(date +%s)
+(
+  $DOCKER_CLI || docker() { podman "$@"; }
+  set -euo pipefail
+  # shellcheck disable=SC1091
+  source "$WORK/stop.sh"
+)
+took=$(($(date +%s) - start))
+for n in oapp-agent oapp-packager; do
+  code="$(podman inspect --format '{{.State.ExitCode}}' "$n")"
+  last="$(podman logs "$n" 2>/dev/null | tail -n 1)"
+  log "$n stopped with exit code $code: $last"
+  [ "$code" = 0 ] || fail "$n: unclean stop"
+done
+log "docker stop of both took ${took} s"
+[ "$took" -lt 10 ] || fail "the stop waited for the kill timeout"
+run_blocks stop
+
+# --- another working directory (-w) --------------------------------------------------------------------------
+DIR="$(cat "$WORK/cwd")"
+pw="$(free_port)"
+podman run -d --name oapp-smoke-w1 --read-only -w /tmp -p "127.0.0.1:$pw:39575" oapp-packager >/dev/null
+curl -fsS --retry 30 --retry-all-errors --retry-delay 1 "http://127.0.0.1:$pw/health" >/dev/null || fail "packager with -w /tmp"
+podman stop oapp-smoke-w1 >/dev/null
+pw="$(free_port)"
+AGENT_BOOTSTRAP="$(cat "$DIR/container-bootstrap.json")" podman run -d --name oapp-smoke-w2 --read-only -w / \
+  -e AGENT_BOOTSTRAP -v "$DIR/config:/config:ro" -p "127.0.0.1:$pw:8080" oapp-agent >/dev/null
+reply="$(curl -fsS --retry 30 --retry-all-errors --retry-delay 1 -X POST "http://127.0.0.1:$pw/hello" \
+  -H 'Content-Type: application/json' -d '{"name":"w"}')" || fail "agent with -w /"
+podman stop oapp-smoke-w2 >/dev/null
+log "with -w /tmp the packager answered /health; with -w / the agent answered $reply"
+[ "$(podman inspect --format '{{.State.ExitCode}}' oapp-smoke-w1) $(podman inspect --format '{{.State.ExitCode}}' oapp-smoke-w2)" = '0 0' ] ||
+  fail "unclean stop with -w"
+log "OK"
