@@ -16,13 +16,16 @@ for (const name of process.argv.slice(2)) {
   const main = await import(name);
   exportsOf[name] = Object.keys(main).sort();
   const undocumented = exportsOf[name].filter((k) => k !== 'default' && !documented.has(k));
-  if (undocumented.length > 0) problems.push(`${name}: exported but not in its README: ${undocumented.join(', ')}`);
+  if (undocumented.length > 0)
+    problems.push(`${name}: exported but not in its README: ${undocumented.join(', ')}`);
   if (pkg.exports?.['./internal']) {
     const internal = await import(`${name}/internal`);
     exportsOf[`${name}/internal`] = Object.keys(internal).sort();
-    if (!readme.includes(`${name}/internal`)) problems.push(`${name}: README does not document ${name}/internal`);
+    if (!readme.includes(`${name}/internal`))
+      problems.push(`${name}: README does not document ${name}/internal`);
     const both = exportsOf[`${name}/internal`].filter((k) => exportsOf[name].includes(k));
-    if (both.length > 0) problems.push(`${name}: exported by both the main entry and ./internal: ${both.join(', ')}`);
+    if (both.length > 0)
+      problems.push(`${name}: exported by both the main entry and ./internal: ${both.join(', ')}`);
   }
 }
 writeFileSync('esm-exports.json', JSON.stringify(exportsOf, null, 2));

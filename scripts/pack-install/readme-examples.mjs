@@ -40,7 +40,8 @@ for (const readme of readmes) {
     for (const [k, line] of body.entries()) {
       if (!line.includes('console.log(')) continue;
       const m = /\/\/ prints: (.*)$/.exec(line);
-      if (!m) throw new Error(`${readme}:${i + 3 + k}: console.log in an example needs a \`// prints: …\` comment`);
+      if (!m)
+        throw new Error(`${readme}:${i + 3 + k}: console.log in an example needs a \`// prints: …\` comment`);
       expected.push(m[1]);
     }
     writeFileSync(join(out, name), `${header}${body.join('\n')}\nexport {};\n`);

@@ -9,7 +9,9 @@ const problems = [];
 for (const [entry, names] of Object.entries(esm)) {
   const resolved = require.resolve(entry);
   if (!resolved.endsWith('.cjs')) problems.push(`${entry}: require resolves to ${resolved}, not a .cjs file`);
-  const keys = Object.keys(require(entry)).filter((k) => k !== '__esModule').sort();
+  const keys = Object.keys(require(entry))
+    .filter((k) => k !== '__esModule')
+    .sort();
   if (JSON.stringify(keys) !== JSON.stringify(names)) {
     problems.push(`${entry}: require() exports [${keys.join(', ')}], import() [${names.join(', ')}]`);
   }
@@ -61,7 +63,9 @@ roundTrip().then(
       for (const p of problems) console.error(`  ${p}`);
       process.exit(1);
     }
-    console.log(`${Object.keys(esm).length} CommonJS entries required; round trip through the CommonJS builds ok`);
+    console.log(
+      `${Object.keys(esm).length} CommonJS entries required; round trip through the CommonJS builds ok`,
+    );
   },
   (err) => {
     console.error(`  CommonJS round trip: ${err && err.stack ? err.stack : err}`);
