@@ -12,6 +12,7 @@ import { join } from 'node:path';
 const [root, out] = process.argv.slice(2);
 if (!root || !out) throw new Error('usage: node readme-examples.mjs <repository root> <output directory>');
 const MARK = /^<!-- example: runs as written\b.*-->\s*$/;
+const SKETCH = /^<!-- sketch: .*-->\s*$/;
 const readmes = ['README.md'];
 for (const dir of ['packages', 'apps']) {
   for (const name of readdirSync(join(root, dir)).sort()) {
@@ -24,6 +25,17 @@ for (const readme of readmes) {
   const lines = readFileSync(join(root, readme), 'utf8').split('\n');
   let n = 0;
   for (let i = 0; i < lines.length; i++) {
+    // Every ```ts block is either a runnable example or says it is a sketch (names an app's own objects).
+    if (/^```ts\s*$/.test(lines[i])) {
+      let j = i - 1;
+      while (j > 0 && lines[j] === '') j--;
+      if (!SKETCH.test(lines[j] ?? '') && !MARK.test(lines[j] ?? '')) {
+        throw new Error(
+          `${readme}:${i + 1}: a \`\`\`ts block needs <!-- example: runs as written … --> or <!-- sketch: … --> before it`,
+        );
+      }
+      continue;
+    }
     if (!MARK.test(lines[i])) continue;
     const mark = i + 1;
     while (lines[i + 1] === '') i++; // prettier puts a blank line between the mark and the fence
