@@ -12,7 +12,7 @@ const NOT_IN_QUICKJS = [
 const ONLY_REALM_IMPORTS = { regex: '^(?!\\./)', message: 'realm scripts run inside QuickJS: import only other realm files' };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

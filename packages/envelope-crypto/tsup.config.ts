@@ -1,9 +1,11 @@
 import { defineConfig } from 'tsup';
 
+// ESM and CommonJS (require(esm) of the ESM-only dependencies needs Node >= 20.19 / 22.12), each with its types.
 export default defineConfig({
   entry: ['src/index.ts'],
-  format: ['esm'],
+  format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
+  shims: true,
 });

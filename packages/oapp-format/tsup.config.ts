@@ -1,9 +1,14 @@
 import { defineConfig } from 'tsup';
 
+// ESM and CommonJS (require(esm) of the ESM-only dependencies needs Node >= 20.19 / 22.12), each with its types.
+// `internal` is the unstable subpath export (README "Internal API"); shared code is split into chunks so that
+// both entries see one copy of each class.
 export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
+  entry: { index: 'src/index.ts', internal: 'src/internal.ts' },
+  format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
+  shims: true,
+  splitting: true,
 });

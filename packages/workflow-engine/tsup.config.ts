@@ -56,6 +56,14 @@ export const sandboxBuilds: Options[] = [
 
 export default defineConfig([
   // dist/sandbox/ is written by the builds above, which run at the same time.
-  { entry: ['src/index.ts'], format: ['esm'], dts: true, clean: ['!sandbox/**'], sourcemap: true },
+  // The API in ESM and CommonJS, each with its types (`shims`: import.meta.url in the CommonJS build).
+  {
+    entry: ['src/index.ts'],
+    format: ['esm', 'cjs'],
+    dts: true,
+    clean: ['!sandbox/**'],
+    sourcemap: true,
+    shims: true,
+  },
   ...sandboxBuilds,
 ]);

@@ -5,12 +5,12 @@ import {
   createOutput,
   createRuntime,
   createStringDecryptor,
-  DELIBERATE_DIFFERENCES,
   registerRecordSecrets,
   type LineSink,
   type Runtime,
   type RuntimeMetrics,
 } from '@org/workflow-runtime';
+import { DELIBERATE_DIFFERENCES } from '@org/workflow-runtime/internal';
 import type { Config } from './startup/config.js';
 import { verifyDeployments } from './startup/deployments.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNSUPPORTED_CONTEXT_CALLS } from '@org/workflow-engine';
 import { createOutput } from '@org/workflow-runtime';
 import { Redactor } from '@org/workflow-engine';
-import { DELIBERATE_DIFFERENCES } from '@org/workflow-runtime';
+import { DELIBERATE_DIFFERENCES } from '@org/workflow-runtime/internal';
 import { makeKeys, makeRecord, tempDir, writePackage } from './fixtures.js';
 import { startAgent, until, type RunningAgent } from './agent-helpers.js';
 

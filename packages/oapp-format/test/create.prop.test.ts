@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { derivePublicKey, encodeHex } from '@org/envelope-crypto';
-import { chunkNonce, createPackage, derivePayloadKey, isOappError, openPackage } from '../src/index.js';
+import { createPackage, isOappError, openPackage } from '../src/index.js';
+import { chunkNonce, derivePayloadKey } from '../src/internal.js';
 import { ByteReader } from '../src/internal/byte-reader.js';
 import { readPackagePrefix } from '../src/parse.js';
 import { openStanza } from '../src/recipients.js';

@@ -4,17 +4,11 @@ describe('public surface', () => {
   it('exports exactly these names', async () => {
     expect(Object.keys(await import('../src/index.js')).sort()).toMatchInlineSnapshot(`
       [
-        "BOOTSTRAP_PACKAGE_ID",
-        "CHUNK_TAG_BYTES",
         "DEFAULT_CHUNK_BYTES",
         "DEFAULT_MAX_PLAINTEXT_BYTES",
-        "FORMAT_VERSION",
-        "HEADER_FORMAT",
-        "KIND_MEDIA_TYPES",
         "MAGIC",
         "MAX_BOOTSTRAP_BYTES",
         "MAX_CHUNK_BYTES",
-        "MAX_ENVELOPE_DEPTH",
         "MAX_HEADER_BYTES",
         "MAX_PACKAGE_ID_BYTES",
         "MAX_RECIPIENTS",
@@ -26,6 +20,41 @@ describe('public surface', () => {
         "MIN_CHUNK_BYTES",
         "OAPP_ERROR_CODES",
         "OappError",
+        "createPackage",
+        "createPackageStream",
+        "decryptBootstrap",
+        "encryptBootstrap",
+        "fingerprint",
+        "inspectPackage",
+        "isEncryptedBootstrapText",
+        "isOappError",
+        "openPackage",
+        "openPackageStream",
+        "openPackageToSink",
+        "parseStrictJson",
+        "policyFromBootstrap",
+        "repackage",
+        "trustedKey",
+        "validatePolicy",
+        "verifyPackage",
+        "writePackage",
+      ]
+    `);
+  });
+
+  // @org/oapp-format/internal: unstable, for this repository's tests, benchmarks and generators (README).
+  it('keeps the building blocks in ./internal, apart from the main entry', async () => {
+    const main = Object.keys(await import('../src/index.js'));
+    const internal = Object.keys(await import('../src/internal.js')).sort();
+    expect(internal.filter((k) => main.includes(k))).toEqual([]);
+    expect(internal).toMatchInlineSnapshot(`
+      [
+        "BOOTSTRAP_PACKAGE_ID",
+        "CHUNK_TAG_BYTES",
+        "FORMAT_VERSION",
+        "HEADER_FORMAT",
+        "KIND_MEDIA_TYPES",
+        "MAX_ENVELOPE_DEPTH",
         "PAYLOAD_AEAD",
         "SECTION",
         "SIGNING_TYPES",
@@ -33,36 +62,18 @@ describe('public surface', () => {
         "STATEMENT_FORMAT",
         "checkSignatures",
         "chunkNonce",
-        "createPackage",
-        "createPackageStream",
         "decodeHeader",
         "decodeSignatures",
         "decodeStatement",
-        "decryptBootstrap",
         "derivePayloadKey",
         "encodeHeader",
         "encodeSignatures",
         "encodeStatement",
-        "encryptBootstrap",
-        "fingerprint",
-        "inspectPackage",
-        "isEncryptedBootstrapText",
-        "isOappError",
         "keyHint",
-        "openPackage",
-        "openPackageStream",
-        "openPackageToSink",
-        "parseStrictJson",
         "payloadLength",
-        "policyFromBootstrap",
-        "repackage",
         "signStatement",
         "signingMessage",
-        "trustedKey",
-        "validatePolicy",
-        "verifyPackage",
         "verifyRecord",
-        "writePackage",
       ]
     `);
   });

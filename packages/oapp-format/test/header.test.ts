@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OappError, decodeHeader, decodeStatement, encodeHeader, type Header } from '../src/index.js';
+import { OappError } from '../src/index.js';
+import { decodeHeader, decodeStatement, encodeHeader, type Header } from '../src/internal.js';
 
 const te = new TextEncoder();
 const valid: Header = {

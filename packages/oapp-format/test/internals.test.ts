@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ByteReader } from '../src/internal/byte-reader.js';
 import { decodeStanzas } from '../src/recipients.js';
 import { decodeSignatures, encodeSignatures, type SignatureRecord } from '../src/signatures.js';
-import { OappError, STANZA_BYTES, parseStrictJson, trustedKey } from '../src/index.js';
+import { OappError, parseStrictJson, trustedKey } from '../src/index.js';
+import { STANZA_BYTES } from '../src/internal.js';
 import { readSectionHeader } from '../src/frame.js';
 
 describe('decodeStanzas', () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  STANZA_BYTES,
   createPackage,
   inspectPackage,
   isOappError,
@@ -8,6 +7,7 @@ import {
   repackage,
   type DeploymentPolicy,
 } from '../src/index.js';
+import { STANZA_BYTES } from '../src/internal.js';
 import {
   FIXED_TIME,
   WORKFLOW,

@@ -1,8 +1,9 @@
+// The documented API (README "API"). Everything else is in ./internal.ts (`@org/workflow-runtime/internal`,
+// unstable).
 export {
   AGENT_ERROR_CODES,
   AgentError,
   isCodedError,
-  withContext,
   type AgentErrorCode,
   type CodedError,
 } from './errors.js';
@@ -19,19 +20,13 @@ export {
   type WorkflowMetric,
 } from './output.js';
 export { hostPolicyOf, type VerifiedDeployment } from './deployment.js';
-export { closePersistence, planPersistence, type PersistencePlan } from './persistence.js';
 export {
   createStringDecryptor,
   registerRecordSecrets,
   readRestrictedData,
   type StringDecryptor,
 } from './secrets.js';
-export {
-  createEngineHost,
-  type EngineHostDeps,
-  type OutboundTransport,
-  type TransportRequest,
-} from './engine-host.js';
+export type { OutboundTransport, TransportRequest } from './engine-host.js';
 export {
   closeAll,
   listenAll,
@@ -41,28 +36,8 @@ export {
   type TriggerListener,
 } from './listen.js';
 export { closeGracefully, isDraining, trackConnections, type ClosableServer } from './listen-drain.js';
-export {
-  applyServerTimeouts,
-  connectionsCheckingIntervalOf,
-  MAX_CONNECTIONS_CHECK_MS,
-  type ServerTimeouts,
-} from './listen-timeouts.js';
-export {
-  DEPLOYMENT_ACCESS_PROPERTIES,
-  type DeploymentCalls,
-  type InProcTarget,
-} from './deployments/registry.js';
-export type { InProcRequest } from './deployments/in-proc.js';
+export { applyServerTimeouts, type ServerTimeouts } from './listen-timeouts.js';
 export { DEFAULT_TCP_LIMITS, type TcpLimits } from './tcp/limits.js';
-export { TCP_PROPERTIES } from './tcp/connection.js';
-export { RunTracker } from './http/run-tracker.js';
-export {
-  DELIBERATE_DIFFERENCES,
-  SUPPORTED_TRIGGERS,
-  IGNORED_RECORD_FIELDS,
-  unsupportedUses,
-  type UnsupportedUse,
-} from './start-up-report.js';
 export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';
 export { DEFAULT_ASSET_LIMITS, type AssetLimits } from './assets/zip-checks.js';
 export { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';

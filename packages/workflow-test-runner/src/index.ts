@@ -1,3 +1,5 @@
+// The documented API (README "API"). Everything else is in ./internal.ts (`@org/workflow-test-runner/internal`,
+// unstable).
 export { TestRunnerError, TESTRUNNER_ERROR_CODES, isTestRunnerError } from './errors.js';
 export type { TestRunnerErrorCode, TestRunnerErrorDetail } from './errors.js';
 export { RUNNER_CONFIG_SCHEMA, TEST_FILE_SCHEMA, MAX_WAIT_SECONDS } from './schemas.js';
@@ -5,18 +7,12 @@ export { parseRunnerConfig, loadRunnerConfig } from './config-file.js';
 export type { RunnerConfig, ParseRunnerConfigOptions } from './config-file.js';
 export { parseTestFile, DEFAULT_WAIT_SECONDS, DEFAULT_CALL_TIMEOUT_SECONDS } from './test-file.js';
 export type { TestSpec, MockEndpointSpec, ExpectedMetric, CallSpec } from './test-file.js';
-export { LEGACY_MESSAGES, mergeLegacyNotices } from './legacy.js';
 export type { LegacyNotice } from './legacy.js';
-export { discoverTests, TEST_FILE_SUFFIX, MAX_TEST_FILES, MAX_TEST_DEPTH } from './discover.js';
-export type { DiscoveredTest } from './discover.js';
-export { MAX_PATH_LENGTH } from './paths.js';
-export { buildTestWorkflow } from './prepare-workflow.js';
-export type { BuildTestWorkflowInput } from './prepare-workflow.js';
+export { TEST_FILE_SUFFIX, MAX_TEST_FILES } from './discover.js';
 export { mergeTestBootstrap, BUILT_IN_VARIABLES } from './prepare-bootstrap.js';
 export type { MergeTestBootstrapInput } from './prepare-bootstrap.js';
-export { loadTest, prepareTest, testDeploymentId, MAX_MOCK_FILE_BYTES } from './prepare.js';
-export type { LoadedTest, PreparedTest } from './prepare.js';
-export { MOCK_HOSTNAME } from './mock-url.js';
+export { testDeploymentId } from './prepare.js';
+export type { PreparedTest } from './prepare.js';
 export { createMockServer, UNMATCHED_STATUS } from './mock-server.js';
 export type {
   CreateMockServerOptions,
@@ -28,7 +24,7 @@ export type {
   MockServer,
   MockTransport,
 } from './mock-server.js';
-export { evaluateRun, renderMockCalls, MAX_DIFF_CHARS } from './assertions.js';
+export { evaluateRun, renderMockCalls } from './assertions.js';
 export type {
   CallOutcome,
   Expectations,
@@ -37,11 +33,10 @@ export type {
   Observation,
   ObservedMetric,
 } from './assertions.js';
-export { runTests, DEFAULT_GRACE_MS } from './run.js';
+export { runTests } from './run.js';
 export type { Deployer, DeployInput, RunSummary, RunTestsOptions, TestResult, TestStatus } from './run.js';
 export {
   REPORTERS,
-  escapeXml,
   formatFailureDetails,
   formatJunitReport,
   formatLegacyNotices,

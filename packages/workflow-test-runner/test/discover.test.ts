@@ -1,7 +1,8 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { discoverTests, TestRunnerError } from '../src/index.js';
+import { TestRunnerError } from '../src/index.js';
+import { discoverTests } from '../src/internal.js';
 import { config, project } from './fixtures.js';
 
 let cleanup = (): void => undefined;

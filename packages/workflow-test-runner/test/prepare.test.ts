@@ -1,14 +1,8 @@
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  discoverTests,
-  loadTest,
-  prepareTest,
-  TestRunnerError,
-  testDeploymentId,
-  type RunnerConfig,
-} from '../src/index.js';
+import { TestRunnerError, testDeploymentId, type RunnerConfig } from '../src/index.js';
+import { discoverTests, loadTest, prepareTest } from '../src/internal.js';
 import { config, project, workflow } from './fixtures.js';
 
 let cleanups: (() => void)[] = [];

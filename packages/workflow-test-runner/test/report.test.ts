@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  escapeXml,
   formatFailureDetails,
   formatJunitReport,
   formatLegacyNotices,
@@ -10,6 +9,7 @@ import {
   type RunSummary,
   type TestResult,
 } from '../src/index.js';
+import { escapeXml } from '../src/internal.js';
 
 const result = (over: Partial<TestResult>): TestResult => ({
   name: 'tests/a.test.json',

@@ -2,7 +2,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { decodeBase64, type KeyTuple } from '@org/envelope-crypto';
 import { MAGIC, MAX_BOOTSTRAP_BYTES, decryptBootstrap, isEncryptedBootstrapText } from '@org/oapp-format';
 import { validateBootstrapWithVariables, type Bootstrap } from '@org/workflow-compiler';
-import { AgentError, isCodedError, withContext } from '@org/workflow-runtime';
+import { AgentError, isCodedError } from '@org/workflow-runtime';
+import { withContext } from '@org/workflow-runtime/internal';
 import { FORBIDDEN_VARIABLES, type BootstrapVariables } from './variables.js';
 
 /** How the bootstrap was given (logged at start; never the content). */

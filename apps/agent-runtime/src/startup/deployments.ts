@@ -1,6 +1,7 @@
 import type { HostPolicy } from '@org/host-policy';
 import type { Bootstrap, DeploymentRecord } from '@org/workflow-compiler';
-import { hostPolicyOf, isCodedError, withContext, type VerifiedDeployment } from '@org/workflow-runtime';
+import { hostPolicyOf, isCodedError, type VerifiedDeployment } from '@org/workflow-runtime';
+import { withContext } from '@org/workflow-runtime/internal';
 import { loadWorkflow, type LoadWorkflowOptions } from './package-loader.js';
 
 function isDisabled(record: DeploymentRecord): boolean {

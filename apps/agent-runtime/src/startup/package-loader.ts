@@ -4,7 +4,8 @@ import { dirname, resolve } from 'node:path';
 import { parseKey, type Key } from '@org/envelope-crypto';
 import { MAGIC, openPackage, policyFromBootstrap } from '@org/oapp-format';
 import { compileWorkflow, readPackagedWorkflow, type DeploymentRecord } from '@org/workflow-compiler';
-import { AgentError, isCodedError, withContext } from '@org/workflow-runtime';
+import { AgentError, isCodedError } from '@org/workflow-runtime';
+import { withContext } from '@org/workflow-runtime/internal';
 
 /** Options of {@link loadWorkflow}. */
 export interface LoadWorkflowOptions {

@@ -1,7 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MAX_SECRETS_FILE_BYTES, VARIABLE_NAME_PATTERN, parseSecretsFile } from '@org/workflow-compiler';
-import { AgentError, isCodedError, withContext } from '@org/workflow-runtime';
+import { AgentError, isCodedError } from '@org/workflow-runtime';
+import { withContext } from '@org/workflow-runtime/internal';
 
 /** Values for the bootstrap's `${NAME}` references (ADR 0059). */
 export interface BootstrapVariables {

@@ -22,10 +22,12 @@ function runScript(args: string[]): Promise<{ code: number | null; stdout: strin
   });
 }
 
-// The tarballs `pnpm pack` makes, installed with plain npm in a project outside the repository, as a user
-// installs the command line (scripts/pack-install-check.sh). --no-build: the tests run after `pnpm build`, and
-// rebuilding here would remove dist/ files under the tests running beside this one. --all: every publishable
-// library too, so the workflow engine's sandbox files, wasm and LMDB addon are checked from node_modules.
+// The tarballs `pnpm pack` makes of every public package, installed with plain npm in a project outside the
+// repository, as a user installs them (scripts/pack-install-check.sh): manifests, README examples, ESM and CommonJS
+// entries, types under nodenext and bundler resolution, the workflow engine's sandbox and LMDB, the installed
+// `oapp`; and the libraries again on Node 22 and 24 (the supported majors besides this machine's Node 20).
+// --no-build: the tests run after `pnpm build`, and rebuilding here would remove dist/ files under the tests
+// running beside this one.
 describe('scripts/pack-install-check.sh', () => {
   beforeAll(() => {
     const main = join(ROOT, 'apps', 'cli', 'dist', 'main.js');
@@ -33,9 +35,9 @@ describe('scripts/pack-install-check.sh', () => {
   });
 
   it(
-    'installs the packed @org packages with npm outside the repository and runs the installed oapp',
+    'installs every packed public @org package with npm outside the repository and uses it on Node 20, 22 and 24',
     async () => {
-      const { code, stdout, stderr } = await runScript(['--no-build', '--all']);
+      const { code, stdout, stderr } = await runScript(['--no-build', '--node', '22', '--node', '24']);
       const lines = stdout.trimEnd().split('\n');
       expect({ code, last: lines.at(-1), stderr: code === 0 ? '' : stderr }).toEqual({
         code: 0,
@@ -44,6 +46,14 @@ describe('scripts/pack-install-check.sh', () => {
       });
       expect(stdout).toMatch(/^pack-install: oapp \d+\.\d+\.\d+/m);
       expect(stdout).toContain('@org/workflow-engine ran a sandboxed step');
+      expect(stdout).toMatch(
+        /^pack-install: README examples ran; \d+ ESM entries loaded, every main export documented$/m,
+      );
+      expect(stdout).toMatch(
+        /^pack-install: \d+ CommonJS entries required; round trip through the CommonJS builds ok$/m,
+      );
+      expect(stdout).toMatch(/^pack-install: node v22\.\d+\.\d+: README examples, ESM and CommonJS checks/m);
+      expect(stdout).toMatch(/^pack-install: node v24\.\d+\.\d+: README examples, ESM and CommonJS checks/m);
     },
     INSTALL_TIMEOUT_MS,
   );

@@ -1,0 +1,47 @@
+import { expect, it } from 'vitest';
+import * as runtime from '../src/index.js';
+
+// The main entry is the README's API; @org/workflow-runtime/internal is unstable (README).
+it('keeps the public surface of the runtime stable', () => {
+  expect(Object.keys(runtime).sort()).toMatchInlineSnapshot(`
+    [
+      "AGENT_ERROR_CODES",
+      "AgentError",
+      "DEFAULT_ASSET_LIMITS",
+      "DEFAULT_FILE_LIMITS",
+      "DEFAULT_LIMITS",
+      "DEFAULT_TCP_LIMITS",
+      "DEFAULT_TIMEOUTS",
+      "LOG_LEVELS",
+      "closeAll",
+      "createOutput",
+      "createRuntime",
+      "createStringDecryptor",
+      "hostPolicyOf",
+      "isCodedError",
+      "listenAll",
+      "readRestrictedData",
+      "registerRecordSecrets",
+    ]
+  `);
+});
+
+it('keeps the runtime parts in ./internal, apart from the main entry', async () => {
+  const internal = Object.keys(await import('../src/internal.js')).sort();
+  expect(internal.filter((k) => Object.keys(runtime).includes(k))).toEqual([]);
+  expect(internal).toMatchInlineSnapshot(`
+    [
+      "DELIBERATE_DIFFERENCES",
+      "DEPLOYMENT_ACCESS_PROPERTIES",
+      "IGNORED_RECORD_FIELDS",
+      "RunTracker",
+      "SUPPORTED_TRIGGERS",
+      "TCP_PROPERTIES",
+      "closePersistence",
+      "createEngineHost",
+      "planPersistence",
+      "unsupportedUses",
+      "withContext",
+    ]
+  `);
+});
