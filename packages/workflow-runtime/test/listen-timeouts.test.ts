@@ -1,12 +1,8 @@
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  applyServerTimeouts,
-  connectionsCheckingIntervalOf,
-  DEFAULT_TIMEOUTS,
-  MAX_CONNECTIONS_CHECK_MS,
-} from '../src/index.js';
+import { applyServerTimeouts, DEFAULT_TIMEOUTS } from '../src/index.js';
+import { connectionsCheckingIntervalOf, MAX_CONNECTIONS_CHECK_MS } from '../src/internal.js';
 import { closeRuntimes, startRuntime, step, wf } from './helpers.js';
 
 afterEach(closeRuntimes);

@@ -6,7 +6,6 @@ import { validateBootstrap, type DeploymentRecord } from '@org/workflow-compiler
 import { Redactor } from '@org/workflow-engine';
 import { PROTOTYPE_NAMES } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as runtimeExports from '../src/index.js';
 import {
   closeAll,
   createOutput,
@@ -118,50 +117,6 @@ const ok =
   };
 
 describe('createRuntime', () => {
-  it('keeps its public surface', () => {
-    expect(Object.keys(runtimeExports).sort()).toEqual([
-      'AGENT_ERROR_CODES',
-      'AgentError',
-      'DEFAULT_ASSET_LIMITS',
-      'DEFAULT_FILE_LIMITS',
-      'DEFAULT_LIMITS',
-      'DEFAULT_TCP_LIMITS',
-      'DEFAULT_TIMEOUTS',
-      'DELIBERATE_DIFFERENCES',
-      'DEPLOYMENT_ACCESS_PROPERTIES',
-      'IGNORED_RECORD_FIELDS',
-      'KNOWN_METHODS',
-      'LOG_LEVELS',
-      'MAX_CONNECTIONS_CHECK_MS',
-      'MAX_REQUEST_ID_CHARS',
-      'NO_METRICS',
-      'REQUEST_ID_PATTERN',
-      'RunTracker',
-      'SUPPORTED_TRIGGERS',
-      'TCP_PROPERTIES',
-      'applyServerTimeouts',
-      'closeAll',
-      'closeGracefully',
-      'closePersistence',
-      'connectionsCheckingIntervalOf',
-      'createEngineHost',
-      'createOutput',
-      'createRuntime',
-      'createStringDecryptor',
-      'hostPolicyOf',
-      'isCodedError',
-      'isDraining',
-      'listenAll',
-      'planPersistence',
-      'readRestrictedData',
-      'registerRecordSecrets',
-      'requestIdOf',
-      'trackConnections',
-      'unsupportedUses',
-      'withContext',
-    ]);
-  });
-
   it('the transport gets the decided URL, method and merged headers (fixed host headers included)', async () => {
     const seen: TransportRequest[] = [];
     const { runtime, lines, metrics } = await start(ok('[1,2]', seen));
