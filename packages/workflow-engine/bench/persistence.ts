@@ -12,7 +12,7 @@
 //           value encoded from the same JS strings the script passes, as any caller holding strings must), then
 //           `await db.flushed`: the same commit and the same fsync, once per unit.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { createLmdbPersistence, createWorkflowEngine, type WorkflowEngine } from '../src/index.js';
@@ -20,7 +20,7 @@ import { fakeHost, input, scriptStep, workflow } from '../test/fake-host.js';
 
 const VALUE = 'v'.repeat(100);
 const LOOP = 2000;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const dir = mkdtempSync(join(tmpdir(), 'persist-bench-'));
 
 const loopScript = `for (let i = 0; i < ${LOOP}; i++) context.setPersistedItem('k' + i, '${VALUE}');`;
@@ -87,11 +87,16 @@ const cases: Case[] = [
     step: 'loop',
     bare: bareDb('bare-loop'),
   },
-  { name: 'one write per step run', units: 100, writes: 1, step: 'one', bare: bareDb('bare-one') },
+  { name: 'one write per step run', units: 200, writes: 1, step: 'one', bare: bareDb('bare-one') },
 ];
 for (const step of ['loop', 'one', 'none']) for (let i = 0; i < 5; i++) await engine.runStep(step, input());
 for (const c of cases) await bareRate(c);
 
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+const loadAtStart = load();
 const results = cases.map(() => ({ engine: [] as number[], bare: [] as number[], ratio: [] as number[] }));
 const floor: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
@@ -133,7 +138,8 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 console.log(
-  `${ROUNDS} rounds; per round, engine and bare alternate which runs first; ratio = engine / bare per round`,
+  `${ROUNDS} rounds; per round, engine and bare alternate which runs first; ratio = engine / bare per round; ` +
+    `load average ${loadAtStart} at the start, ${load()} at the end`,
 );
 for (const [i, c] of cases.entries()) {
   const r = results[i]!;
