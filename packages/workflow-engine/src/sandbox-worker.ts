@@ -29,17 +29,7 @@ interface Pending {
   resolve: (o: SandboxOutcome) => void;
   reject: (e: EngineError) => void;
   handler: HostHandler;
-  /**
-   * The run's host calls in the order they came: a one-way write batch is handled after everything before it,
-   * and a call waits for the batches before it (ADR 0103).
-   */
-  tail: Promise<void>;
-  /** A one-way batch failed and the script has not been told: later batches are dropped, the next call throws it. */
-  writeError?: string | undefined;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  lastWrites?: Promise<string | undefined>;
 }
 
 function isOutOfMemory(e: { message: string } | undefined): boolean {
@@ -84,8 +74,7 @@ export class SandboxWorker {
     this.worker.ref();
     this.port.ref();
     return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject, handler, tail: Promise.resolve() };
-      Atomics.store(this.flag, 2, 0);
+      this.pending = { resolve, reject, handler };
       this.budgetMs = job.timeMs + WATCHDOG_GRACE_MS;
       this.arm();
       this.worker.postMessage(job);
@@ -158,8 +147,7 @@ export class SandboxWorker {
         output: m.output,
         outBytes: m.outBytes,
         scriptError: m.scriptError,
-        // A batch's failure the script was not told of (at a later host call) errors the run.
-        lastWrites: p.tail.then(() => p.writeError),
+        lastWrites: p.lastWrites,
       });
     });
   }
@@ -168,44 +156,19 @@ export class SandboxWorker {
     // At most two kept: a run reads in one size, or in a few; anything else is garbage-collected as usual.
     if (m.spare instanceof ArrayBuffer && this.spares.length < 2) this.spares.push(m.spare);
     const p = this.pending;
-    if (!p) return void (m.counted && this.handledWrites());
+    if (!p) return;
     if (m.oneWay) {
-      p.tail = p.tail.then(async () => {
-        try {
-          // After a failed batch the rest of the run's batches are dropped until the script has been told, so the
-          // writes kept are a prefix of the writes it made (README "Persistence": write buffer).
-          if (p.writeError === undefined) await p.handler(m.op, m.args.json, m.args.bytes, m.args.text);
-        } catch (err) {
-          p.writeError = errorText(err);
-          Atomics.store(this.flag, 2, 1);
-        } finally {
-          if (m.counted) this.handledWrites();
-        }
-      });
+      p.lastWrites = p.handler(m.op, m.args.json, m.args.bytes, m.args.text).then(
+        () => undefined,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
       return;
     }
     this.disarm();
-    p.tail = p.tail.then(async () => {
-      const failed = p.writeError;
-      if (failed !== undefined) {
-        p.writeError = undefined; // thrown at this call, as when the batch went out with it
-        Atomics.store(this.flag, 2, 0);
-        return this.reply({ error: failed });
-      }
-      try {
-        const value = await p.handler(m.op, m.args.json, m.args.bytes, m.args.text);
-        if (value instanceof ByteChunks) this.replyBytes(value);
-        else this.reply({ value });
-      } catch (err) {
-        this.reply({ error: errorText(err) });
-      }
-    });
-  }
-
-  /** Counts a one-way batch as handled; the worker may post the next (ADR 0103). */
-  private handledWrites(): void {
-    Atomics.add(this.flag, 1, 1);
-    Atomics.notify(this.flag, 1);
+    p.handler(m.op, m.args.json, m.args.bytes, m.args.text).then(
+      (value) => (value instanceof ByteChunks ? this.replyBytes(value) : this.reply({ value })),
+      (err: unknown) => this.reply({ error: err instanceof Error ? err.message : String(err) }),
+    );
   }
 
   /**

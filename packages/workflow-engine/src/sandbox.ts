@@ -54,15 +54,14 @@ function workerExecArgv(argv: readonly string[]): string[] {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === '-e' || a === '--eval' || a === '-p' || a === '--print') i++;
-    else if (!a.startsWith('--input-type') && !a.startsWith('--eval=') && !a.startsWith('--print='))
-      out.push(a);
+    else if (!a.startsWith('--input-type') && !a.startsWith('--eval=') && !a.startsWith('--print=')) out.push(a);
   }
   return out;
 }
 
 function spawn(b: Boot): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
-  const signal = new SharedArrayBuffer(12);
+  const signal = new SharedArrayBuffer(4);
   return new SandboxWorker(
     () =>
       new Worker(sandboxWorkerUrl(), {

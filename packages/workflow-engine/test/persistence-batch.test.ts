@@ -97,7 +97,7 @@ describe('the write buffer of setPersistedItem', () => {
     expect((await agent.run('s')).body).toBe('ENGINE_PERSISTENCE_LIMIT');
   });
 
-  it(`S130: is flushed at ${MAX_WRITE_BATCH} items; a breach inside a batch is a coded error at the next flush`, async () => {
+  it(`S130: is flushed at ${MAX_WRITE_BATCH} items; a breach inside the batch is a coded error at that call`, async () => {
     const agent = await start(
       [
         persisted(
@@ -112,11 +112,9 @@ describe('the write buffer of setPersistedItem', () => {
       ],
       { maxEntries: 1500 },
     );
-    // The second batch (flushed at the 2000th call, without waiting: ADR 0103) breaches: the pairs before the
-    // breach are stored, the rest dropped; the script is told at the next flush (the 3000th call), whose batch is
-    // dropped too.
+    // The second flush (the 2000th call) breaches: the pairs before the breach are stored, the rest dropped.
     expect(await agent.run('s')).toEqual({
-      body: `${3 * MAX_WRITE_BATCH - 1} ENGINE_PERSISTENCE_LIMIT`,
+      body: `${2 * MAX_WRITE_BATCH - 1} ENGINE_PERSISTENCE_LIMIT`,
       errors: [],
       errored: false,
     });
@@ -129,22 +127,16 @@ describe('the write buffer of setPersistedItem', () => {
         persisted(
           's',
           `let at = -1, code = null;
-           for (let i = 0; i < 8; i++) {
+           for (let i = 0; i < 5; i++) {
              try { context.setPersistedItem('k' + i, 'x'.repeat(400000)); } catch (e) { at = i; code = e.code; break; }
            }
            context.setBody(at + ' ' + code);`,
         ),
-        persisted(
-          'r',
-          "context.setBody(['k0', 'k1', 'k2', 'k3'].map((k) => context.getPersistedItem(k) !== null).join())",
-        ),
       ],
       { maxStoreBytes: 1_000_000 },
     );
-    // Three values reach the character bound; their batch breaches the store's byte limit at the third value. The
-    // script is told at the next flush (the sixth call: three more values), whose batch is dropped.
-    expect((await agent.run('s')).body).toBe('5 ENGINE_PERSISTENCE_LIMIT');
-    expect((await agent.run('r')).body).toBe('true,true,false,false');
+    // Three values reach the character bound; their flush breaches the store's byte limit at the third call.
+    expect((await agent.run('s')).body).toBe('2 ENGINE_PERSISTENCE_LIMIT');
   });
 
   it('S130: a key or value over its size limit is refused at the call, counted in UTF-8 bytes', async () => {
@@ -206,28 +198,6 @@ describe('the write buffer of setPersistedItem', () => {
     const r = await agent.run('s');
     expect(r.errored).toBe(true);
     expect(r.errors.some((e) => e.startsWith('ENGINE_PERSISTENCE_LIMIT: '))).toBe(true);
-  });
-
-  it('S130: a batch refused while the script ran is thrown at the next other host call; writes after it count', async () => {
-    const agent = await start(
-      [
-        persisted(
-          's',
-          `for (let i = 0; i < ${MAX_WRITE_BATCH}; i++) context.setPersistedItem('k' + i, 'v');
-           let code = null;
-           try { context.getTimestampManager(); } catch (e) { code = e.code; }
-           context.setPersistedItem('k0', null);
-           context.setBody(String(code));`,
-        ),
-        persisted(
-          'r',
-          "context.setBody(['k0', 'k1', 'k499', 'k500'].map((k) => context.getPersistedItem(k) !== null).join())",
-        ),
-      ],
-      { maxEntries: 500 },
-    );
-    expect(await agent.run('s')).toEqual({ body: 'ENGINE_PERSISTENCE_LIMIT', errors: [], errored: false });
-    expect((await agent.run('r')).body).toBe('false,true,true,false');
   });
 
   it('keeps the writes of a run that throws after writing', async () => {

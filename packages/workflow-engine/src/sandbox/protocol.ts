@@ -21,11 +21,7 @@ export interface SandboxJob {
 export interface SandboxWorkerData {
   /** The host-call channel: requests go out here, the replies come back here. */
   rpcPort: MessagePort;
-  /**
-   * Three Int32: [0] set to 1 and notified by the main thread when a reply has been posted; [1] the number of
-   * `counted` one-way batches the main thread has handled, notified at each; [2] 1 while a batch of the run has
-   * failed and the script has not been told (ADR 0103).
-   */
+  /** One Int32: set to 1 and notified by the main thread when a reply has been posted. */
   signal: SharedArrayBuffer;
   /** The QuickJS wasm, compiled once per process. */
   wasmModule: WebAssembly.Module;
@@ -57,17 +53,14 @@ export interface WorkerResult {
 
 /**
  * A host call from the sandbox; `spare` is the buffer of the previous stream read, given back for reuse. `oneWay`:
- * the worker does not wait for a reply (a batch of the write buffer, ADR 0103; the last one is posted just before
- * the run's result, and the main thread handles it before the result). `counted`: a one-way batch posted while the
- * script runs; the main thread counts it in the signal's second Int32 once handled, and the worker keeps at most
- * one such batch unhandled.
+ * the worker does not wait for a reply (the write buffer's last batch, posted just before the run's result; the
+ * main thread handles it before the result).
  */
 export interface HostCallMessage {
   op: string;
   args: { json: string; bytes?: Uint8Array | undefined; text?: string | undefined };
   spare?: ArrayBuffer;
   oneWay?: boolean;
-  counted?: boolean;
 }
 
 /** The main thread's answer to a host call: a JSON-able value or bytes, or an error message. */

@@ -76,30 +76,6 @@ function hostCall(op: string, args: HostCallMessage['args']): HostReply {
   }
 }
 
-// The write buffer's batches (persist.setMany) go one way while the script runs on (ADR 0103): the main thread
-// stores one batch while the realm fills the next. At most one is unhandled at a time, so a loop of writes cannot
-// pile up batches in the main thread faster than it stores them; waiting for it counts as script time. A batch
-// the store refused (a store-wide limit) is told at the next flush, which is dropped and throws the error, or at
-// the next other host call (the main thread answers it with the error); else it errors the run.
-const MAX_WRITES_IN_FLIGHT = 1;
-let writesPosted = 0;
-
-/** Posts a batch; the error of an earlier one instead, when it failed. */
-function postWrites(args: HostCallMessage['args']): string | undefined {
-  for (;;) {
-    const handled = Atomics.load(flag, 1);
-    if (((writesPosted - handled) | 0) < MAX_WRITES_IN_FLIGHT) break;
-    Atomics.wait(flag, 1, handled, 1000);
-  }
-  if (Atomics.load(flag, 2) !== 0) {
-    const told = hostCall('persist.check', { json: '[]' });
-    if (told.error !== undefined) return told.error;
-  }
-  rpcPort.postMessage({ op: 'persist.setMany', args, oneWay: true, counted: true } satisfies HostCallMessage);
-  writesPosted = (writesPosted + 1) | 0;
-  return undefined;
-}
-
 // Bytes the worker owns outright (a transferred or freshly cloned buffer) go into the sandbox without another copy.
 function ownBuffer(u8: Uint8Array): ArrayBuffer {
   return u8.byteOffset === 0 && u8.byteLength === u8.buffer.byteLength
@@ -154,12 +130,6 @@ function installHost(ctx: QuickJSContext, stringify: QuickJSHandle, memoryBytes:
       const args = argsH && ctx.typeof(argsH) === 'string' ? ctx.getString(argsH) : '[]';
       if (LOCAL_OPS.has(op)) return runLocalOp(ctx, op, args, bytesH, memoryBytes); // ADR 0075
       const text = textH && ctx.typeof(textH) === 'string' ? exactString(ctx, textH, stringify) : undefined;
-      if (op === 'persist.setMany' && text !== undefined) {
-        const failed = postWrites({ json: args, text });
-        return failed === undefined
-          ? ctx.undefined
-          : { error: ctx.newError({ name: 'Error', message: failed }) };
-      }
       let bytes: Uint8Array | undefined;
       if (bytesH && ctx.typeof(bytesH) === 'object') {
         const life = ctx.getArrayBuffer(bytesH);

@@ -91,10 +91,9 @@ function begin(input: string, inBytes: unknown): Run {
   };
   let bytesBody = inBytes instanceof ArrayBuffer ? new Uint8Array(inBytes) : null;
   const isAuth = S.auth === true;
-  // The write buffer (README "Persistence", ADR 0052, 0066, 0103): setPersistedItem calls of a step whose store this
-  // run may write, kept in call order and sent in one `persist.setMany` call before any other host call but log,
+  // The write buffer (README "Persistence", ADR 0052, 0066): setPersistedItem calls of a step whose store this run
+  // may write, kept in call order and sent in one `persist.setMany` call before any other host call but log,
   // metric and persist.get, and at the bound; what is left when the run finishes goes back with the run's result.
-  // The worker posts a batch without waiting for it; a batch the store refused throws at the next flush or call.
   // getPersistedItem reads it first (the last write of a key). Arrays, not a Map: a new Map key costs ≈ 1.5 µs in
   // QuickJS, a push almost nothing. The host checks every pair again.
   const limits = S.writeLimits,
