@@ -17,6 +17,8 @@ const RPS_SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 /** Seconds of the sustained-load memory item (5); 0 skips it. */
 const LOAD_SECONDS = Number(process.env['BENCH_LOAD_SECONDS'] ?? 60);
+/** Items to run, e.g. `1,5`; all when unset. */
+const ONLY = process.env['BENCH_ONLY']?.split(',');
 /** Extra node flags for the servers under test, e.g. `--cpu-prof` (space-separated). */
 const CHILD_NODE_ARGS = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
@@ -369,7 +371,8 @@ async function benchStartup(): Promise<void> {
 
 const app = writeApp(WORKFLOW, 'bench');
 console.log(`load average at the start ${load()} (1, 5, 15 min; ${availableParallelism()} cores)`);
-await benchUpload(app);
-await benchEcho(app);
-await benchStartup();
-if (LOAD_SECONDS > 0) await benchLoad(app);
+const only = (n: number) => !ONLY || ONLY.includes(String(n));
+if (only(1)) await benchUpload(app);
+if (only(2)) await benchEcho(app);
+if (only(3)) await benchStartup();
+if (LOAD_SECONDS > 0 && only(5)) await benchLoad(app);

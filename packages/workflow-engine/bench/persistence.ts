@@ -1,6 +1,6 @@
 // Persisted writes per second through the engine (ADR 0052, 0066) beside bare lmdb puts of the same sizes with the
-// same durability, measured in the same run: rounds alternate engine and bare (and which goes first), and the
-// ratio is taken per round, so a machine whose load changes during the run skews both sides alike.
+// same durability, measured in the same run: within each round engine and bare units interleave one by one (and
+// which goes first alternates); the ratio is taken per round, so a load that changes skews both sides alike.
 // A measurement, not a test.   pnpm --filter @org/workflow-engine bench   (BENCH_ROUNDS=n for more rounds)
 //
 // What each side does, per measured unit:
@@ -46,24 +46,40 @@ function bareDb(name: string): RootDatabase<Buffer, Buffer> {
   });
 }
 
-/** Writes per second of `units` flushed batches of `writes` puts each. */
-async function bareRate(c: Case): Promise<number> {
+/** Milliseconds of one bare unit: `writes` puts, then the flush. */
+async function bareUnit(c: Case): Promise<number> {
   const t = performance.now();
-  for (let b = 0; b < c.units; b++) {
-    for (let i = 0; i < c.writes; i++) void c.bare.put(Buffer.from(`k${i}`), Buffer.from(VALUE));
-    await c.bare.flushed;
-  }
-  return (c.units * c.writes) / ((performance.now() - t) / 1000);
+  for (let i = 0; i < c.writes; i++) void c.bare.put(Buffer.from(`k${i}`), Buffer.from(VALUE));
+  await c.bare.flushed;
+  return performance.now() - t;
 }
 
-/** Writes per second of `units` step runs. */
-async function engineRate(engine: WorkflowEngine, c: Case): Promise<number> {
+/** Milliseconds of one engine unit: one step run. */
+async function engineUnit(engine: WorkflowEngine, c: Case): Promise<number> {
   const t = performance.now();
-  for (let i = 0; i < c.units; i++) {
-    const r = await engine.runStep(c.step, input());
-    if (r.errored) throw new Error(r.errors.join('; '));
+  const r = await engine.runStep(c.step, input());
+  if (r.errored) throw new Error(r.errors.join('; '));
+  return performance.now() - t;
+}
+
+/**
+ * One round: `units` engine units and as many bare ones, interleaved one by one (and which goes first alternates),
+ * so a change of the machine's load or disk within the round meets both sides alike. Writes per second of each.
+ */
+async function round(engine: WorkflowEngine, c: Case): Promise<{ engine: number; bare: number }> {
+  let e = 0,
+    b = 0;
+  for (let u = 0; u < c.units; u++) {
+    if (u % 2 === 0) {
+      e += await engineUnit(engine, c);
+      b += await bareUnit(c);
+    } else {
+      b += await bareUnit(c);
+      e += await engineUnit(engine, c);
+    }
   }
-  return (c.units * c.writes) / ((performance.now() - t) / 1000);
+  const rate = (ms: number) => (c.units * c.writes) / (ms / 1000);
+  return { engine: rate(e), bare: rate(b) };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -90,7 +106,7 @@ const cases: Case[] = [
   { name: 'one write per step run', units: 200, writes: 1, step: 'one', bare: bareDb('bare-one') },
 ];
 for (const step of ['loop', 'one', 'none']) for (let i = 0; i < 5; i++) await engine.runStep(step, input());
-for (const c of cases) await bareRate(c);
+for (const c of cases) for (let u = 0; u < 5; u++) await bareUnit(c);
 
 const load = () =>
   loadavg()
@@ -99,16 +115,9 @@ const load = () =>
 const loadAtStart = load();
 const results = cases.map(() => ({ engine: [] as number[], bare: [] as number[], ratio: [] as number[] }));
 const floor: number[] = [];
-for (let round = 0; round < ROUNDS; round++) {
+for (let r = 0; r < ROUNDS; r++) {
   for (const [i, c] of cases.entries()) {
-    let e: number, b: number;
-    if (round % 2 === 0) {
-      e = await engineRate(engine, c);
-      b = await bareRate(c);
-    } else {
-      b = await bareRate(c);
-      e = await engineRate(engine, c);
-    }
+    const { engine: e, bare: b } = await round(engine, c);
     results[i]!.engine.push(e);
     results[i]!.bare.push(b);
     results[i]!.ratio.push(e / b);
@@ -138,7 +147,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 console.log(
-  `${ROUNDS} rounds; per round, engine and bare alternate which runs first; ratio = engine / bare per round; ` +
+  `${ROUNDS} rounds; in each, engine and bare units interleave one by one; ratio = engine / bare writes/s per round; ` +
     `load average ${loadAtStart} at the start, ${load()} at the end`,
 );
 for (const [i, c] of cases.entries()) {
