@@ -21,6 +21,8 @@ const LOAD_SECONDS = Number(process.env['BENCH_LOAD_SECONDS'] ?? 60);
 const ONLY = process.env['BENCH_ONLY']?.split(',');
 /** Extra node flags for the servers under test, e.g. `--cpu-prof` (space-separated). */
 const CHILD_NODE_ARGS = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** Node flags for the agent only (as a deployment would start it), e.g. `--max-semi-space-size=2`. */
+const AGENT_NODE_ARGS = (process.env['BENCH_AGENT_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 const dir = tempDir();
 const packager = generateKeyPair('authenticated');
@@ -176,7 +178,9 @@ const bareServer = (kind: keyof typeof BARE_SERVERS) =>
 function agentServer(path: string): Promise<ChildServer> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const text = Buffer.from(JSON.stringify(bootstrap(path, port))).toString('base64');
-  return spawnServer([MAIN], { AGENT_BOOTSTRAP: text }, (l) => (l['msg'] === 'listening' ? port : undefined));
+  return spawnServer([...AGENT_NODE_ARGS, MAIN], { AGENT_BOOTSTRAP: text }, (l) =>
+    l['msg'] === 'listening' ? port : undefined,
+  );
 }
 
 /** Resident set size and its high-water mark of a process, in bytes (Linux /proc). */
