@@ -1,6 +1,6 @@
 // Persisted writes per second through the engine (ADR 0052, 0066) beside bare lmdb puts of the same sizes with the
-// same durability, measured in the same run: rounds alternate engine and bare (and which goes first), and the
-// ratio is taken per round, so a machine whose load changes during the run skews both sides alike.
+// same durability, measured in the same run: within each round engine and bare units interleave one by one (and
+// which goes first alternates); the ratio is taken per round, so a load that changes skews both sides alike.
 // A measurement, not a test.   pnpm --filter @org/workflow-engine bench   (BENCH_ROUNDS=n for more rounds)
 //
 // What each side does, per measured unit:
@@ -12,7 +12,7 @@
 //           value encoded from the same JS strings the script passes, as any caller holding strings must), then
 //           `await db.flushed`: the same commit and the same fsync, once per unit.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { createLmdbPersistence, createWorkflowEngine, type WorkflowEngine } from '../src/index.js';
@@ -20,7 +20,7 @@ import { fakeHost, input, scriptStep, workflow } from '../test/fake-host.js';
 
 const VALUE = 'v'.repeat(100);
 const LOOP = 2000;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const dir = mkdtempSync(join(tmpdir(), 'persist-bench-'));
 
 const loopScript = `for (let i = 0; i < ${LOOP}; i++) context.setPersistedItem('k' + i, '${VALUE}');`;
@@ -46,24 +46,40 @@ function bareDb(name: string): RootDatabase<Buffer, Buffer> {
   });
 }
 
-/** Writes per second of `units` flushed batches of `writes` puts each. */
-async function bareRate(c: Case): Promise<number> {
+/** Milliseconds of one bare unit: `writes` puts, then the flush. */
+async function bareUnit(c: Case): Promise<number> {
   const t = performance.now();
-  for (let b = 0; b < c.units; b++) {
-    for (let i = 0; i < c.writes; i++) void c.bare.put(Buffer.from(`k${i}`), Buffer.from(VALUE));
-    await c.bare.flushed;
-  }
-  return (c.units * c.writes) / ((performance.now() - t) / 1000);
+  for (let i = 0; i < c.writes; i++) void c.bare.put(Buffer.from(`k${i}`), Buffer.from(VALUE));
+  await c.bare.flushed;
+  return performance.now() - t;
 }
 
-/** Writes per second of `units` step runs. */
-async function engineRate(engine: WorkflowEngine, c: Case): Promise<number> {
+/** Milliseconds of one engine unit: one step run. */
+async function engineUnit(engine: WorkflowEngine, c: Case): Promise<number> {
   const t = performance.now();
-  for (let i = 0; i < c.units; i++) {
-    const r = await engine.runStep(c.step, input());
-    if (r.errored) throw new Error(r.errors.join('; '));
+  const r = await engine.runStep(c.step, input());
+  if (r.errored) throw new Error(r.errors.join('; '));
+  return performance.now() - t;
+}
+
+/**
+ * One round: `units` engine units and as many bare ones, interleaved one by one (and which goes first alternates),
+ * so a change of the machine's load or disk within the round meets both sides alike. Writes per second of each.
+ */
+async function round(engine: WorkflowEngine, c: Case): Promise<{ engine: number; bare: number }> {
+  let e = 0,
+    b = 0;
+  for (let u = 0; u < c.units; u++) {
+    if (u % 2 === 0) {
+      e += await engineUnit(engine, c);
+      b += await bareUnit(c);
+    } else {
+      b += await bareUnit(c);
+      e += await engineUnit(engine, c);
+    }
   }
-  return (c.units * c.writes) / ((performance.now() - t) / 1000);
+  const rate = (ms: number) => (c.units * c.writes) / (ms / 1000);
+  return { engine: rate(e), bare: rate(b) };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -87,23 +103,21 @@ const cases: Case[] = [
     step: 'loop',
     bare: bareDb('bare-loop'),
   },
-  { name: 'one write per step run', units: 100, writes: 1, step: 'one', bare: bareDb('bare-one') },
+  { name: 'one write per step run', units: 200, writes: 1, step: 'one', bare: bareDb('bare-one') },
 ];
 for (const step of ['loop', 'one', 'none']) for (let i = 0; i < 5; i++) await engine.runStep(step, input());
-for (const c of cases) await bareRate(c);
+for (const c of cases) for (let u = 0; u < 5; u++) await bareUnit(c);
 
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+const loadAtStart = load();
 const results = cases.map(() => ({ engine: [] as number[], bare: [] as number[], ratio: [] as number[] }));
 const floor: number[] = [];
-for (let round = 0; round < ROUNDS; round++) {
+for (let r = 0; r < ROUNDS; r++) {
   for (const [i, c] of cases.entries()) {
-    let e: number, b: number;
-    if (round % 2 === 0) {
-      e = await engineRate(engine, c);
-      b = await bareRate(c);
-    } else {
-      b = await bareRate(c);
-      e = await engineRate(engine, c);
-    }
+    const { engine: e, bare: b } = await round(engine, c);
     results[i]!.engine.push(e);
     results[i]!.bare.push(b);
     results[i]!.ratio.push(e / b);
@@ -133,7 +147,8 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 console.log(
-  `${ROUNDS} rounds; per round, engine and bare alternate which runs first; ratio = engine / bare per round`,
+  `${ROUNDS} rounds; in each, engine and bare units interleave one by one; ratio = engine / bare writes/s per round; ` +
+    `load average ${loadAtStart} at the start, ${load()} at the end`,
 );
 for (const [i, c] of cases.entries()) {
   const r = results[i]!;

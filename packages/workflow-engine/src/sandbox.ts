@@ -44,17 +44,25 @@ function loadBoot(): Promise<Boot> {
   return boot;
 }
 
+/** V8 heap sizes: a worker refuses them in `execArgv` (ERR_WORKER_INVALID_EXEC_ARGV); `resourceLimits` sizes its heap. */
+const HEAP_FLAG = /^--(?:max|min|initial)[-_](?:old[-_]space|semi[-_]space|heap)[-_]size(=|$)/;
+
 /**
  * The parent's Node flags minus those that only make sense for the parent's own entry (`-e`/`-p` code,
- * `--input-type`): a worker started from a file inherits `process.execArgv`, and `--input-type` alone makes it
- * fail, so hosting the engine from `node --input-type=module -e …` would not start a sandbox.
+ * `--input-type`) and the V8 heap sizes: a worker started from a file inherits `process.execArgv`, and
+ * `--input-type` alone makes it fail, so hosting the engine from `node --input-type=module -e …` would not start a
+ * sandbox; nor would `node --max-old-space-size=… main.js`.
  */
 function workerExecArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
+    const heap = HEAP_FLAG.exec(a);
     if (a === '-e' || a === '--eval' || a === '-p' || a === '--print') i++;
-    else if (!a.startsWith('--input-type') && !a.startsWith('--eval=') && !a.startsWith('--print=')) out.push(a);
+    else if (heap) {
+      if (heap[1] === '' && /^[0-9]+$/.test(argv[i + 1] ?? '')) i++;
+    } else if (!a.startsWith('--input-type') && !a.startsWith('--eval=') && !a.startsWith('--print='))
+      out.push(a);
   }
   return out;
 }

@@ -19,5 +19,13 @@ describe('hosting the engine from node -e', () => {
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('ran');
+    // V8 heap sizes of the host process are not passed on either: a worker refuses them.
+    const sized = spawnSync(
+      process.execPath,
+      ['--max-old-space-size=512', '--max-semi-space-size=2', '--input-type=module', '-e', code],
+      { encoding: 'utf8' },
+    );
+    expect(sized.stderr).toBe('');
+    expect(sized.stdout.trim()).toBe('ran');
   });
 });

@@ -80,17 +80,23 @@ function begin(input: string, inBytes: unknown): Run {
   let live = true;
   const S = parse(input) as RunState;
   let util: Util | undefined;
-  const U = (): Util =>
-    util ||
-    (util = (utilFactory || (utilFactory = indirectEval(utilSource!) as UtilFactory))({
-      call,
-      S,
-      setBodyValue,
-      getBodyString,
-      streamReader,
-      stringify,
-      parse,
-    } satisfies UtilEnv));
+  // The run's functions reach each other through these two bindings (setBodyValue → U → env → setBodyValue):
+  // reference cycles QuickJS frees only in a full collection. `finish` clears both, so a finished run's objects
+  // are freed at once by reference counting, not left for the next collection (the worker's memory check).
+  let utilEnv: UtilEnv | undefined = {
+    call,
+    S,
+    setBodyValue,
+    getBodyString,
+    streamReader,
+    stringify,
+    parse,
+  };
+  const U = (): Util => {
+    if (util) return util;
+    if (!utilEnv) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+    return (util = (utilFactory || (utilFactory = indirectEval(utilSource!) as UtilFactory))(utilEnv));
+  };
   let bytesBody = inBytes instanceof ArrayBuffer ? new Uint8Array(inBytes) : null;
   const isAuth = S.auth === true;
   // The write buffer (README "Persistence", ADR 0052, 0066): setPersistedItem calls of a step whose store this run
@@ -529,6 +535,7 @@ function begin(input: string, inBytes: unknown): Run {
       // back with the result (no host call), and the host applies them before it reads the run's errors.
       const last = flush && wKeys.length !== 0 ? takeWrites() : undefined;
       live = false;
+      util = utilEnv = undefined;
       S.bodyIsBytes = !!bytesBody;
       return [
         stringify(S),
