@@ -80,7 +80,8 @@ describe('writeProblem', () => {
     ]) {
       const c = await RawClient.open(port);
       c.write(head);
-      const r = await c.response();
+      let r = await c.response();
+      if (r.status === 100) r = await c.response(); // node answers Expect itself when nobody listens
       expect(r.status).toBe(413);
       expect(r.headers['connection']).toBe('close');
       await c.closed();
