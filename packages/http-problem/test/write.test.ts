@@ -8,7 +8,8 @@ import {
   writeInternalProblem,
   writeProblem,
 } from '../src/index.js';
-import { RawClient, serve } from './helpers.js';
+import { RawClient } from '@org/test-utils';
+import { serve } from './helpers.js';
 
 const ID = '11111111-2222-4333-8444-555555555555';
 const body = codedProblem('UPLOAD_BODY_TOO_LARGE', 413, 'the body is larger than 10 bytes', ID);

@@ -75,3 +75,4 @@ export function hex(bytes: Uint8Array): string {
 export function unhex(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, 'hex'));
 }
+export { RawClient } from './raw-client.js';
