@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { acceptedMediaTypes, createCheckContinueListener } from '@org/multipart-limits';
 import express from 'express';
 import type { Limits, Timeouts } from '../limits.js';
-import { errorMiddleware, problemOf, writeInternal, writeProblem } from '../http-errors.js';
+import { errorMiddleware, writeError } from '../http-errors.js';
 import type { Output } from '../output.js';
 import type { TriggerRoute } from './routes.js';
 import type { RunTracker } from './run-tracker.js';
@@ -62,11 +62,7 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
           return undefined; // 404/405 is answered by the app
         }
       },
-      onRejected: (err, req, res) => {
-        const problem = problemOf(err, acceptPostFor(ctx, req));
-        if (problem === undefined) writeInternal(req, res);
-        else writeProblem(req, res, problem);
-      },
+      onRejected: (err, req, res) => writeError(req, res, err, ctx.output, acceptPostFor(ctx, req)),
       onRequest: app,
     }),
   );
