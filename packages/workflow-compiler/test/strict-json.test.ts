@@ -35,7 +35,7 @@ describe('parseStrictJson', () => {
     ['{"size":9007199254740993}', 'WORKFLOW_JSON_BAD_NUMBER', 'S68'],
     ['[1,]', 'WORKFLOW_JSON_INVALID', 'RFC 8259'],
     ['\ufeff{}', 'WORKFLOW_JSON_INVALID', 'byte order mark'],
-  ] as const)('maps the input %j to %s (%s)', (input, code) => {
+  ] as const)('maps the input %j to %s (%s)', (input, code, _why) => {
     expect(() => parseStrictJson(input)).toThrowCode(WorkflowError, code);
   });
 

@@ -1,6 +1,7 @@
 export {
   AGENT_ERROR_CODES,
   AgentError,
+  isAgentError,
   isCodedError,
   withContext,
   type AgentErrorCode,

@@ -139,6 +139,7 @@ describe('createRuntime', () => {
       'createRuntime',
       'createStringDecryptor',
       'hostPolicyOf',
+      'isAgentError',
       'isCodedError',
       'listenAll',
       'planPersistence',
