@@ -4,7 +4,7 @@ import { RequestError } from '../errors.js';
 import { JSON_TYPE, negotiate } from '../negotiate.js';
 
 export const KEY_GEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
-/** Older vocabulary accepted as aliases; the response echoes the canonical name (interfaces §1.5). */
+/** Older vocabulary accepted as aliases; the response echoes the canonical name (docs/interfaces.md §1.5). */
 export const KEY_GEN_ALIASES: Readonly<Record<string, KeyPurpose>> = {
   box: 'authenticated',
   secretbox: 'symmetric',
