@@ -38,7 +38,7 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseStrict
       maxBytes: options.maxBytes ?? MAX_JSON_BYTES,
       maxDepth: options.maxDepth ?? MAX_JSON_DEPTH,
       newObject: emptyObject,
-    }) as JsonValue;
+    });
   } catch (err) {
     if (!isStrictJsonError(err)) throw err;
     const code = CODE_OF[err.code];
