@@ -36,13 +36,13 @@ export class UploadError extends Error {
   constructor(
     readonly code: UploadErrorCode,
     message: string,
-    options?: ErrorOptions & { details?: unknown },
+    options?: ErrorOptions & { details?: Readonly<Record<string, unknown>> },
   ) {
     super(message, options);
     if (options?.details !== undefined) this.details = options.details;
   }
   /** Structured context, for example `{ part: 'stream' }` for `UPLOAD_MISSING_PART`. Never secret. */
-  readonly details?: unknown;
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 /**

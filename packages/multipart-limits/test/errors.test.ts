@@ -50,3 +50,11 @@ describe('isUploadError (code-list membership)', () => {
     expect(isUploadError(UPLOAD_ERROR_CODES[0])).toBe(false);
   });
 });
+
+describe('UploadError details', () => {
+  it('are a record of non-secret facts, the shape every package uses', () => {
+    const e = new UploadError('UPLOAD_BODY_TOO_LARGE', 'too large', { details: { limit: 10 } });
+    expect(e.details).toEqual({ limit: 10 });
+    expect(new UploadError('UPLOAD_ABORTED', 'aborted').details).toBeUndefined();
+  });
+});
