@@ -90,9 +90,9 @@ function quoteKey(name: string): string {
   return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
 }
 
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
 function isWellFormed(s: string): boolean {
-  const native = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
-  return native !== undefined ? native.call(s) : !LONE_SURROGATE.test(s);
+  return nativeIsWellFormed !== undefined ? nativeIsWellFormed.call(s) : !LONE_SURROGATE.test(s);
 }
 
 class Parser {
@@ -146,7 +146,8 @@ class Parser {
       if (this.s.charCodeAt(this.i) !== 0x22) this.error('expected a property name in double quotes');
       const start = this.i;
       const key = this.string();
-      if (Object.hasOwn(out, key)) {
+      // Values are never undefined and objects inherit no key (newObject's contract): a plain read suffices.
+      if (out[key] !== undefined) {
         this.i = start;
         this.error(`duplicate property name ${quoteKey(key)}`, 'JSON_DUPLICATE_KEY');
       }
