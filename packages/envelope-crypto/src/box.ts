@@ -19,11 +19,7 @@ export const SEAL_BYTES = 48;
 
 const SIGMA = new Uint32Array([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]); // "expand 32-byte k"
 
-function scalarmultSodium(
-  sodium: Sodium,
-  secretKey: Uint8Array,
-  publicKey: Uint8Array,
-): Uint8Array {
+function scalarmultSodium(sodium: Sodium, secretKey: Uint8Array, publicKey: Uint8Array): Uint8Array {
   const shared = new Uint8Array(32);
   sodium.crypto_scalarmult(shared, secretKey, publicKey); // throws where libsodium returns -1
   return shared;
@@ -205,7 +201,10 @@ export function sealedBoxSeal(
   const esk = randomBytes(32);
   try {
     const epk = x25519PublicFromSecret(esk, engine);
-    return concatBytes(epk, boxEasy(message, sealNonce(epk, recipientPublicKey), recipientPublicKey, esk, engine));
+    return concatBytes(
+      epk,
+      boxEasy(message, sealNonce(epk, recipientPublicKey), recipientPublicKey, esk, engine),
+    );
   } finally {
     wipe(esk);
   }
@@ -236,7 +235,13 @@ export function sealedBoxOpen(
   }
   const epk = sealed.subarray(0, 32);
   try {
-    return boxOpenEasy(sealed.subarray(32), sealNonce(epk, recipientPublicKey), epk, recipientSecretKey, engine);
+    return boxOpenEasy(
+      sealed.subarray(32),
+      sealNonce(epk, recipientPublicKey),
+      epk,
+      recipientSecretKey,
+      engine,
+    );
   } catch (err) {
     if (err instanceof CryptoError && err.code === 'CRYPTO_WEAK_KEY') {
       throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed', { cause: err });

@@ -11,7 +11,12 @@ export interface ProblemLog {
  * Answers anything that is not a coded error: one error line with the request id, the error's name and message
  * (the loggers redact what they must), then the generic 500 whose `instance` is the same request id.
  */
-export function writeInternalProblem(req: IncomingMessage, res: ServerResponse, err: unknown, log: ProblemLog): void {
+export function writeInternalProblem(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  log: ProblemLog,
+): void {
   const reqId = requestIdOf(res);
   const e = err instanceof Error ? err : undefined;
   log.error('unhandled request error', {

@@ -2,10 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { codedErrorGuard, codedProblem, problemTitle, problemType } from '../src/index.js';
 
 describe('codedErrorGuard', () => {
-  const isCoded = codedErrorGuard(['UploadError', 'AgentError'], { UPLOAD_ABORTED: 400, AGENT_STEP_FAILED: 500 });
+  const isCoded = codedErrorGuard(['UploadError', 'AgentError'], {
+    UPLOAD_ABORTED: 400,
+    AGENT_STEP_FAILED: 500,
+  });
   it('accepts a known name with a code of the table', () => {
     expect(isCoded({ name: 'UploadError', code: 'UPLOAD_ABORTED', message: 'm' })).toBe(true);
-    expect(isCoded(Object.assign(new Error('m'), { name: 'AgentError', code: 'AGENT_STEP_FAILED' }))).toBe(true);
+    expect(isCoded(Object.assign(new Error('m'), { name: 'AgentError', code: 'AGENT_STEP_FAILED' }))).toBe(
+      true,
+    );
   });
   it('refuses an unknown name, a code outside the table, a prototype key, a missing message and non-objects', () => {
     expect(isCoded({ name: 'Error', code: 'UPLOAD_ABORTED', message: 'm' })).toBe(false);

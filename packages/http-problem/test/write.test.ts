@@ -105,7 +105,9 @@ describe('writeProblem', () => {
 describe('writeInternalProblem', () => {
   it('logs one line with the request id, name and cause, and answers the generic 500 with the same id', async () => {
     const lines: { msg: string; fields: Record<string, string | undefined> }[] = [];
-    const log = { error: (msg: string, fields: Record<string, string | undefined>) => lines.push({ msg, fields }) };
+    const log = {
+      error: (msg: string, fields: Record<string, string | undefined>) => lines.push({ msg, fields }),
+    };
     const port = await server((req, res) => writeInternalProblem(req, res, new RangeError('db down'), log));
     const c = await RawClient.open(port);
     c.write(get);
@@ -116,7 +118,11 @@ describe('writeInternalProblem', () => {
     expect(r.headers['x-content-type-options']).toBe('nosniff');
     expect(lines).toHaveLength(1);
     expect(lines[0]!.msg).toBe('unhandled request error');
-    expect(lines[0]!.fields).toMatchObject({ reqId: r.headers['x-request-id'], error: 'RangeError', cause: 'db down' });
+    expect(lines[0]!.fields).toMatchObject({
+      reqId: r.headers['x-request-id'],
+      error: 'RangeError',
+      cause: 'db down',
+    });
     expect(parsed.instance).toBe(`urn:uuid:${lines[0]!.fields['reqId']}`);
     expect(r.body).not.toContain('db down');
   });

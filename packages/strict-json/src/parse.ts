@@ -53,7 +53,8 @@ const nullObject = (): JsonObject => Object.create(null) as JsonObject;
 export function parseStrictJson(input: Uint8Array | string, options: ParseStrictJsonOptions): JsonValue {
   const { maxBytes } = options;
   const text = typeof input === 'string' ? checkString(input, maxBytes) : decodeBytes(input, maxBytes);
-  if (text.charCodeAt(0) === 0xfeff) throw new StrictJsonError('JSON_INVALID', 'a byte order mark is not allowed', 0);
+  if (text.charCodeAt(0) === 0xfeff)
+    throw new StrictJsonError('JSON_INVALID', 'a byte order mark is not allowed', 0);
   const p = new Parser(
     text,
     options.maxDepth ?? MAX_JSON_DEPTH,

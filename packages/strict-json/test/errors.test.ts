@@ -3,7 +3,8 @@ import { STRICT_JSON_ERROR_CODES, StrictJsonError, isStrictJsonError } from '../
 
 describe('isStrictJsonError', () => {
   it('accepts every listed code and refuses unknown codes, other names and non-objects', () => {
-    for (const code of STRICT_JSON_ERROR_CODES) expect(isStrictJsonError(new StrictJsonError(code, 'x', 0))).toBe(true);
+    for (const code of STRICT_JSON_ERROR_CODES)
+      expect(isStrictJsonError(new StrictJsonError(code, 'x', 0))).toBe(true);
     expect(isStrictJsonError({ name: 'StrictJsonError', code: 'JSON_NOPE' })).toBe(false);
     expect(isStrictJsonError({ name: 'OappError', code: 'JSON_INVALID' })).toBe(false);
     expect(isStrictJsonError(null)).toBe(false);

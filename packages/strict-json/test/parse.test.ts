@@ -53,12 +53,16 @@ describe('parseStrictJson', () => {
     expect(() => parse(text)).toThrowCode(StrictJsonError, 'JSON_DUPLICATE_KEY');
   });
 
-  it.each(['"\\ud800"', '"\\udc00"', '"\\ud800x"', '"\\udc00x"', '"\\ud800\\u0041"', '{"packageId":"\\ud800"}'])(
-    'S66: rejects the escaped lone surrogate %s with JSON_LONE_SURROGATE',
-    (text) => {
-      expect(() => parse(text)).toThrowCode(StrictJsonError, 'JSON_LONE_SURROGATE');
-    },
-  );
+  it.each([
+    '"\\ud800"',
+    '"\\udc00"',
+    '"\\ud800x"',
+    '"\\udc00x"',
+    '"\\ud800\\u0041"',
+    '{"packageId":"\\ud800"}',
+  ])('S66: rejects the escaped lone surrogate %s with JSON_LONE_SURROGATE', (text) => {
+    expect(() => parse(text)).toThrowCode(StrictJsonError, 'JSON_LONE_SURROGATE');
+  });
 
   it('S66: rejects a raw lone surrogate in a string input with JSON_LONE_SURROGATE', () => {
     expect(() => parse('"a\ud800"')).toThrowCode(StrictJsonError, 'JSON_LONE_SURROGATE');
@@ -85,7 +89,10 @@ describe('parseStrictJson', () => {
   it('S3: accepts 64 levels of nesting and rejects 65 with JSON_TOO_DEEP', () => {
     expect(parse('['.repeat(64) + ']'.repeat(64))).toBeDefined();
     expect(() => parse('['.repeat(65) + ']'.repeat(65))).toThrowCode(StrictJsonError, 'JSON_TOO_DEEP');
-    expect(() => parse('{"a":'.repeat(65) + '1' + '}'.repeat(65))).toThrowCode(StrictJsonError, 'JSON_TOO_DEEP');
+    expect(() => parse('{"a":'.repeat(65) + '1' + '}'.repeat(65))).toThrowCode(
+      StrictJsonError,
+      'JSON_TOO_DEEP',
+    );
   });
 
   it('S3: rejects 100 000 levels of nesting without a stack overflow', () => {
@@ -115,13 +122,18 @@ describe('parseStrictJson', () => {
   });
 
   it('S68: with integersOnly accepts safe integers and rejects fractions, exponents and minus zero', () => {
-    expect(parse('[9007199254740991,-9007199254740991,0]', true)).toEqual([9007199254740991, -9007199254740991, 0]);
+    expect(parse('[9007199254740991,-9007199254740991,0]', true)).toEqual([
+      9007199254740991, -9007199254740991, 0,
+    ]);
     for (const n of ['9007199254740992', '9007199254740993', '1.5', '1e3', '-0', '-0.0', '1.0'])
       expect(() => parse(`[${n}]`, true), n).toThrowCode(StrictJsonError, 'JSON_BAD_NUMBER');
   });
 
   it('enforces the byte cap on bytes before decoding and on strings counted as UTF-8', () => {
-    expect(() => parseStrictJson(enc('"abcdef"'), { maxBytes: 7 })).toThrowCode(StrictJsonError, 'JSON_TOO_LARGE');
+    expect(() => parseStrictJson(enc('"abcdef"'), { maxBytes: 7 })).toThrowCode(
+      StrictJsonError,
+      'JSON_TOO_LARGE',
+    );
     expect(parseStrictJson(enc('"abcde"'), { maxBytes: 7 })).toBe('abcde');
     expect(() => parseStrictJson('"ééé"', { maxBytes: 7 })).toThrowCode(StrictJsonError, 'JSON_TOO_LARGE');
     expect(parseStrictJson('"éé"', { maxBytes: 7 })).toBe('éé');

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { WORKFLOW_ERROR_CODES, WORKFLOW_SYNTAX_ERROR_CODES, WorkflowError, isSyntaxErrorCode, isWorkflowError } from '../src/index.js';
+import {
+  WORKFLOW_ERROR_CODES,
+  WORKFLOW_SYNTAX_ERROR_CODES,
+  WorkflowError,
+  isSyntaxErrorCode,
+  isWorkflowError,
+} from '../src/index.js';
 
 describe('WorkflowError', () => {
   it('carries a code, a name equal to the class name, cause and details', () => {
@@ -44,7 +50,9 @@ describe('isWorkflowError (code-list membership)', () => {
   it('accepts every code of the frozen WORKFLOW_ERROR_CODES, also from another loaded copy', () => {
     expect(Object.isFrozen(WORKFLOW_ERROR_CODES)).toBe(true);
     for (const code of WORKFLOW_ERROR_CODES) expect(isWorkflowError(new WorkflowError(code, 'm'))).toBe(true);
-    expect(isWorkflowError({ name: 'WorkflowError', code: WORKFLOW_ERROR_CODES[0], message: 'm' })).toBe(true);
+    expect(isWorkflowError({ name: 'WorkflowError', code: WORKFLOW_ERROR_CODES[0], message: 'm' })).toBe(
+      true,
+    );
   });
   it('refuses an unknown code with the right prefix, another class name and non-objects', () => {
     const prefix = WORKFLOW_ERROR_CODES[0].split('_')[0]!;

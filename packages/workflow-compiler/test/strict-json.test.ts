@@ -41,12 +41,18 @@ describe('parseStrictJson', () => {
 
   it('uses 64 levels and 8 MiB by default, and honours both options', () => {
     expect(parseStrictJson('['.repeat(64) + ']'.repeat(64))).toBeDefined();
-    expect(() => parseStrictJson('[[1]]', { maxDepth: 1 })).toThrowCode(WorkflowError, 'WORKFLOW_JSON_TOO_DEEP');
+    expect(() => parseStrictJson('[[1]]', { maxDepth: 1 })).toThrowCode(
+      WorkflowError,
+      'WORKFLOW_JSON_TOO_DEEP',
+    );
     expect(() => parseStrictJson(new Uint8Array(8 * 1024 * 1024 + 1))).toThrowCode(
       WorkflowError,
       'WORKFLOW_JSON_TOO_LARGE',
     );
-    expect(() => parseStrictJson('"ééé"', { maxBytes: 7 })).toThrowCode(WorkflowError, 'WORKFLOW_JSON_TOO_LARGE');
+    expect(() => parseStrictJson('"ééé"', { maxBytes: 7 })).toThrowCode(
+      WorkflowError,
+      'WORKFLOW_JSON_TOO_LARGE',
+    );
   });
 
   it('reports a position and a pointer detail but never the offending text', () => {

@@ -104,10 +104,7 @@ async function viaTransport(
     });
   } catch (err) {
     if (timeout.aborted)
-      throw new PolicyError(
-        'POLICY_TIMEOUT',
-        `call to host "${req.hostId}" timed out after ${timeoutMs} ms`,
-      );
+      throw new PolicyError('POLICY_TIMEOUT', `call to host "${req.hostId}" timed out after ${timeoutMs} ms`);
     const code = transportCode(err);
     const text = err instanceof Error ? deps.redactor.redact(err.message) : 'failed';
     const message = `call to host "${req.hostId}" failed: ${text}`;

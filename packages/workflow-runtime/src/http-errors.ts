@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { codedProblem, requestIdOf, writeInternalProblem, writeProblem as writeProblemBody } from '@org/http-problem';
+import {
+  codedProblem,
+  requestIdOf,
+  writeInternalProblem,
+  writeProblem as writeProblemBody,
+} from '@org/http-problem';
 import type { UploadErrorCode } from '@org/multipart-limits';
 import type { ErrorRequestHandler } from 'express';
 import { isCodedError, type AgentErrorCode } from './errors.js';
@@ -88,7 +93,13 @@ export function problemOf(err: unknown, acceptPost?: string): Problem | undefine
 }
 
 /** Answers a refusal: its problem when it has one, else the logged generic 500. */
-export function writeError(req: IncomingMessage, res: ServerResponse, err: unknown, output: Output, acceptPost?: string): void {
+export function writeError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  output: Output,
+  acceptPost?: string,
+): void {
   const problem = problemOf(err, acceptPost);
   if (problem !== undefined) writeProblem(req, res, problem);
   else writeInternalProblem(req, res, err, output);

@@ -27,7 +27,8 @@ describe('error classes of this package', () => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
         if (e.isDirectory()) walk(join(dir, e.name));
         else if (e.name.endsWith('.ts'))
-          for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/readonly name = '(\w+)'/g)) names.add(m[1]!);
+          for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/readonly name = '(\w+)'/g))
+            names.add(m[1]!);
       }
     };
     walk(join(import.meta.dirname, '..', 'src'));

@@ -14,8 +14,11 @@ describe('isTestRunnerError', () => {
 describe('isTestRunnerError (code-list membership)', () => {
   it('accepts every code of the frozen TESTRUNNER_ERROR_CODES, also from another loaded copy', () => {
     expect(Object.isFrozen(TESTRUNNER_ERROR_CODES)).toBe(true);
-    for (const code of TESTRUNNER_ERROR_CODES) expect(isTestRunnerError(new TestRunnerError(code, 'm'))).toBe(true);
-    expect(isTestRunnerError({ name: 'TestRunnerError', code: TESTRUNNER_ERROR_CODES[0], message: 'm' })).toBe(true);
+    for (const code of TESTRUNNER_ERROR_CODES)
+      expect(isTestRunnerError(new TestRunnerError(code, 'm'))).toBe(true);
+    expect(
+      isTestRunnerError({ name: 'TestRunnerError', code: TESTRUNNER_ERROR_CODES[0], message: 'm' }),
+    ).toBe(true);
   });
   it('refuses an unknown code with the right prefix, another class name and non-objects', () => {
     const prefix = TESTRUNNER_ERROR_CODES[0].split('_')[0]!;
