@@ -1,13 +1,17 @@
 // One-off comparison of the shared parser against the two it replaced: OLD_ROOT is a built checkout of a commit
 // before the change; this checkout must be built too. Ratios are new/old, median of 5 rounds, with the load average.
-// Run: OLD_ROOT=<path to the old checkout> node packages/strict-json/bench/vs-previous.mjs
+// Run: OLD_ROOT=<path to the old checkout> pnpm exec tsx packages/strict-json/bench/vs-previous.ts
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 const oldRoot = process.env['OLD_ROOT'];
 if (oldRoot === undefined) throw new Error('set OLD_ROOT to a built checkout from before the change');
 const newRoot = join(import.meta.dirname, '..', '..', '..');
-const dist = (root, pkg) => import(pathToFileURL(join(root, 'packages', pkg, 'dist', 'index.js')).href);
+interface Parsers {
+  parseStrictJson(bytes: Uint8Array, options?: object): unknown;
+}
+const dist = (root: string, pkg: string): Promise<Parsers> =>
+  import(pathToFileURL(join(root, 'packages', pkg, 'dist', 'index.js')).href);
 const [oldF, oldC, newF, newC] = await Promise.all([
   dist(oldRoot, 'oapp-format'),
   dist(oldRoot, 'workflow-compiler'),
@@ -24,13 +28,13 @@ const doc = {
   })),
 };
 const bytes = new TextEncoder().encode(JSON.stringify(doc));
-const time = (fn) => {
+const time = (fn: () => unknown): number => {
   for (let i = 0; i < 5; i++) fn();
   const t = performance.now();
   for (let i = 0; i < 40; i++) fn();
   return (performance.now() - t) / 40;
 };
-const rounds = [];
+const rounds: Record<'oldFormat' | 'newFormat' | 'oldCompiler' | 'newCompiler', number>[] = [];
 for (let r = 0; r < 5; r++)
   rounds.push({
     oldFormat: time(() => oldF.parseStrictJson(bytes, { what: 'x', maxBytes: 1 << 24 })),
@@ -38,7 +42,8 @@ for (let r = 0; r < 5; r++)
     oldCompiler: time(() => oldC.parseStrictJson(bytes)),
     newCompiler: time(() => newC.parseStrictJson(bytes)),
   });
-const med = (k) => rounds.map((r) => r[k]).sort((a, b) => a - b)[2];
+const med = (k: 'oldFormat' | 'newFormat' | 'oldCompiler' | 'newCompiler'): number =>
+  rounds.map((r) => r[k]).sort((a, b) => a - b)[2]!;
 console.log(
   `bytes=${bytes.length} load=${loadavg()
     .map((x) => x.toFixed(1))
