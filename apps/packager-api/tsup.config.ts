@@ -6,4 +6,6 @@ export default defineConfig({
   dts: false,
   clean: true,
   sourcemap: true,
+  // Private, never published: bundled in (ADR 0096).
+  noExternal: ['@org/strict-json', '@org/http-problem'],
 });

@@ -8,4 +8,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   shims: true,
+  // Private, never published: bundled in (ADR 0096).
+  noExternal: ['@org/strict-json'],
 });

@@ -11,4 +11,6 @@ export default defineConfig({
   sourcemap: true,
   shims: true,
   splitting: true,
+  // Private, never published: bundled in (ADR 0096).
+  noExternal: ['@org/strict-json', '@org/http-problem'],
 });

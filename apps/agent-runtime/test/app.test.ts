@@ -89,7 +89,7 @@ describe('createApp', () => {
     expect(logs().filter((l) => l['msg'] === 'ran once')).toHaveLength(1);
   });
 
-  it('writes no start-up warning for the trigger kinds it runs (every kind of interfaces.md §4.4)', () => {
+  it('writes no start-up warning for the trigger kinds it runs (every kind of docs/interfaces.md §4.4)', () => {
     expect(logs().filter((l) => l['msg'] === 'unsupported feature' && l['kind'] === 'trigger')).toEqual([]);
   });
 

@@ -14,7 +14,7 @@ import { encrypted, makeKeys, makeRecord, tempDir, writePackage } from './fixtur
 const CLIENT_SECRET = 'cs-echo+7f/3a9c=Q!x';
 const keys = makeKeys();
 
-/** Reads the cached token or logs in through `login`, then sets the header (interfaces.md §5.5). */
+/** Reads the cached token or logs in through `login`, then sets the header (docs/interfaces.md §5.5). */
 const authenticate = `
   let cached = context.getAuthenticationPropertiesFromStep('login', 'token');
   if (cached == null) {

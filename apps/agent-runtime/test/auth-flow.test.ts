@@ -12,7 +12,7 @@ const keys = makeKeys();
 const TTL_MS = 1000;
 
 /**
- * The workflow as real apps write it (interfaces.md §5.5): the HTTP-triggered step's authenticationProcessor
+ * The workflow as real apps write it (docs/interfaces.md §5.5): the HTTP-triggered step's authenticationProcessor
  * reads cached headers, else sets the legacy exchange property OPSCOTCH_AUTH_DATA and calls the scripted-auth
  * step `login`, which logs in through the authentication host and caches the headers for TTL_MS.
  */
@@ -182,7 +182,7 @@ async function getItems(): Promise<string> {
   return text;
 }
 
-describe('authentication flow in the agent (interfaces.md §5.5, S124)', () => {
+describe('authentication flow in the agent (docs/interfaces.md §5.5, S124)', () => {
   it('fetches a token once through the scripted-auth step, reuses it within its TTL, fetches again after', async () => {
     expect(a.agent.decryptor.calls).toBe(0); // lazy: nothing decrypted before the first login
     const bodies = [await getItems()];

@@ -33,7 +33,7 @@ let up: Upstream;
 beforeAll(async () => {
   up = await startUpstream();
   const path = writePackage(tempDir(), keys, { workflow });
-  // Legacy `hosts` map (interfaces.md §3.6), normalised by validateBootstrap.
+  // Legacy `hosts` map (docs/interfaces.md §3.6), normalised by validateBootstrap.
   const hosts = {
     up: {
       host: `http://127.0.0.1:${up.port}/`,

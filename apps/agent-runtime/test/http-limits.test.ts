@@ -64,6 +64,16 @@ describe('upload limits at the trigger', () => {
     await stillServes();
   });
 
+  it('refuses a JSON body over the raw cap with 413, as the packager does; the next request succeeds', async () => {
+    const res = await fetch(`${a.url()}/up`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify('x'.repeat(RAW)),
+    });
+    expect([res.status, await code(res)]).toEqual([413, 'UPLOAD_BODY_TOO_LARGE']);
+    await stillServes();
+  });
+
   it('discards a small refused body so the connection stays usable (no reset before the answer)', async () => {
     const reply = await raw(
       'POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n' +

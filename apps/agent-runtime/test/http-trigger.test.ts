@@ -101,11 +101,20 @@ describe('http triggers', () => {
     expect(await res.text()).toBe('{"a":1}!');
   });
 
+  it('answers problems with application/problem+json, nosniff, no-store and the request id of instance', async () => {
+    const res = await fetch(`${a.url()}/nowhere`);
+    const body = await problem(res, 404, 'AGENT_ROUTE_NOT_FOUND');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(body['instance']).toBe(`urn:uuid:${res.headers.get('x-request-id')}`);
+  });
+
   it('refuses invalid and too deep JSON before a run, then still answers (S2, S3)', async () => {
     const post = (body: string) =>
       fetch(`${a.url()}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    await problem(await post('{"a":'), 400, 'FORMAT_JSON_INVALID');
-    await problem(await post('['.repeat(100) + ']'.repeat(100)), 400, 'FORMAT_JSON_TOO_DEEP');
+    await problem(await post('{"a":'), 400, 'AGENT_BODY_NOT_JSON');
+    await problem(await post('['.repeat(100) + ']'.repeat(100)), 400, 'AGENT_BODY_TOO_DEEP');
+    await problem(await post('{"a":1,"a":2}'), 400, 'AGENT_BODY_DUPLICATE_KEY');
     expect(await (await post('"ok"')).text()).toBe('"ok"!');
   });
 

@@ -131,7 +131,7 @@ describe('outbound calls', () => {
     expect(out).not.toContain(Buffer.from(SECRET).toString('base64'));
   });
 
-  it('strips secrets from metric keys and dimensions (interfaces.md §5.5)', async () => {
+  it('strips secrets from metric keys and dimensions (docs/interfaces.md §5.5)', async () => {
     await fetch(`${a.url()}/metric`, { method: 'POST', body: `eu${SECRET}` });
     const metric = a.lines
       .map((l) => JSON.parse(l) as Record<string, unknown>)

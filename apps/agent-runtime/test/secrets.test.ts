@@ -75,7 +75,7 @@ describe('readRestrictedData', () => {
     expect(() => readRestrictedData(rec, 'idp', d, new Redactor())).toThrow(/CRYPTO_TRUNCATED/);
   });
 
-  it('reads the data of any declared host, authenticationHost or not (interfaces.md §3.3, ADR 0081)', () => {
+  it('reads the data of any declared host, authenticationHost or not (docs/interfaces.md §3.3, ADR 0081)', () => {
     const d = createStringDecryptor(candidates);
     const r = new Redactor();
     const rec = record({ apiKey: encrypted(keys, 'plain-host-secret') }, false);

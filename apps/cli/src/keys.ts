@@ -22,7 +22,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export const ENV_SCHEME = 'env://';
 /** Largest key file read. */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
-/** Aliases of `GET /key-gen` accepted in key-gen JSON files (interfaces §1.5). */
+/** Aliases of `GET /key-gen` accepted in key-gen JSON files (docs/interfaces.md §1.5). */
 // A Map, not an object literal: a purpose read from a key file must not find an inherited `toString`.
 const PURPOSE_ALIASES: ReadonlyMap<string, string> = new Map([
   ['box', 'authenticated'],
@@ -99,7 +99,7 @@ function field(obj: Record<string, unknown>, name: string): unknown {
 }
 
 /**
- * The key spec in a source's text: a key record `{id?, purpose, type, keyHex}` (interfaces §2), the JSON of
+ * The key spec in a source's text: a key record `{id?, purpose, type, keyHex}` (docs/interfaces.md §2), the JSON of
  * `GET /key-gen` (`{purpose, keyPair: {publicKeyHex, secretKeyHex}}`), or bare hex of the wanted key.
  */
 function specOf(text: string, want: KeyWant, id: string, where: string): { spec: KeySpec; derive: boolean } {

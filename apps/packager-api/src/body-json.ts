@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { parseStrictJson } from '@org/oapp-format';
-import { RequestError, type FieldError } from './errors.js';
+import { isStrictJsonError, parseStrictJson, type StrictJsonErrorCode } from '@org/strict-json';
+import { RequestError, type FieldError, type RequestErrorCode } from './errors.js';
 
 /** Nesting cap of a `body` part (S3). */
 export const MAX_BODY_DEPTH = 64;
@@ -39,16 +39,31 @@ export function bodyValidator<T>(schema: object): BodyValidator<T> {
   };
 }
 
+/** The app's code for each strict-JSON failure of a request body (ADR 0096: never a package's format code). */
+const BODY_CODE_OF = {
+  JSON_TOO_LARGE: 'REQUEST_BODY_TOO_LARGE',
+  JSON_BAD_UTF8: 'REQUEST_BODY_NOT_JSON',
+  JSON_INVALID: 'REQUEST_BODY_NOT_JSON',
+  JSON_DUPLICATE_KEY: 'REQUEST_BODY_DUPLICATE_KEY',
+  JSON_LONE_SURROGATE: 'REQUEST_BODY_NOT_JSON',
+  JSON_TOO_DEEP: 'REQUEST_BODY_TOO_DEEP',
+  JSON_BAD_NUMBER: 'REQUEST_BODY_NOT_JSON',
+} as const satisfies Record<StrictJsonErrorCode, RequestErrorCode>;
+
 /**
  * Parses the `body` part strictly: UTF-8, no duplicate keys (S65), depth cap (S3), `__proto__` kept as a
  * plain key (S4; then refused as an unknown field).
- * @throws OappError `FORMAT_JSON_*`, `FORMAT_BAD_UTF8`.
+ * @throws RequestError `REQUEST_BODY_TOO_LARGE`, `REQUEST_BODY_NOT_JSON`, `REQUEST_BODY_DUPLICATE_KEY`,
+ *   `REQUEST_BODY_TOO_DEEP`.
  */
 export function parseBody(text: string, maxBytes: number): unknown {
   // The bytes carry the request's key text: zeroed once parsed (the strings are beyond reach).
   const bytes = Buffer.from(text, 'utf8');
   try {
-    return parseStrictJson(bytes, { what: 'body', maxBytes, maxDepth: MAX_BODY_DEPTH });
+    return parseStrictJson(bytes, { maxBytes, maxDepth: MAX_BODY_DEPTH });
+  } catch (err) {
+    if (!isStrictJsonError(err)) throw err;
+    throw new RequestError(BODY_CODE_OF[err.code], `body: ${err.message}`, { cause: err });
   } finally {
     bytes.fill(0);
   }

@@ -25,6 +25,14 @@ export const REQUEST_ERROR_CODES = [
   'REQUEST_NOT_FOUND',
   /** The path exists, the method does not (answered with `Allow`). */
   'REQUEST_METHOD_NOT_ALLOWED',
+  /** The `body` part (or a JSON body) is over its byte limit. */
+  'REQUEST_BODY_TOO_LARGE',
+  /** The `body` part is not strict JSON: malformed, not UTF-8, a lone surrogate, an inexact number. */
+  'REQUEST_BODY_NOT_JSON',
+  /** The `body` part names a key twice in one object. */
+  'REQUEST_BODY_DUPLICATE_KEY',
+  /** The `body` part nests deeper than 64 levels. */
+  'REQUEST_BODY_TOO_DEEP',
 ] as const;
 
 /** A code from {@link REQUEST_ERROR_CODES}. */

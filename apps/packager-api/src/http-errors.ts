@@ -1,13 +1,18 @@
-import { CRYPTO_ERROR_CODES, type CryptoErrorCode } from '@org/envelope-crypto';
-import { UPLOAD_ERROR_CODES, type UploadErrorCode } from '@org/multipart-limits';
-import { OAPP_ERROR_CODES, type OappErrorCode } from '@org/oapp-format';
-import { WORKFLOW_ERROR_CODES, type WorkflowErrorCode } from '@org/workflow-compiler';
+import type { CryptoErrorCode } from '@org/envelope-crypto';
+import {
+  codedErrorGuard,
+  codedProblem,
+  requestIdOf,
+  writeInternalProblem,
+  writeProblem,
+  type ProblemBody,
+} from '@org/http-problem';
+import type { UploadErrorCode } from '@org/multipart-limits';
+import type { OappErrorCode } from '@org/oapp-format';
+import type { WorkflowErrorCode } from '@org/workflow-compiler';
 import type { ErrorRequestHandler, Request, Response } from 'express';
-import { REQUEST_ERROR_CODES, RequestError, type FieldError, type RequestErrorCode } from './errors.js';
+import { RequestError, type FieldError, type RequestErrorCode } from './errors.js';
 import type { Logger } from './logger.js';
-import { problemTitle, problemType } from './problem-types.js';
-import { instanceOf } from './request-id.js';
-import { PROBLEM_CODE_LOCAL } from './request-log.js';
 
 /** Every code a response can carry. A library adding a code without a status here fails typecheck. */
 export type AppErrorCode =
@@ -142,16 +147,17 @@ export const STATUS_BY_CODE = {
   REQUEST_MALFORMED: 400,
   REQUEST_NOT_FOUND: 404,
   REQUEST_METHOD_NOT_ALLOWED: 405,
+  // the `body` part (or a JSON body): the app's own codes, whatever the parser.
+  REQUEST_BODY_TOO_LARGE: 413,
+  REQUEST_BODY_NOT_JSON: 400,
+  REQUEST_BODY_DUPLICATE_KEY: 400,
+  REQUEST_BODY_TOO_DEEP: 400,
 } as const satisfies Record<AppErrorCode, number>;
 
-const KNOWN_NAMES = new Set(['CryptoError', 'OappError', 'WorkflowError', 'UploadError', 'RequestError']);
-const KNOWN_CODES: ReadonlySet<string> = new Set<string>([
-  ...CRYPTO_ERROR_CODES,
-  ...OAPP_ERROR_CODES,
-  ...WORKFLOW_ERROR_CODES,
-  ...UPLOAD_ERROR_CODES,
-  ...REQUEST_ERROR_CODES,
-]);
+const isKnownCodedError = codedErrorGuard(
+  ['CryptoError', 'OappError', 'WorkflowError', 'UploadError', 'RequestError'],
+  STATUS_BY_CODE,
+);
 
 /** A coded error from any of our packages or the app (duck-typed: two copies of a package may load). */
 export interface CodedError {
@@ -166,21 +172,7 @@ export interface CodedError {
 
 /** True for an error of one of our classes with a code of the status table. */
 export function isCodedError(err: unknown): err is CodedError {
-  if (typeof err !== 'object' || err === null) return false;
-  const e = err as { name?: unknown; code?: unknown; message?: unknown };
-  return (
-    typeof e.name === 'string' &&
-    KNOWN_NAMES.has(e.name) &&
-    typeof e.code === 'string' &&
-    KNOWN_CODES.has(e.code) &&
-    typeof e.message === 'string'
-  );
-}
-
-/** The request id the logging middleware put on the response. */
-export function requestIdOf(res: Response): string {
-  const id: unknown = res.locals['requestId'];
-  return typeof id === 'string' ? id : '00000000-0000-0000-0000-000000000000';
+  return isKnownCodedError(err);
 }
 
 /** `details` of workflow-compiler errors are `[{pointer, detail}]`; keep only well-formed entries. */
@@ -198,65 +190,16 @@ function fieldErrorsOf(err: CodedError): FieldError[] | undefined {
 }
 
 /** The RFC 9457 problem body of a coded error (also written by the checkContinue refuser, outside Express). */
-export function problemBody(err: CodedError, reqId: string): Record<string, unknown> & { status: number } {
-  const errors = fieldErrorsOf(err);
-  return {
-    type: problemType(err.code),
-    title: problemTitle(err.code),
-    status: STATUS_BY_CODE[err.code],
-    detail: err.message,
-    instance: instanceOf(reqId),
-    code: err.code,
-    ...(errors === undefined ? {} : { errors }),
-    ...err.extensions,
-  };
+export function problemBody(err: CodedError, reqId: string): ProblemBody {
+  return codedProblem(err.code, STATUS_BY_CODE[err.code], err.message, reqId, {
+    errors: fieldErrorsOf(err),
+    extensions: err.extensions,
+  });
 }
 
-/** Sends an RFC 9457 problem for a coded error. */
+/** Sends an RFC 9457 problem for a coded error (the shared writer: headers, draining, request id). */
 export function sendProblem(req: Request, res: Response, err: CodedError): void {
-  const body = problemBody(err, requestIdOf(res));
-  finishProblem(req, res, body.status, body, err.headers);
-}
-
-function hasUnreadBody(req: Request): boolean {
-  if (req.complete) return false;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-function finishProblem(
-  req: Request,
-  res: Response,
-  status: number,
-  body: Record<string, unknown>,
-  headers: Record<string, string> | undefined,
-): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  // A request whose body was not read to the end cannot be followed by another on this connection.
-  if (hasUnreadBody(req)) res.setHeader('Connection', 'close');
-  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
-  res.locals[PROBLEM_CODE_LOCAL] = body['code'];
-  res.status(status).type('application/problem+json').send(JSON.stringify(body));
-}
-
-/** The generic 500 for anything that is not a coded error: no detail from the error itself. */
-export function sendInternal(req: Request, res: Response): void {
-  finishProblem(
-    req,
-    res,
-    500,
-    {
-      type: 'about:blank',
-      title: 'Internal Server Error',
-      status: 500,
-      instance: instanceOf(requestIdOf(res)),
-      code: 'INTERNAL',
-    },
-    undefined,
-  );
+  writeProblem(req, res, problemBody(err, requestIdOf(res)), err.headers);
 }
 
 /**
@@ -269,7 +212,7 @@ function isClientHttpError(err: unknown): boolean {
   return typeof status === 'number' && status >= 400 && status < 500;
 }
 
-/** The one error middleware: coded errors → their problem; everything else → logged, generic 500. */
+/** The one error middleware: coded errors → their problem; everything else → logged with its request id, generic 500. */
 export function errorMiddleware(log: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     if (isCodedError(err)) {
@@ -280,13 +223,6 @@ export function errorMiddleware(log: Logger): ErrorRequestHandler {
       sendProblem(req, res, new RequestError('REQUEST_MALFORMED', 'the request could not be read'));
       return;
     }
-    const e = err instanceof Error ? err : new Error(typeof err);
-    log.error('unhandled error', {
-      reqId: requestIdOf(res),
-      error: e.name,
-      cause: e.message,
-      stack: e.stack,
-    });
-    sendInternal(req, res);
+    writeInternalProblem(req, res, err, log);
   };
 }

@@ -3,8 +3,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { requestIdFrom } from './request-id.js';
 
-/** `res.locals` key where the error middleware leaves the problem `code` of an error answer. */
-export const PROBLEM_CODE_LOCAL = 'problemCode';
+import { PROBLEM_CODE_LOCAL } from '@org/http-problem';
 
 /** `res.locals` key where the route dispatcher leaves the route template a request matched. */
 export const ROUTE_LOCAL = 'routeTemplate';

@@ -7,7 +7,7 @@ const keyId = { type: 'string', minLength: 1, maxLength: 256 } as const;
 export const KEY_SCHEMA = {
   type: 'object',
   description:
-    'A key (interfaces §2). `keyHex` is judged by envelope-crypto: strict hex, exact length per purpose/type.',
+    'A key (docs/interfaces.md §2). `keyHex` is judged by envelope-crypto: strict hex, exact length per purpose/type.',
   required: ['id', 'purpose', 'type', 'keyHex'],
   additionalProperties: false,
   properties: {
@@ -43,7 +43,7 @@ const signers = { type: 'array', maxItems: 1024, items: SIGNER_SCHEMA } as const
 
 export const PACKAGE_REQUEST_SCHEMA = {
   type: 'object',
-  description: 'The `body` part of POST /workflow-package (interfaces §1.4).',
+  description: 'The `body` part of POST /workflow-package (docs/interfaces.md §1.4).',
   required: ['packageId', 'keys', 'encryptionKeys', 'packagerIdentityPrivateKey'],
   additionalProperties: false,
   properties: {
@@ -90,7 +90,7 @@ const signerRef = {
 
 export const PACKAGING_SCHEMA = {
   type: 'object',
-  description: 'How to verify the incoming package: a bootstrap `packaging` block (interfaces §3.2).',
+  description: 'How to verify the incoming package: a bootstrap `packaging` block (docs/interfaces.md §3.2).',
   required: ['packageId'],
   additionalProperties: false,
   properties: {

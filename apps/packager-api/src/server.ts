@@ -3,6 +3,7 @@ import { createCheckContinueListener, type UploadError } from '@org/multipart-li
 import type express from 'express';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
+import { writeProblem } from '@org/http-problem';
 import { problemBody } from './http-errors.js';
 import { requestIdFrom } from './request-id.js';
 import { uploadOptionsByPath } from './upload.js';
@@ -16,13 +17,7 @@ function refuser(log: Logger) {
     const reqId = requestIdFrom(req.headers['x-request-id']);
     const body = problemBody(error, reqId);
     const { status } = body;
-    res.writeHead(status, {
-      'Content-Type': 'application/problem+json',
-      'X-Request-Id': reqId,
-      'X-Content-Type-Options': 'nosniff',
-      Connection: 'close',
-    });
-    res.end(JSON.stringify(body));
+    writeProblem(req, res, body, { connection: 'close' });
     log.info('request', {
       reqId,
       method: req.method,

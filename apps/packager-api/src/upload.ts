@@ -121,7 +121,7 @@ function formUpload(body: string, read: () => Promise<Uint8Array>): FormUpload {
 }
 
 /**
- * Reads a `body` + `stream` form (interfaces §1.2). Refuses any other media type before reading.
+ * Reads a `body` + `stream` form (docs/interfaces.md §1.2). Refuses any other media type before reading.
  * @throws RequestError `REQUEST_UNSUPPORTED_MEDIA_TYPE`; UploadError for every framing or limit failure.
  */
 export async function readForm(req: IncomingMessage, options: ReadUploadOptions): Promise<FormUpload> {

@@ -67,11 +67,11 @@ describe('upload limits at the packager', () => {
     await stillServes();
   });
 
-  it('rejects a lone surrogate in packageId as invalid JSON (S66)', async () => {
+  it('rejects a lone surrogate in packageId as REQUEST_BODY_NOT_JSON (S66)', async () => {
     const text = JSON.stringify(packageRequest(packageKeys())).replace('"invoice-uploader"', '"\\ud800"');
     const res = await postForm(endpoint(), form(text, workflow, true));
     expect(res.status).toBe(400);
-    expect((await problem(res)).code).toBe('FORMAT_JSON_INVALID');
+    expect((await problem(res)).code).toBe('REQUEST_BODY_NOT_JSON');
   });
 
   it('rejects invalid UTF-8 in the body part with UPLOAD_BODY_NOT_UTF8 (S67)', async () => {

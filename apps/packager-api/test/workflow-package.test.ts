@@ -101,26 +101,26 @@ describe('POST /workflow-package', () => {
     await expectProblem(await postForm(endpoint(), fd), 400, 'UPLOAD_BODY_MUST_BE_FIELD');
   });
 
-  it('rejects a non-JSON body with FORMAT_JSON_INVALID', async () => {
+  it('rejects a non-JSON body with REQUEST_BODY_NOT_JSON', async () => {
     await expectProblem(
       await postForm(endpoint(), form('{"packageId":', workflow, true)),
       400,
-      'FORMAT_JSON_INVALID',
+      'REQUEST_BODY_NOT_JSON',
     );
   });
 
-  it('rejects duplicate keys in body with FORMAT_JSON_DUPLICATE_KEY (S65)', async () => {
+  it('rejects duplicate keys in body with REQUEST_BODY_DUPLICATE_KEY (S65)', async () => {
     const text = '{"packageId":"a","packageId":"b"}';
     await expectProblem(
       await postForm(endpoint(), form(text, workflow, true)),
       400,
-      'FORMAT_JSON_DUPLICATE_KEY',
+      'REQUEST_BODY_DUPLICATE_KEY',
     );
   });
 
-  it('rejects deep nesting with FORMAT_JSON_TOO_DEEP (S3)', async () => {
+  it('rejects deep nesting with REQUEST_BODY_TOO_DEEP (S3)', async () => {
     const text = '['.repeat(20_000) + ']'.repeat(20_000);
-    await expectProblem(await postForm(endpoint(), form(text, workflow, true)), 400, 'FORMAT_JSON_TOO_DEEP');
+    await expectProblem(await postForm(endpoint(), form(text, workflow, true)), 400, 'REQUEST_BODY_TOO_DEEP');
   });
 
   it('refuses __proto__ as an unknown field and pollutes nothing (S4)', async () => {

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { chacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { assertBytes } from './bytes.js';
 import { CryptoError } from './errors.js';
-import { defaultEngine, type Engine } from './sign.js';
+import { defaultEngine, type Engine } from './internal/engine.js';
 
 /** ChaCha20-Poly1305 (RFC 8439) key, nonce and tag sizes. */
 export const AEAD_KEY_BYTES = 32;

@@ -6,9 +6,9 @@ import { assertBytes, concatBytes, randomBytes, wipe } from './bytes.js';
 import { CryptoError } from './errors.js';
 import { hasSmallOrderMontgomeryEncoding } from './internal/curve25519.js';
 import { nativePublicKey, nativeSecretKey } from './internal/native.js';
-import { requireSodium, sodium } from './internal/sodium.js';
+import type { Sodium } from './internal/sodium.js';
 import { x25519PublicFromSecret } from './keys.js';
-import { defaultEngine, type Engine } from './sign.js';
+import { defaultEngine, sodiumFor, type Engine } from './internal/engine.js';
 
 /** crypto_box / crypto_secretbox nonce size. */
 export const BOX_NONCE_BYTES = 24;
@@ -19,11 +19,7 @@ export const SEAL_BYTES = 48;
 
 const SIGMA = new Uint32Array([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]); // "expand 32-byte k"
 
-function scalarmultSodium(
-  sodium: ReturnType<typeof requireSodium>,
-  secretKey: Uint8Array,
-  publicKey: Uint8Array,
-): Uint8Array {
+function scalarmultSodium(sodium: Sodium, secretKey: Uint8Array, publicKey: Uint8Array): Uint8Array {
   const shared = new Uint8Array(32);
   sodium.crypto_scalarmult(shared, secretKey, publicKey); // throws where libsodium returns -1
   return shared;
@@ -50,7 +46,7 @@ export function x25519SharedSecret(
   if (hasSmallOrderMontgomeryEncoding(publicKey))
     throw new CryptoError('CRYPTO_WEAK_KEY', 'small-order X25519 public key');
   // Resolved outside the try: an unavailable engine is a caller error, not a weak key.
-  const sodium = engine === 'sodium' ? requireSodium() : undefined;
+  const sodium = sodiumFor(engine);
   let shared: Uint8Array;
   try {
     shared =
@@ -90,10 +86,16 @@ export function boxBeforeNm(
 }
 
 /** `crypto_box_easy_afternm` / `crypto_secretbox_easy`: MAC ‖ ciphertext under a 32-byte key. */
-export function secretboxEasy(message: Uint8Array, nonce: Uint8Array, key: Uint8Array): Uint8Array {
+export function secretboxEasy(
+  message: Uint8Array,
+  nonce: Uint8Array,
+  key: Uint8Array,
+  engine: Engine = defaultEngine(),
+): Uint8Array {
   assertBytes(message, undefined, 'message');
   assertBytes(nonce, BOX_NONCE_BYTES, 'nonce');
   assertBytes(key, 32, 'key');
+  const sodium = sodiumFor(engine);
   if (sodium !== undefined) {
     const out = new Uint8Array(message.length + BOX_MAC_BYTES);
     sodium.crypto_secretbox_easy(out, message, nonce, key);
@@ -106,11 +108,17 @@ export function secretboxEasy(message: Uint8Array, nonce: Uint8Array, key: Uint8
  * `crypto_secretbox_open_easy`: the tag is verified before any plaintext is produced.
  * @throws {@link CryptoError} `CRYPTO_AUTH_FAILED` (also for input shorter than the MAC).
  */
-export function secretboxOpenEasy(box: Uint8Array, nonce: Uint8Array, key: Uint8Array): Uint8Array {
+export function secretboxOpenEasy(
+  box: Uint8Array,
+  nonce: Uint8Array,
+  key: Uint8Array,
+  engine: Engine = defaultEngine(),
+): Uint8Array {
   assertBytes(box, undefined, 'box');
   assertBytes(nonce, BOX_NONCE_BYTES, 'nonce');
   assertBytes(key, 32, 'key');
   if (box.length < BOX_MAC_BYTES) throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed');
+  const sodium = sodiumFor(engine);
   if (sodium !== undefined) {
     const out = new Uint8Array(box.length - BOX_MAC_BYTES);
     // libsodium verifies the tag before it decrypts: on failure `out` was never written.
@@ -134,10 +142,11 @@ export function boxEasy(
   nonce: Uint8Array,
   recipientPublicKey: Uint8Array,
   senderSecretKey: Uint8Array,
+  engine: Engine = defaultEngine(),
 ): Uint8Array {
-  const k = boxBeforeNm(recipientPublicKey, senderSecretKey);
+  const k = boxBeforeNm(recipientPublicKey, senderSecretKey, engine);
   try {
-    return secretboxEasy(message, nonce, k);
+    return secretboxEasy(message, nonce, k, engine);
   } finally {
     wipe(k);
   }
@@ -152,10 +161,11 @@ export function boxOpenEasy(
   nonce: Uint8Array,
   senderPublicKey: Uint8Array,
   recipientSecretKey: Uint8Array,
+  engine: Engine = defaultEngine(),
 ): Uint8Array {
-  const k = boxBeforeNm(senderPublicKey, recipientSecretKey);
+  const k = boxBeforeNm(senderPublicKey, recipientSecretKey, engine);
   try {
-    return secretboxOpenEasy(box, nonce, k);
+    return secretboxOpenEasy(box, nonce, k, engine);
   } finally {
     wipe(k);
   }
@@ -169,8 +179,13 @@ function sealNonce(ephemeralPublicKey: Uint8Array, recipientPublicKey: Uint8Arra
  * `crypto_box_seal`: anonymous sender. Output: ephemeral public key (32) ‖ crypto_box_easy.
  * @throws {@link CryptoError} `CRYPTO_WEAK_KEY`.
  */
-export function sealedBoxSeal(message: Uint8Array, recipientPublicKey: Uint8Array): Uint8Array {
+export function sealedBoxSeal(
+  message: Uint8Array,
+  recipientPublicKey: Uint8Array,
+  engine: Engine = defaultEngine(),
+): Uint8Array {
   assertBytes(recipientPublicKey, 32, 'recipientPublicKey');
+  const sodium = sodiumFor(engine);
   if (sodium !== undefined) {
     assertBytes(message, undefined, 'message');
     if (hasSmallOrderMontgomeryEncoding(recipientPublicKey))
@@ -185,8 +200,11 @@ export function sealedBoxSeal(message: Uint8Array, recipientPublicKey: Uint8Arra
   }
   const esk = randomBytes(32);
   try {
-    const epk = x25519PublicFromSecret(esk);
-    return concatBytes(epk, boxEasy(message, sealNonce(epk, recipientPublicKey), recipientPublicKey, esk));
+    const epk = x25519PublicFromSecret(esk, engine);
+    return concatBytes(
+      epk,
+      boxEasy(message, sealNonce(epk, recipientPublicKey), recipientPublicKey, esk, engine),
+    );
   } finally {
     wipe(esk);
   }
@@ -201,10 +219,12 @@ export function sealedBoxOpen(
   sealed: Uint8Array,
   recipientPublicKey: Uint8Array,
   recipientSecretKey: Uint8Array,
+  engine: Engine = defaultEngine(),
 ): Uint8Array {
   assertBytes(sealed, undefined, 'sealed');
   assertBytes(recipientPublicKey, 32, 'recipientPublicKey');
   if (sealed.length < SEAL_BYTES) throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed');
+  const sodium = sodiumFor(engine);
   if (sodium !== undefined) {
     assertBytes(recipientSecretKey, 32, 'secretKey');
     const out = new Uint8Array(sealed.length - SEAL_BYTES);
@@ -215,7 +235,13 @@ export function sealedBoxOpen(
   }
   const epk = sealed.subarray(0, 32);
   try {
-    return boxOpenEasy(sealed.subarray(32), sealNonce(epk, recipientPublicKey), epk, recipientSecretKey);
+    return boxOpenEasy(
+      sealed.subarray(32),
+      sealNonce(epk, recipientPublicKey),
+      epk,
+      recipientSecretKey,
+      engine,
+    );
   } catch (err) {
     if (err instanceof CryptoError && err.code === 'CRYPTO_WEAK_KEY') {
       throw new CryptoError('CRYPTO_AUTH_FAILED', 'decryption failed', { cause: err });

@@ -1,6 +1,6 @@
 import { CryptoError } from './errors.js';
 
-// The only module that decodes hex, Base64 and UTF-8 from untrusted input (security-requirements
+// The only module that decodes hex, Base64 and UTF-8 from untrusted input (docs/security-requirements.md
 // S117). Node's own decoders are lenient: Buffer.from(s, 'hex') stops at the first bad character
 // and Buffer.from(s, 'base64') skips characters it does not know. Here every input is checked
 // against an exact pattern first, and Base64 is re-encoded and compared (canonical form only).

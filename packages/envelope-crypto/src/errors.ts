@@ -3,7 +3,7 @@
  * is a major change. Parse failures, key-policy failures and authentication failures are kept apart;
  * every failed decryption or MAC check is the one coarse `CRYPTO_AUTH_FAILED`.
  */
-export const CRYPTO_ERROR_CODES = [
+export const CRYPTO_ERROR_CODES = Object.freeze([
   /** A hex string has a non-hex character or an odd length. */
   'CRYPTO_BAD_HEX',
   /** A key or digest has the wrong length for what it is. */
@@ -36,7 +36,7 @@ export const CRYPTO_ERROR_CODES = [
   'CRYPTO_BAD_KEY_TUPLE',
   /** None of the candidate key tuples opens an encrypted value. */
   'CRYPTO_NO_MATCHING_KEY',
-] as const;
+] as const);
 
 /** A code from {@link CRYPTO_ERROR_CODES}. */
 export type CryptoErrorCode = (typeof CRYPTO_ERROR_CODES)[number];

@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { ed25519 } from '@noble/curves/ed25519.js';
+import { ed25519, x25519 } from '@noble/curves/ed25519.js';
 import { assertBytes, concatBytes, equalBytes, randomBytes } from './bytes.js';
 import { decodeHex, encodeHex } from './encoding.js';
 import { CryptoError } from './errors.js';
@@ -10,7 +10,7 @@ import {
   isCanonicalMontgomeryEncoding,
 } from './internal/curve25519.js';
 import { nativeSecretKey, rawPublicBytes } from './internal/native.js';
-import { sodium } from './internal/sodium.js';
+import { defaultEngine, sodiumFor, type Engine } from './internal/engine.js';
 
 /** Key purposes, each tied to one libsodium primitive family. */
 export const KEY_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
@@ -72,10 +72,12 @@ export function keyByteLength(purpose: KeyPurpose, type: KeyType): number {
   return purpose === 'sign' && type === 'secret' ? SIGN_SECRET_KEY_BYTES : KEY_BYTES;
 }
 
-/** The Ed25519 public key of a 32-byte seed (native, identical to libsodium). */
-export function ed25519PublicFromSeed(seed: Uint8Array): Uint8Array {
+/** The Ed25519 public key of a 32-byte seed (identical to libsodium's `crypto_sign_seed_keypair` on every engine). */
+export function ed25519PublicFromSeed(seed: Uint8Array, engine: Engine = defaultEngine()): Uint8Array {
+  assertBytes(seed, 32, 'seed');
+  if (engine === 'js') return ed25519.getPublicKey(seed);
+  const sodium = sodiumFor(engine);
   if (sodium !== undefined) {
-    assertBytes(seed, 32, 'seed');
     const pk = new Uint8Array(32);
     const sk = new Uint8Array(64);
     sodium.crypto_sign_seed_keypair(pk, sk, seed);
@@ -85,10 +87,12 @@ export function ed25519PublicFromSeed(seed: Uint8Array): Uint8Array {
   return rawPublicBytes(createPublicKey(nativeSecretKey('ed25519', seed)));
 }
 
-/** The X25519 public key of a 32-byte secret scalar (native, identical to libsodium's crypto_scalarmult_base). */
-export function x25519PublicFromSecret(secret: Uint8Array): Uint8Array {
+/** The X25519 public key of a 32-byte secret scalar (identical to libsodium's `crypto_scalarmult_base` on every engine). */
+export function x25519PublicFromSecret(secret: Uint8Array, engine: Engine = defaultEngine()): Uint8Array {
+  assertBytes(secret, 32, 'secret');
+  if (engine === 'js') return x25519.getPublicKey(secret);
+  const sodium = sodiumFor(engine);
   if (sodium !== undefined) {
-    assertBytes(secret, 32, 'secret');
     const pk = new Uint8Array(32);
     sodium.crypto_scalarmult_base(pk, secret);
     return pk;

@@ -3,26 +3,13 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { assertBytes } from './bytes.js';
 import { passesStrictPrechecks, verifyEd25519Js } from './internal/curve25519.js';
 import { nativePublicKey, nativeSecretKey } from './internal/native.js';
-import { engineFor, requireSodium, sodium } from './internal/sodium.js';
+import { defaultEngine, sodiumFor, type Engine } from './internal/engine.js';
 
 /** Ed25519 signature size in bytes. */
 export const SIGNATURE_BYTES = 64;
 
-/**
- * Which implementation to use: `sodium` (libsodium itself through sodium-native, the default when
- * it loads), `native` (node:crypto / OpenSSL, the default otherwise) or `js` (noble, the reference).
- */
-export type Engine = 'sodium' | 'native' | 'js';
-
-const DEFAULT_ENGINE = engineFor(sodium);
-
-/**
- * The engine used when none is given: `'sodium'` when sodium-native loaded on this machine, else
- * `'native'`. Passing `'sodium'` explicitly where it did not load throws.
- */
-export function defaultEngine(): Engine {
-  return DEFAULT_ENGINE;
-}
+export { defaultEngine };
+export type { Engine };
 
 /**
  * Detached Ed25519 signature, byte-identical to libsodium `crypto_sign_detached`.
@@ -32,17 +19,17 @@ export function defaultEngine(): Engine {
 export function signDetached(
   message: Uint8Array,
   secretKey: Uint8Array,
-  engine: Engine = DEFAULT_ENGINE,
+  engine: Engine = defaultEngine(),
 ): Uint8Array {
   assertBytes(message, undefined, 'message');
   assertBytes(secretKey, 64, 'secretKey');
   const seed = secretKey.subarray(0, 32);
   if (engine === 'js') return ed25519.sign(message, seed);
-  if (engine === 'sodium') {
+  const s = sodiumFor(engine);
+  if (s !== undefined) {
     // libsodium hashes the public half of the 64-byte key as given; signing one message under two
     // different public halves would reveal the secret scalar. Like the other engines, sign with
     // the key derived from the seed alone (crypto_sign_seed_keypair, ~15 µs), then wipe it.
-    const s = requireSodium();
     const pk = new Uint8Array(32);
     const sk = new Uint8Array(64);
     const sig = new Uint8Array(SIGNATURE_BYTES);
@@ -67,14 +54,15 @@ export function verifyDetached(
   signature: Uint8Array,
   message: Uint8Array,
   publicKey: Uint8Array,
-  engine: Engine = DEFAULT_ENGINE,
+  engine: Engine = defaultEngine(),
 ): boolean {
   assertBytes(signature, SIGNATURE_BYTES, 'signature');
   assertBytes(message, undefined, 'message');
   assertBytes(publicKey, 32, 'publicKey');
   if (engine === 'js') return verifyEd25519Js(signature, message, publicKey);
   // libsodium's own crypto_sign_verify_detached: the rule the other two engines reproduce.
-  if (engine === 'sodium') return requireSodium().crypto_sign_verify_detached(signature, message, publicKey);
+  const s = sodiumFor(engine);
+  if (s !== undefined) return s.crypto_sign_verify_detached(signature, message, publicKey);
   // OpenSSL's verifier compares the recomputed R byte for byte (cofactorless) and checks S < L;
   // the prechecks add libsodium's canonical and small-order rules it lacks.
   if (!passesStrictPrechecks(signature, publicKey)) return false;

@@ -1,4 +1,4 @@
-// security-requirements S94: the public Ed25519 edge-case set (C2SP/CCTV ed25519/ed25519vectors.json,
+// docs/security-requirements.md S94: the public Ed25519 edge-case set (C2SP/CCTV ed25519/ed25519vectors.json,
 // 914 vectors; provenance in testdata/README.md) run through the production verifier on both
 // engines must give exactly libsodium's crypto_sign_verify_detached answer for every vector.
 import { createHash } from 'node:crypto';

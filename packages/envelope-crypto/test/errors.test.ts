@@ -57,3 +57,18 @@ describe('isCryptoError', () => {
     expect(isCryptoError(value)).toBe(false);
   });
 });
+
+describe('isCryptoError (code-list membership)', () => {
+  it('accepts every code of the frozen CRYPTO_ERROR_CODES, also from another loaded copy', () => {
+    expect(Object.isFrozen(CRYPTO_ERROR_CODES)).toBe(true);
+    for (const code of CRYPTO_ERROR_CODES) expect(isCryptoError(new CryptoError(code, 'm'))).toBe(true);
+    expect(isCryptoError({ name: 'CryptoError', code: CRYPTO_ERROR_CODES[0], message: 'm' })).toBe(true);
+  });
+  it('refuses an unknown code with the right prefix, another class name and non-objects', () => {
+    const prefix = CRYPTO_ERROR_CODES[0].split('_')[0]!;
+    expect(isCryptoError({ name: 'CryptoError', code: `${prefix}_NOT_A_CODE` })).toBe(false);
+    expect(isCryptoError({ name: 'Error', code: CRYPTO_ERROR_CODES[0] })).toBe(false);
+    expect(isCryptoError(null)).toBe(false);
+    expect(isCryptoError(CRYPTO_ERROR_CODES[0])).toBe(false);
+  });
+});

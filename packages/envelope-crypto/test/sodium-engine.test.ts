@@ -16,7 +16,8 @@ import {
   x25519PublicFromSecret,
   x25519SharedSecret,
 } from '../src/index.js';
-import { engineFor, loadSodium as loadSodiumWith, sodium as sodiumNative } from '../src/internal/sodium.js';
+import { engineFor } from '../src/internal/engine.js';
+import { loadSodium as loadSodiumWith, sodium as sodiumNative } from '../src/internal/sodium.js';
 import { offsetView } from '@org/test-utils';
 import { fill, loadSodium } from './sodium.js';
 import { X25519_SMALL_ORDER } from './points.js';

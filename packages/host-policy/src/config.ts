@@ -5,7 +5,7 @@ import { configError, isPlainObject } from './internal/config-error.js';
 /** `stringBoolean` of the bootstrap schema after `${VAR}` substitution. */
 export type StringBoolean = boolean | 'true' | 'false';
 
-/** One `allowExternalHostAccess[]` entry (interfaces.md §3.3). Unknown fields are refused. */
+/** One `allowExternalHostAccess[]` entry (docs/interfaces.md §3.3). Unknown fields are refused. */
 export interface HostEntry {
   readonly id: string;
   readonly host?: string;
@@ -20,7 +20,7 @@ export interface HostEntry {
   readonly httpTimeout?: number;
 }
 
-/** One entry of the legacy `hosts` map (interfaces.md §3.6): lowercase `allowlist` of `[method, regex]`. */
+/** One entry of the legacy `hosts` map (docs/interfaces.md §3.6): lowercase `allowlist` of `[method, regex]`. */
 export interface LegacyHostEntry {
   readonly host?: string;
   readonly headers?: Readonly<Record<string, string>>;

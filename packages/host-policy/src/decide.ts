@@ -122,7 +122,7 @@ export function checkHostCall(host: CompiledHost, call: OutboundCall): OutboundD
 }
 
 /**
- * Decides an outbound call (interfaces.md §6.3, SPEC.md §8). Pure and allocation-light: a map lookup by exact
+ * Decides an outbound call (docs/interfaces.md §6.3, SPEC.md §8). Pure and allocation-light: a map lookup by exact
  * id, one scan of the path, precompiled anchored regexes. A refusal is returned as data, never thrown.
  *
  * @throws TypeError when `policy` is not a compiled {@link HostPolicy} or `call` is not an object

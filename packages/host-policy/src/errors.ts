@@ -2,7 +2,7 @@
  * Every code a {@link PolicyError} (or a denial returned as data) can carry. Codes are stable public API:
  * renaming or removing one is a major change. README.md lists when each is produced.
  */
-export const POLICY_ERROR_CODES = [
+export const POLICY_ERROR_CODES = Object.freeze([
   'POLICY_CONFIG_INVALID',
   'POLICY_HOST_UNKNOWN',
   'POLICY_HOST_NOT_ALLOWED',
@@ -17,7 +17,7 @@ export const POLICY_ERROR_CODES = [
   'POLICY_TIMEOUT',
   'POLICY_RESPONSE_TOO_LARGE',
   'POLICY_CONNECT_FAILED',
-] as const;
+] as const);
 
 /** A code from {@link POLICY_ERROR_CODES}. */
 export type PolicyErrorCode = (typeof POLICY_ERROR_CODES)[number];
@@ -57,4 +57,18 @@ export class PolicyError extends Error {
     super(message, options);
     if (options?.details !== undefined) this.details = options.details;
   }
+}
+
+/**
+ * Duck-typed guard for a {@link PolicyError}: `name` and membership of {@link POLICY_ERROR_CODES}, so it works
+ * across two loaded copies of this package, where `instanceof` does not.
+ */
+export function isPolicyError(err: unknown): err is PolicyError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown };
+  return (
+    e.name === 'PolicyError' &&
+    typeof e.code === 'string' &&
+    (POLICY_ERROR_CODES as readonly string[]).includes(e.code)
+  );
 }

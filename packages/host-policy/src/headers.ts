@@ -77,7 +77,7 @@ export function isHeaderName(name: string): boolean {
 
 /**
  * True when `value` holds only visible ASCII, space and obs-text (0x80–0xFF): no CR, LF, TAB, NUL or other
- * control character (security-requirements A.2: rejected, never stripped).
+ * control character (docs/security-requirements.md A.2: rejected, never stripped).
  *
  * @throws never
  */

@@ -1,4 +1,4 @@
-export { PolicyError, POLICY_ERROR_CODES } from './errors.js';
+export { PolicyError, POLICY_ERROR_CODES, isPolicyError } from './errors.js';
 export type { PolicyErrorCode, PolicyErrorDetails } from './errors.js';
 export { compileHostPolicy } from './compile.js';
 export type { CompileHostPolicyOptions, CompiledHost, HostPolicy } from './compile.js';

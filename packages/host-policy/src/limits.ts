@@ -17,7 +17,7 @@ export const MAX_HEADER_VALUE_CHARS = 8192;
 export const MAX_HOST_ID_CHARS = 256;
 /** Longest base URL, in characters. */
 export const MAX_BASE_URL_CHARS = 2048;
-/** Most same-origin redirects followed by `sendOutbound` (security-requirements A.2: at most 5). */
+/** Most same-origin redirects followed by `sendOutbound` (docs/security-requirements.md A.2: at most 5). */
 export const MAX_REDIRECTS = 5;
 /** Timeout used when neither the call nor the host sets one, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -1,4 +1,4 @@
-/** The HTTP methods a host entry or a workflow may use (interfaces.md §3.3). Compared case-insensitively. */
+/** The HTTP methods a host entry or a workflow may use (docs/interfaces.md §3.3). Compared case-insensitively. */
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'] as const;
 
 /** One of {@link HTTP_METHODS}, upper case. */

@@ -5,7 +5,7 @@ import type { TestServer } from './fixtures.js';
 import { fakeLookup, h1At, startServer } from './fixtures.js';
 
 // The whole egress path as the agent runs it: decide, then send only what was allowed. "Rejected" means the
-// call fails with the code and nothing is resolved or connected (security-requirements Part B conventions).
+// call fails with the code and nothing is resolved or connected (docs/security-requirements.md Part B conventions).
 
 let server: TestServer;
 let policy: HostPolicy;

@@ -28,6 +28,7 @@ describe('public surface', () => {
         "isForbiddenHeader",
         "isHeaderName",
         "isHeaderValue",
+        "isPolicyError",
         "isPrivateAddress",
         "normalizeMethod",
         "sendOutbound",

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, Server, ServerResponse, IncomingMessage } fro
 import type { AddressInfo } from 'node:net';
 import type { HostEntry, LookupFunction } from '../src/index.js';
 
-/** security-requirements Part B conventions: host h1. */
+/** docs/security-requirements.md Part B conventions: host h1. */
 export const H1: HostEntry = {
   id: 'h1',
   host: 'https://api.example.com/v1/',

@@ -5,7 +5,7 @@ import type { MediaType } from './internal/media-type.js';
 import { multipartRequestCap, resolveOptions } from './options.js';
 import type { ReadUploadOptions, ResolvedOptions } from './options.js';
 
-/** What a request body is delivered as (interfaces §6.2). `empty`: no content type and no body. */
+/** What a request body is delivered as (docs/interfaces.md §6.2). `empty`: no content type and no body. */
 export type UploadKind = 'json' | 'text' | 'octet' | 'multipart' | 'empty';
 
 /**

@@ -2,7 +2,7 @@
  * Every code an {@link UploadError} can carry. Codes are stable public API: renaming or removing one is a
  * major change. README.md lists the HTTP status the apps map each code to (packages carry no statuses).
  */
-export const UPLOAD_ERROR_CODES = [
+export const UPLOAD_ERROR_CODES = Object.freeze([
   'UPLOAD_CONTENT_ENCODING',
   'UPLOAD_UNSUPPORTED_MEDIA_TYPE',
   'UPLOAD_NOT_MULTIPART',
@@ -23,7 +23,7 @@ export const UPLOAD_ERROR_CODES = [
   'UPLOAD_MISSING_PART',
   'UPLOAD_MALFORMED',
   'UPLOAD_ABORTED',
-] as const;
+] as const);
 
 /** A code from {@link UPLOAD_ERROR_CODES}. */
 export type UploadErrorCode = (typeof UPLOAD_ERROR_CODES)[number];
@@ -37,18 +37,25 @@ export class UploadError extends Error {
   constructor(
     readonly code: UploadErrorCode,
     message: string,
-    options?: ErrorOptions & { details?: unknown },
+    options?: ErrorOptions & { details?: Readonly<Record<string, unknown>> },
   ) {
     super(message, options);
     if (options?.details !== undefined) this.details = options.details;
   }
   /** Structured context, for example `{ part: 'stream' }` for `UPLOAD_MISSING_PART`. Never secret. */
-  readonly details?: unknown;
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
-/** True when `err` looks like an {@link UploadError} (duck-typed: two copies of this package may be loaded). */
+/**
+ * True when `err` is an {@link UploadError}: `name` and membership of {@link UPLOAD_ERROR_CODES} (duck-typed: two
+ * copies of this package may be loaded).
+ */
 export function isUploadError(err: unknown): err is UploadError {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as { name?: unknown; code?: unknown };
-  return e.name === 'UploadError' && typeof e.code === 'string' && e.code.startsWith('UPLOAD_');
+  return (
+    e.name === 'UploadError' &&
+    typeof e.code === 'string' &&
+    (UPLOAD_ERROR_CODES as readonly string[]).includes(e.code)
+  );
 }

@@ -20,7 +20,7 @@ export const MAX_PART_HEADER_LINES = 16;
 /** Most parts a form may have: `body` and `stream`. The third part is refused when it starts. */
 export const MAX_PARTS = 2;
 
-/** The two part names a form may use (interfaces §6.2). */
+/** The two part names a form may use (docs/interfaces.md §6.2). */
 export type PartName = 'body' | 'stream';
 
 /** Options of {@link readUpload} and {@link checkUploadHeaders}. */

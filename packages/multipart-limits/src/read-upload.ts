@@ -10,7 +10,7 @@ import type { ReadUploadOptions } from './options.js';
 import type { Upload } from './upload.js';
 
 /**
- * Parses a request into what a step receives (interfaces §6.2; the exact rules are SPEC.md):
+ * Parses a request into what a step receives (docs/interfaces.md §6.2; the exact rules are SPEC.md):
  * `application/json` and `text/plain` become `body` (a string); `application/octet-stream` becomes `stream`;
  * `multipart/form-data` becomes the `body` part and the `stream` part, accepted only when
  * `multipartByteLimit` is set. Header checks run first, before any body byte is read.

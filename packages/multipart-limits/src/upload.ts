@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { UploadKind } from './check-headers.js';
 
-/** What a step receives from a request (interfaces §6.1–6.2). */
+/** What a step receives from a request (docs/interfaces.md §6.1–6.2). */
 export interface Upload {
   /** How the request body was sent. */
   kind: UploadKind;

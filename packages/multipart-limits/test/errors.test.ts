@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UploadError, isUploadError } from '../src/index.js';
+import { UploadError, isUploadError, UPLOAD_ERROR_CODES } from '../src/index.js';
 import { excerpt } from '../src/internal/excerpt.js';
 
 describe('UploadError', () => {
@@ -33,5 +33,28 @@ describe('excerpt', () => {
     expect(excerpt('__proto__')).toBe('"__proto__"');
     expect(excerpt('a\r\nb\u0000é')).toBe('"a\\r\\nb\\u0000\\u00e9"');
     expect(excerpt('x'.repeat(100))).toBe(`"${'x'.repeat(24)}..."`);
+  });
+});
+
+describe('isUploadError (code-list membership)', () => {
+  it('accepts every code of the frozen UPLOAD_ERROR_CODES, also from another loaded copy', () => {
+    expect(Object.isFrozen(UPLOAD_ERROR_CODES)).toBe(true);
+    for (const code of UPLOAD_ERROR_CODES) expect(isUploadError(new UploadError(code, 'm'))).toBe(true);
+    expect(isUploadError({ name: 'UploadError', code: UPLOAD_ERROR_CODES[0], message: 'm' })).toBe(true);
+  });
+  it('refuses an unknown code with the right prefix, another class name and non-objects', () => {
+    const prefix = UPLOAD_ERROR_CODES[0].split('_')[0]!;
+    expect(isUploadError({ name: 'UploadError', code: `${prefix}_NOT_A_CODE` })).toBe(false);
+    expect(isUploadError({ name: 'Error', code: UPLOAD_ERROR_CODES[0] })).toBe(false);
+    expect(isUploadError(null)).toBe(false);
+    expect(isUploadError(UPLOAD_ERROR_CODES[0])).toBe(false);
+  });
+});
+
+describe('UploadError details', () => {
+  it('are a record of non-secret facts, the shape every package uses', () => {
+    const e = new UploadError('UPLOAD_BODY_TOO_LARGE', 'too large', { details: { limit: 10 } });
+    expect(e.details).toEqual({ limit: 10 });
+    expect(new UploadError('UPLOAD_ABORTED', 'aborted').details).toBeUndefined();
   });
 });

@@ -4,7 +4,7 @@
  * payload that does not authenticate; `POLICY_*` a well-formed, authentic package that the
  * deployment's policy refuses. Codes are stable public API.
  */
-export const OAPP_ERROR_CODES = [
+export const OAPP_ERROR_CODES = Object.freeze([
   'FORMAT_BAD_MAGIC',
   'FORMAT_VERSION_UNSUPPORTED',
   'FORMAT_BAD_FLAGS',
@@ -43,7 +43,7 @@ export const OAPP_ERROR_CODES = [
   'POLICY_REQUIRED_SIGNER_MISSING',
   'POLICY_SIGNER_THRESHOLD_NOT_MET',
   'POLICY_INVALID',
-] as const;
+] as const);
 
 /** A code from {@link OAPP_ERROR_CODES}. */
 export type OappErrorCode = (typeof OAPP_ERROR_CODES)[number];

@@ -47,7 +47,7 @@ function policyError(message: string): never {
 const hexOf = encodeHex;
 
 /**
- * Checks a policy's own consistency (security-requirements A.1 "Threshold counting", S91, S92).
+ * Checks a policy's own consistency (docs/security-requirements.md A.1 "Threshold counting", S91, S92).
  * @throws {@link OappError} `POLICY_INVALID`.
  */
 export function validatePolicy(p: DeploymentPolicy): void {
@@ -65,7 +65,7 @@ export function validatePolicy(p: DeploymentPolicy): void {
     ['requiredSigners', p.requiredSigners],
     ['additionalSigners', p.additionalSigners],
   ] as const) {
-    // A key listed twice would count twice toward K (security-requirements A.1: count by raw key, once).
+    // A key listed twice would count twice toward K (docs/security-requirements.md A.1: count by raw key, once).
     if (new Set(list.map((k) => hexOf(k.publicKey))).size !== list.length)
       policyError(`${name} lists the same key twice`);
   }

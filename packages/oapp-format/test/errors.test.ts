@@ -24,3 +24,18 @@ describe('OappError', () => {
     for (const c of OAPP_ERROR_CODES) expect(c).toMatch(/^(FORMAT|CRYPTO|POLICY)_[A-Z0-9_]+$/);
   });
 });
+
+describe('isOappError (code-list membership)', () => {
+  it('accepts every code of the frozen OAPP_ERROR_CODES, also from another loaded copy', () => {
+    expect(Object.isFrozen(OAPP_ERROR_CODES)).toBe(true);
+    for (const code of OAPP_ERROR_CODES) expect(isOappError(new OappError(code, 'm'))).toBe(true);
+    expect(isOappError({ name: 'OappError', code: OAPP_ERROR_CODES[0], message: 'm' })).toBe(true);
+  });
+  it('refuses an unknown code with the right prefix, another class name and non-objects', () => {
+    const prefix = OAPP_ERROR_CODES[0].split('_')[0]!;
+    expect(isOappError({ name: 'OappError', code: `${prefix}_NOT_A_CODE` })).toBe(false);
+    expect(isOappError({ name: 'Error', code: OAPP_ERROR_CODES[0] })).toBe(false);
+    expect(isOappError(null)).toBe(false);
+    expect(isOappError(OAPP_ERROR_CODES[0])).toBe(false);
+  });
+});

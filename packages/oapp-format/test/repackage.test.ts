@@ -24,7 +24,7 @@ import { flipByte, sectionsOf } from './package-surgery.js';
 import { base } from '../testdata/negative-cases.js';
 import { rogue } from '../testdata/rogue.js';
 
-// security-requirements S99: the vendor packages for the customer's distribution key; the customer
+// docs/security-requirements.md S99: the vendor packages for the customer's distribution key; the customer
 // inspects it without secret keys, verifies the vendor, adds its endorsement and repackages for
 // three deployments under its own packager identity; each deployment requires both signers and
 // trusts only the customer's packager identity.

@@ -1,6 +1,6 @@
 // The named negative corpus: one function per file, one defect per file. The file name is
 // `<CODE>--<defect>.oapp`; test/vectors.test.ts opens each with the vectors.json policy and keys and
-// requires exactly that code. Cases cite security-requirements.md where they come from.
+// requires exactly that code. Cases cite docs/security-requirements.md where they come from.
 import { SECTION } from '../src/constants.js';
 import * as fx from '../test/fixtures.js';
 import { concat, cutSection, flipByte, mutateJsonSection, mutateSection, sectionsOf, setPayloadLength } from '../test/package-surgery.js';

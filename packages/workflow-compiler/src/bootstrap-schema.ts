@@ -1,5 +1,5 @@
 /**
- * JSON Schema (draft-07) of a bootstrap, interfaces.md §3. It accepts the input forms (a bare record or an
+ * JSON Schema (draft-07) of a bootstrap, docs/interfaces.md §3. It accepts the input forms (a bare record or an
  * array; legacy `hosts` map; signers as plain strings; `servePackagedAsset`); `validateBootstrap` normalises them.
  * Records and every listed sub-object reject unknown properties; `data` and `metadata` are free-form.
  */
@@ -85,7 +85,7 @@ const host = {
   ],
 };
 
-/** Legacy `hosts` map entry: lowercase `allowlist` of `[method, regex]` tuples (interfaces.md §3.6). */
+/** Legacy `hosts` map entry: lowercase `allowlist` of `[method, regex]` tuples (docs/interfaces.md §3.6). */
 const legacyHost = strict({
   ...hostCommon,
   allowlist: {

@@ -1,7 +1,7 @@
 import type { JsonObject } from './json-value.js';
 import type { StringBoolean } from './types.js';
 
-/** A key record (interfaces.md §2). `keyHex` may be secret: never log it. */
+/** A key record (docs/interfaces.md §2). `keyHex` may be secret: never log it. */
 export interface BootstrapKey {
   id: string;
   purpose: 'sign' | 'authenticated' | 'anonymous' | 'symmetric';
@@ -16,7 +16,7 @@ export interface BootstrapSigner {
   description?: string;
 }
 
-/** Deploy-time package verification policy (interfaces.md §3.2). */
+/** Deploy-time package verification policy (docs/interfaces.md §3.2). */
 export interface BootstrapPackaging {
   packageId: string;
   packagerIdentities?: string[];
@@ -25,7 +25,7 @@ export interface BootstrapPackaging {
   requiredAdditionalSignerCount?: number;
 }
 
-/** An outbound host in array form (interfaces.md §3.3); the legacy `hosts` map is converted to this. */
+/** An outbound host in array form (docs/interfaces.md §3.3); the legacy `hosts` map is converted to this. */
 export interface BootstrapHost {
   id: string;
   host?: string;
@@ -39,7 +39,7 @@ export interface BootstrapHost {
   httpTimeout?: number;
 }
 
-/** A listener permitter (interfaces.md §3.4); `servePackagedAsset` is normalised to `serveFromPackagedAsset`. */
+/** A listener permitter (docs/interfaces.md §3.4); `servePackagedAsset` is normalised to `serveFromPackagedAsset`. */
 export interface BootstrapServer {
   id: string;
   port?: number;
@@ -49,7 +49,7 @@ export interface BootstrapServer {
   serveFromPackagedAsset?: { packagedAssetFileId: string };
 }
 
-/** A file permitter (interfaces.md §3.4). */
+/** A file permitter (docs/interfaces.md §3.4). */
 export interface BootstrapFileAccess {
   id: string;
   directoryOrFile: string;
@@ -61,7 +61,7 @@ export interface BootstrapFileAccess {
   required?: StringBoolean;
 }
 
-/** One deployment record, normalised (interfaces.md §3.1). Fields not modelled here stay as JSON. */
+/** One deployment record, normalised (docs/interfaces.md §3.1). Fields not modelled here stay as JSON. */
 export interface DeploymentRecord {
   deploymentId: string;
   remoteConfiguration: string;

@@ -3,7 +3,7 @@
  * change. The first group are syntax errors (the bytes are not acceptable JSON text); the rest are semantic
  * errors (well-formed JSON that breaks a rule). See {@link WORKFLOW_SYNTAX_ERROR_CODES}.
  */
-export const WORKFLOW_ERROR_CODES = [
+export const WORKFLOW_ERROR_CODES = Object.freeze([
   // Syntax: malformed JSON text (an HTTP front end maps these to 400).
   'WORKFLOW_JSON_INVALID',
   'WORKFLOW_JSON_BAD_UTF8',
@@ -42,7 +42,7 @@ export const WORKFLOW_ERROR_CODES = [
   'WORKFLOW_MANIFEST_OP_UNKNOWN',
   'WORKFLOW_MANIFEST_OP_INVALID',
   'WORKFLOW_MANIFEST_CONFLICT',
-] as const;
+] as const);
 
 /** A code from {@link WORKFLOW_ERROR_CODES}. */
 export type WorkflowErrorCode = (typeof WORKFLOW_ERROR_CODES)[number];
@@ -51,7 +51,7 @@ export type WorkflowErrorCode = (typeof WORKFLOW_ERROR_CODES)[number];
  * The codes that mean "the input is not acceptable JSON text" (malformed, over a parse limit). Every other code
  * is semantic: the JSON was read but breaks a schema or rule.
  */
-export const WORKFLOW_SYNTAX_ERROR_CODES: readonly WorkflowErrorCode[] = [
+export const WORKFLOW_SYNTAX_ERROR_CODES: readonly WorkflowErrorCode[] = Object.freeze([
   'WORKFLOW_JSON_INVALID',
   'WORKFLOW_JSON_BAD_UTF8',
   'WORKFLOW_JSON_LONE_SURROGATE',
@@ -59,7 +59,7 @@ export const WORKFLOW_SYNTAX_ERROR_CODES: readonly WorkflowErrorCode[] = [
   'WORKFLOW_JSON_TOO_DEEP',
   'WORKFLOW_JSON_TOO_LARGE',
   'WORKFLOW_JSON_BAD_NUMBER',
-];
+] as const);
 
 /** One failed field: where (RFC 6901 JSON pointer) and what (never the value itself). */
 export interface WorkflowErrorDetail {
@@ -89,4 +89,18 @@ export class WorkflowError extends Error {
  */
 export function isSyntaxErrorCode(code: string): boolean {
   return (WORKFLOW_SYNTAX_ERROR_CODES as readonly string[]).includes(code);
+}
+
+/**
+ * Duck-typed guard for a {@link WorkflowError}: `name` and membership of {@link WORKFLOW_ERROR_CODES}, so it
+ * works across two loaded copies of this package, where `instanceof` does not.
+ */
+export function isWorkflowError(err: unknown): err is WorkflowError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown };
+  return (
+    e.name === 'WorkflowError' &&
+    typeof e.code === 'string' &&
+    (WORKFLOW_ERROR_CODES as readonly string[]).includes(e.code)
+  );
 }

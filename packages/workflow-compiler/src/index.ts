@@ -3,6 +3,7 @@ export {
   WORKFLOW_ERROR_CODES,
   WORKFLOW_SYNTAX_ERROR_CODES,
   isSyntaxErrorCode,
+  isWorkflowError,
 } from './errors.js';
 export type { WorkflowErrorCode, WorkflowErrorDetail } from './errors.js';
 export { parseStrictJson, MAX_JSON_BYTES } from './strict-json.js';

@@ -9,7 +9,7 @@ export interface JsonObject {
   [key: string]: JsonValue;
 }
 
-/** Nesting cap for arrays and objects (security-requirements S3). */
+/** Nesting cap for arrays and objects (docs/security-requirements.md S3). */
 export const MAX_JSON_DEPTH = 64;
 
 /** True for a non-null, non-array object. */

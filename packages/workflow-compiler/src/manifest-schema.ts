@@ -1,7 +1,7 @@
 import { COMMENT_SCHEMA } from './workflow-schema.js';
 
 /**
- * JSON Schema (draft-07) of a build manifest (interfaces.md §8), as a plain object for reuse. `op` is only
+ * JSON Schema (draft-07) of a build manifest (docs/interfaces.md §8), as a plain object for reuse. `op` is only
  * typed here so that an unknown op gets its own code (`WORKFLOW_MANIFEST_OP_UNKNOWN`) naming its position.
  */
 export const MANIFEST_SCHEMA = {

@@ -4,7 +4,7 @@ import { WorkflowError } from './errors.js';
 import { quoteName } from './json-value.js';
 import { parseResourcePath } from './resource-path.js';
 
-/** The packager's resource directories, searched in this order (interfaces.md §1.1). */
+/** The packager's resource directories, searched in this order (docs/interfaces.md §1.1). */
 export const DEFAULT_RESOURCE_DIRS: readonly string[] = [
   '/community-resources',
   '/local-resources1',

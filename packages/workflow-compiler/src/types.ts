@@ -1,12 +1,12 @@
 import type { JsonObject, JsonValue } from './json-value.js';
 
-/** `true | false | "true" | "false" | "${VAR}"` (interfaces.md §3). */
+/** `true | false | "true" | "false" | "${VAR}"` (docs/interfaces.md §3). */
 export type StringBoolean = boolean | string;
 
 /** A `comment` value; removed by compile. */
 export type Comment = string | string[];
 
-/** A processor: inline script, resource reference, or chain (interfaces.md §4.3). */
+/** A processor: inline script, resource reference, or chain (docs/interfaces.md §4.3). */
 export interface Processor {
   comment?: Comment;
   script?: string | null;
@@ -17,7 +17,7 @@ export interface Processor {
   data?: JsonObject;
 }
 
-/** Trigger kinds of a step (interfaces.md §4.4); several may be set at once. */
+/** Trigger kinds of a step (docs/interfaces.md §4.4); several may be set at once. */
 export interface Trigger {
   comment?: Comment;
   runOnce?: StringBoolean;
@@ -36,7 +36,7 @@ export interface Trigger {
   deploymentAccess?: { ids: string[]; noTrace?: StringBoolean; comment?: Comment };
 }
 
-/** Step fields (interfaces.md §4.2); `stepId` is required on steps, absent in `defaultStepProperties`. */
+/** Step fields (docs/interfaces.md §4.2); `stepId` is required on steps, absent in `defaultStepProperties`. */
 export interface StepProperties {
   comment?: Comment;
   stepId?: string;
@@ -76,7 +76,7 @@ export interface WorkflowDefinition {
   data?: JsonObject;
 }
 
-/** A workflow file (interfaces.md §4.1). */
+/** A workflow file (docs/interfaces.md §4.1). */
 export interface WorkflowFile {
   comment?: Comment;
   workflows: WorkflowDefinition[];

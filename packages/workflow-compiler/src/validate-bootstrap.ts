@@ -132,7 +132,7 @@ function renameAsset(server: JsonObject, at: (string | number)[]): void {
   delete server['servePackagedAsset'];
 }
 
-/** interfaces.md §3.6: map key = host id; `allowlist: [[method, regex]]` → `allowList: [{method, uriPattern}]`. */
+/** docs/interfaces.md §3.6: map key = host id; `allowlist: [[method, regex]]` → `allowList: [{method, uriPattern}]`. */
 function convertLegacyHosts(record: JsonObject): void {
   const hosts = record['hosts'];
   if (!isJsonObject(hosts)) return;

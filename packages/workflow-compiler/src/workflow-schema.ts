@@ -1,5 +1,5 @@
 /**
- * JSON Schema (draft-07) of a workflow file, interfaces.md §4. Unknown properties are rejected at every level
+ * JSON Schema (draft-07) of a workflow file, docs/interfaces.md §4. Unknown properties are rejected at every level
  * except inside free-form `data` objects and `messages[].value`. Rules a schema states badly (exactly one
  * processor form, unique `stepId`) are checked in code after the schema passes (see validate-workflow.ts).
  */

@@ -4,6 +4,7 @@ import {
   WORKFLOW_SYNTAX_ERROR_CODES,
   WorkflowError,
   isSyntaxErrorCode,
+  isWorkflowError,
 } from '../src/index.js';
 
 describe('WorkflowError', () => {
@@ -42,5 +43,22 @@ describe('WORKFLOW_ERROR_CODES', () => {
     expect(isSyntaxErrorCode('WORKFLOW_SCHEMA_INVALID')).toBe(false);
     expect(isSyntaxErrorCode('WORKFLOW_RESOURCE_NOT_FOUND')).toBe(false);
     expect(isSyntaxErrorCode('nonsense')).toBe(false);
+  });
+});
+
+describe('isWorkflowError (code-list membership)', () => {
+  it('accepts every code of the frozen WORKFLOW_ERROR_CODES, also from another loaded copy', () => {
+    expect(Object.isFrozen(WORKFLOW_ERROR_CODES)).toBe(true);
+    for (const code of WORKFLOW_ERROR_CODES) expect(isWorkflowError(new WorkflowError(code, 'm'))).toBe(true);
+    expect(isWorkflowError({ name: 'WorkflowError', code: WORKFLOW_ERROR_CODES[0], message: 'm' })).toBe(
+      true,
+    );
+  });
+  it('refuses an unknown code with the right prefix, another class name and non-objects', () => {
+    const prefix = WORKFLOW_ERROR_CODES[0].split('_')[0]!;
+    expect(isWorkflowError({ name: 'WorkflowError', code: `${prefix}_NOT_A_CODE` })).toBe(false);
+    expect(isWorkflowError({ name: 'Error', code: WORKFLOW_ERROR_CODES[0] })).toBe(false);
+    expect(isWorkflowError(null)).toBe(false);
+    expect(isWorkflowError(WORKFLOW_ERROR_CODES[0])).toBe(false);
   });
 });

@@ -36,6 +36,7 @@ describe('public surface', () => {
         "formatManifestPath",
         "hashWorkflow",
         "isSyntaxErrorCode",
+        "isWorkflowError",
         "parseManifestPath",
         "parseSecretsFile",
         "parseStrictJson",

@@ -4,7 +4,7 @@ import { WorkflowError, validateBootstrap, type WorkflowErrorDetail } from '../s
 
 const hex = (byte: string, n: number): string => byte.repeat(n / 2);
 
-/** interfaces.md §3.7, as a bare record. */
+/** docs/interfaces.md §3.7, as a bare record. */
 function example(): Record<string, any> {
   return {
     deploymentId: 'invoices-eu-1',

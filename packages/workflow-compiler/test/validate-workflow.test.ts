@@ -19,7 +19,7 @@ describe('validateWorkflow', () => {
     expect(validateWorkflow(bytes).workflows.length).toBe(1);
   });
 
-  it('accepts the interfaces.md §4.7 example shape: http trigger with multiPartUploadByteLimit', () => {
+  it('accepts the docs/interfaces.md §4.7 example shape: http trigger with multiPartUploadByteLimit', () => {
     const wf = oneStep(
       { script: 'x' },
       { trigger: { http: { server: 'api', path: '/x', multiPartUploadByteLimit: 5242880 } } },

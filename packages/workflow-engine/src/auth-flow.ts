@@ -3,7 +3,7 @@ import type { RunContext } from './run-context.js';
 import type { StepInput } from './types.js';
 import { mergeData } from './workflow-model.js';
 
-/** The exchange property that carries data into a `scripted-auth` step (interfaces.md §5.5). */
+/** The exchange property that carries data into a `scripted-auth` step (docs/interfaces.md §5.5). */
 export const AUTH_DATA_PROPERTY = 'AGENT_AUTH_DATA';
 /** The name existing scripts use for {@link AUTH_DATA_PROPERTY}; both are honoured. */
 export const LEGACY_AUTH_DATA_PROPERTY = 'OPSCOTCH_AUTH_DATA';

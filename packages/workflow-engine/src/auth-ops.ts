@@ -6,7 +6,7 @@ import type { RunContext } from './run-context.js';
 
 type Args = unknown[];
 
-/** interfaces.md §5.5: these calls exist only in an authentication context (README.md "Secrets"). */
+/** docs/interfaces.md §5.5: these calls exist only in an authentication context (README.md "Secrets"). */
 export function requireAuth(ctx: RunContext, call: string): void {
   if (!ctx.isAuth) {
     throw new EngineError('ENGINE_NOT_PERMITTED', `${call} is only available in an authentication context`);

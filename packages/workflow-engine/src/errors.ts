@@ -1,5 +1,5 @@
 /** Every code an {@link EngineError} can carry (stable public API; README.md lists what each means). */
-export const ENGINE_ERROR_CODES = [
+export const ENGINE_ERROR_CODES = Object.freeze([
   'ENGINE_STEP_NOT_FOUND',
   'ENGINE_INVALID_WORKFLOW',
   'ENGINE_TIMEOUT',
@@ -25,7 +25,7 @@ export const ENGINE_ERROR_CODES = [
   'ENGINE_COMPRESSION_LIMIT',
   'ENGINE_KEY_NOT_FOUND',
   'ENGINE_HOST_SERVED',
-] as const;
+] as const);
 
 /** One of {@link ENGINE_ERROR_CODES}. */
 export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
@@ -40,6 +40,20 @@ export class EngineError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * Duck-typed guard for an {@link EngineError}: `name` and membership of {@link ENGINE_ERROR_CODES}, so it works
+ * across two loaded copies of this package, where `instanceof` does not.
+ */
+export function isEngineError(err: unknown): err is EngineError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown };
+  return (
+    e.name === 'EngineError' &&
+    typeof e.code === 'string' &&
+    (ENGINE_ERROR_CODES as readonly string[]).includes(e.code)
+  );
 }
 
 /** Duck-typed check for a coded error (`{ code: string, message: string }`), as the app throws them. */

@@ -38,7 +38,7 @@ export const MAX_FILE_PATH_CHARS = 4096;
 type Args = unknown[];
 type Op = (ctx: RunContext, args: Args, bytes: Uint8Array | undefined) => unknown;
 
-/** interfaces.md §5.7: a refused file call's message contains `FC2` and `Not permitted`. */
+/** docs/interfaces.md §5.7: a refused file call's message contains `FC2` and `Not permitted`. */
 function notPermitted(why: string): EngineError {
   return new EngineError('ENGINE_NOT_PERMITTED', `Not permitted (FC2): ${why}`);
 }

@@ -48,7 +48,7 @@ function metadataOf(ctx: RunContext): [string, string][] {
 }
 
 /**
- * interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. The dimensions are the string
+ * docs/interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. The dimensions are the string
  * entries of the processor's `data.metadata`, then the explicit ones, which win (SPEC.md §7).
  */
 function metric(ctx: RunContext, args: Args): void {

@@ -1,6 +1,6 @@
 export { createWorkflowEngine, DEFAULT_LIMITS, MAX_FORGOTTEN_RUNS, MAX_LIMITS } from './engine.js';
 export { HOST_SERVED_TYPES } from './host-served.js';
-export { EngineError, ENGINE_ERROR_CODES } from './errors.js';
+export { EngineError, ENGINE_ERROR_CODES, isEngineError } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { MIN_SECRET_CHARS, REDACTED, Redactor, SECRET_FORMS } from './redact.js';
 export { MAX_SEND_DEPTH } from './send-ops.js';

@@ -146,7 +146,7 @@ export const PERSIST_OPS: Record<string, Op> = {
       str(a, 0, 'key'),
       timestamp(a, 1),
     ),
-  // interfaces.md §5.6: the step's timestampOverride is "now" when set, as for getTimestamp().
+  // docs/interfaces.md §5.6: the step's timestampOverride is "now" when set, as for getTimestamp().
   'ts.minutesAgo': (ctx, a) => {
     storeOf(ctx, 'getTimestampManager');
     const now = ctx.step.timestampOverride ?? ctx.shared.host.now();

@@ -1,8 +1,8 @@
 import { FormIndex } from './form-index.js';
 
 /**
- * What replaces a secret in logs, errors and results (interfaces.md §5.5: `"this is <REDACTED>"`,
- * security-requirements S50). Tests use this constant, never its text.
+ * What replaces a secret in logs, errors and results (docs/interfaces.md §5.5: `"this is <REDACTED>"`,
+ * docs/security-requirements.md S50). Tests use this constant, never its text.
  */
 export const REDACTED = '<REDACTED>';
 
@@ -131,7 +131,7 @@ export class Redactor {
   }
 
   /**
-   * `text` with every secret form removed (metric keys and dimensions, interfaces.md §5.5), and every
+   * `text` with every secret form removed (metric keys and dimensions, docs/interfaces.md §5.5), and every
    * {@link REDACTED} an earlier redaction left in it (a metric built from a redacted result). Removal can join the
    * text around a removed form into a new occurrence (`se` + secret + `cret`), so it is repeated until nothing
    * changes; a text that still holds a form after {@link MAX_STRIP_PASSES} passes becomes empty.

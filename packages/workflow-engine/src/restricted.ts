@@ -19,7 +19,7 @@ function formsOf(values: Set<string>, value: string): readonly string[] {
 }
 
 /**
- * True when `req` would carry restricted data of some host other than `req.hostId` (security-requirements A.2,
+ * True when `req` would carry restricted data of some host other than `req.hostId` (docs/security-requirements.md A.2,
  * "plaintext flows only to the owning authentication host"): in the path, a header name or value, or the body —
  * text or bytes (decoded as UTF-8) — in any of the encoded forms the redactor tracks. Used for the main call of a
  * step and for `callAuthenticationHost` alike.

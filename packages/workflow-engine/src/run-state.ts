@@ -1,7 +1,7 @@
 import { ByteStream } from './byte-stream.js';
 import type { StepInput } from './types.js';
 
-/** The state of one step run, carried from processor to processor (interfaces.md §4.3 chains). */
+/** The state of one step run, carried from processor to processor (docs/interfaces.md §4.3 chains). */
 export interface RunState {
   body: string | null;
   bytes: Uint8Array | undefined;

@@ -4,7 +4,7 @@ import { isTrue } from './workflow-model.js';
 /** What started a scheduled run. */
 export type ScheduledKind = 'runOnce' | 'timer';
 
-/** One step's `runOnce`/`timer` triggers, read from its compiled trigger (interfaces.md §4.4). */
+/** One step's `runOnce`/`timer` triggers, read from its compiled trigger (docs/interfaces.md §4.4). */
 export interface ScheduledStep {
   readonly stepId: string;
   /** The step's workflow (duplicate step ids in other workflows are other steps, ADR 0060). */

@@ -5,7 +5,7 @@ import type { RunState } from './run-state.js';
 import type { Flow } from './step-runner.js';
 import type { ProcessorSlot, ScriptUnit } from './workflow-model.js';
 
-/** The step type this file runs (interfaces.md §4.5). */
+/** The step type this file runs (docs/interfaces.md §4.5). */
 export const SPLIT_STEP_TYPE = 'scripted-split-aggregate';
 
 /** What the split flow borrows from the ordinary call cycle (step-runner.ts). */

@@ -152,14 +152,14 @@ function outboundRequest(flow: Flow, url: { hostId: string; path: string }): Out
     method: state.method ?? (hasBody ? 'POST' : 'GET'),
     headers,
     body,
-    // A scripted-auth step exists to talk to authentication hosts (interfaces.md §4.5).
+    // A scripted-auth step exists to talk to authentication hosts (docs/interfaces.md §4.5).
     isAuthenticationProcessor: flow.step.type === 'scripted-auth',
     timeoutMs: flow.step.httpTimeout,
     signal: flow.signal,
   };
 }
 
-/** Restricted values of host H may go to H only (security-requirements A.2, lazy decryption). */
+/** Restricted values of host H may go to H only (docs/security-requirements.md A.2, lazy decryption). */
 /**
  * The `httpStatusHandling` entry for `status`: the exact key (`"404"`) when there is one, else the narrowest
  * inclusive range (`"400-499"`) that holds it, the first in the file on a tie (README "Step flow").

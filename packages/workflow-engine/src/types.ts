@@ -2,7 +2,7 @@ import type { Redactor } from './redact.js';
 import type { PersistenceProvider } from './persistence/types.js';
 import type { FileHost } from './file-ops.js';
 
-/** One outbound request the engine asks the app to make (interfaces.md §6.3). */
+/** One outbound request the engine asks the app to make (docs/interfaces.md §6.3). */
 export interface OutboundRequest {
   hostId: string;
   path: string;
@@ -86,7 +86,7 @@ export interface RunStepOptions {
   depth?: number;
 }
 
-/** What a step run gets (interfaces.md §6.1). */
+/** What a step run gets (docs/interfaces.md §6.1). */
 export interface StepInput {
   /** `getBody()`. */
   body: string | undefined;

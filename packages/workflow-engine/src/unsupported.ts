@@ -2,7 +2,7 @@ import { RUNNABLE_TYPES } from './engine.js';
 import { HOST_SERVED_TYPES } from './host-served.js';
 import { loadWorkflow, type ScriptUnit, type StepModel } from './workflow-model.js';
 
-/** Step types of the workflow language (interfaces.md §4.2). */
+/** Step types of the workflow language (docs/interfaces.md §4.2). */
 const STEP_TYPES = ['scripted', 'scripted-split-aggregate', 'scripted-auth', 'httpFile'] as const;
 
 /**

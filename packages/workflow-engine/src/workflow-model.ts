@@ -2,7 +2,7 @@ import { EngineError } from './errors.js';
 import { persistenceSpecOf } from './persistence/step-spec.js';
 import type { PersistenceSpec } from './persistence/types.js';
 
-/** A processor flattened to one script, with the data merged down to it (interfaces.md §4.3, §4.6). */
+/** A processor flattened to one script, with the data merged down to it (docs/interfaces.md §4.3, §4.6). */
 export interface ScriptUnit {
   script: string;
   data: Record<string, unknown>;
@@ -62,7 +62,7 @@ function define(target: Obj, key: string, value: unknown): void {
 }
 
 /**
- * Deep merge for `data` (interfaces.md §4.6, DESIGN: objects merge recursively, arrays and scalars of the
+ * Deep merge for `data` (docs/interfaces.md §4.6, DESIGN: objects merge recursively, arrays and scalars of the
  * child replace the parent's). Inputs are never modified.
  */
 export function mergeData(parent: unknown, child: unknown): Obj {

@@ -11,7 +11,7 @@ const T0 = 1_700_000_000_000;
 const token = (n: number) => `tok-${n}-9f8e7d6c5b`;
 
 /**
- * The pattern real apps use (interfaces.md §5.5): the authenticationProcessor of `api` sets AGENT_AUTH_DATA,
+ * The pattern real apps use (docs/interfaces.md §5.5): the authenticationProcessor of `api` sets AGENT_AUTH_DATA,
  * calls the scripted-auth step `login` when no token is cached, reads the cached token and sets the header.
  * `login` logs in through the authentication host `idp` and caches the token for `ttl` ms.
  */
@@ -77,7 +77,7 @@ function output(host: ReturnType<typeof fakeHost>, ...results: unknown[]): strin
   return JSON.stringify([host.logs, host.metrics, results]);
 }
 
-describe('authentication flows through a scripted-auth step (interfaces.md §5.5, ADR 0054)', () => {
+describe('authentication flows through a scripted-auth step (docs/interfaces.md §5.5, ADR 0054)', () => {
   it('logs in through the authentication host, caches the token and sends it on the main call', async () => {
     const { host, engine } = await setup(loginFlow());
     const result = await engine.runStep('api', input());

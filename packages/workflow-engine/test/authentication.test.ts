@@ -31,7 +31,7 @@ function everything(host: ReturnType<typeof fakeHost>, result: unknown): string 
   return JSON.stringify([host.logs, host.metrics, result]);
 }
 
-describe('getRestrictedDataFromHost (interfaces.md §5.5, S46)', () => {
+describe('getRestrictedDataFromHost (docs/interfaces.md §5.5, S46)', () => {
   it('returns host data in an authentication processor and registers every value as a secret', async () => {
     const { host, engine } = await setup({
       authenticationProcessor: s(

@@ -20,7 +20,7 @@ async function body(script: string, inp?: StepInput, step?: Record<string, unkno
   return result.body;
 }
 
-describe('context body and data (interfaces.md §5.2)', () => {
+describe('context body and data (docs/interfaces.md §5.2)', () => {
   it('getBody and getMessageBodyAsString return the body; setMessage replaces it', async () => {
     expect(await body("context.setMessage(context.getBody() + '|' + context.getMessageBodyAsString())")).toBe(
       'in|in',
@@ -69,7 +69,7 @@ describe('context body and data (interfaces.md §5.2)', () => {
   });
 });
 
-describe('context streams (interfaces.md §5.2, S5)', () => {
+describe('context streams (docs/interfaces.md §5.2, S5)', () => {
   const enc = new TextEncoder();
 
   it('reads the input stream with read(n), available() and readAll()', async () => {
@@ -109,7 +109,7 @@ describe('context streams (interfaces.md §5.2, S5)', () => {
   });
 });
 
-describe('context headers and properties (interfaces.md §5.3)', () => {
+describe('context headers and properties (docs/interfaces.md §5.3)', () => {
   it('getHeader returns a JSON array string, case-insensitively, or null', async () => {
     const out = await body(
       "context.setBody(context.getHeader('ACCEPT') + '|' + context.getHeader('x-none'))",
@@ -177,7 +177,7 @@ describe('context headers and properties (interfaces.md §5.3)', () => {
   });
 });
 
-describe('context metrics, logging and time (interfaces.md §5.6)', () => {
+describe('context metrics, logging and time (docs/interfaces.md §5.6)', () => {
   it('sendMetric in both forms, counter and delta', async () => {
     const { host, result } = await chain([
       "context.sendMetric('m1', 5); context.sendMetric(1234, 'm2', 7, { region: 'eu' }); context.counter('c', 2); const c = context.counter('c', 3); context.delta('d', 10); const d = context.delta('d', 14); context.setBody(c + ',' + d + ',' + context.counter('c', 0))",
@@ -244,7 +244,7 @@ describe('context metrics, logging and time (interfaces.md §5.6)', () => {
   });
 });
 
-describe('context utilities (interfaces.md §5.7)', () => {
+describe('context utilities (docs/interfaces.md §5.7)', () => {
   it('hash is CRC-32 (unsigned)', async () => {
     expect(await body("context.setBody(String(context.hash('filebeat-7.6.0-2020.06.12')))")).toBe(
       '3215972377',
@@ -314,7 +314,7 @@ describe('context utilities (interfaces.md §5.7)', () => {
   });
 });
 
-describe('doc contract wrapper (interfaces.md §5.1)', () => {
+describe('doc contract wrapper (docs/interfaces.md §5.1)', () => {
   const schema =
     "{ type: 'object', required: ['amount'], properties: { amount: { type: 'number', minimum: 0 } }, additionalProperties: false }";
 

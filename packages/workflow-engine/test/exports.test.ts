@@ -32,6 +32,7 @@ it('keeps the public surface of the engine stable', () => {
       "createScheduler",
       "createWorkflowEngine",
       "describeUnsupported",
+      "isEngineError",
       "listSteps",
       "persistenceSpecs",
       "planSchedule",

@@ -3,7 +3,7 @@ import { createWorkflowEngine, type OutboundRequest } from '../src/index.js';
 import { fakeHost, input, textResponse, workflow } from './fake-host.js';
 
 // Regression cases from a security review of the authentication flows (ADR 0054): restricted data must not leave
-// through a byte body, a header name or callAuthenticationHost (S122, security-requirements A.2).
+// through a byte body, a header name or callAuthenticationHost (S122, docs/security-requirements.md A.2).
 const SECRET = 'client-secret-Zq81xW';
 const RESTRICTED = JSON.stringify({ clientId: 'client-1', clientSecret: SECRET });
 const s = (script: string) => ({ script });

@@ -8,7 +8,7 @@ async function engineWith(steps: unknown[], limits?: { timeMs?: number }) {
   return { host, engine };
 }
 
-describe('sendToStep (interfaces.md §5.4)', () => {
+describe('sendToStep (docs/interfaces.md §5.4)', () => {
   it('runs the callee and returns its body, properties, headers and error state', async () => {
     const { engine } = await engineWith([
       scriptStep(

@@ -16,7 +16,7 @@ async function runFlow(
   return { host, result };
 }
 
-describe('step flow (interfaces.md §4.5, §6.3)', () => {
+describe('step flow (docs/interfaces.md §4.5, §6.3)', () => {
   it('runs urlGenerator, payloadGenerator, the call, then resultsProcessor with the response', async () => {
     const { host, result } = await runFlow(
       {
@@ -186,7 +186,7 @@ describe('httpStatusHandling status ranges', () => {
   });
 });
 
-describe('outbound body: what a generator set, never the inherited input (interfaces.md §4.5)', () => {
+describe('outbound body: what a generator set, never the inherited input (docs/interfaces.md §4.5)', () => {
   /** A caller that passes `{"id":7}` to `fetch` with sendToStep, and `fetch` made of `generators`. */
   async function viaSendToStep(generators: Record<string, unknown>) {
     const host = fakeHost();

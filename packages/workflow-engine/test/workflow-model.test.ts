@@ -3,7 +3,7 @@ import { createWorkflowEngine } from '../src/index.js';
 import { flattenProcessor, loadWorkflow, mergeData } from '../src/workflow-model.js';
 import { fakeHost, input } from './fake-host.js';
 
-describe('mergeData (interfaces.md §4.6)', () => {
+describe('mergeData (docs/interfaces.md §4.6)', () => {
   it('merges objects deeply and lets arrays and scalars of the child replace the parent', () => {
     expect(mergeData({ a: { b: 1, c: [1, 2] }, d: 1 }, { a: { c: [3], e: 2 }, d: 'x' })).toEqual({
       a: { b: 1, c: [3], e: 2 },
@@ -18,7 +18,7 @@ describe('mergeData (interfaces.md §4.6)', () => {
   });
 });
 
-describe('flattenProcessor (interfaces.md §4.3)', () => {
+describe('flattenProcessor (docs/interfaces.md §4.3)', () => {
   it('flattens nested chains in order and merges data down', () => {
     const units = flattenProcessor(
       {

@@ -1,4 +1,5 @@
 import {
+  PolicyError,
   checkOutboundCall,
   sendOutbound,
   type AllowedCall,
@@ -53,15 +54,13 @@ export interface TransportRequest {
 /** An in-process stand-in for the network (tests): answers an allowed call, or throws a coded error. */
 export type OutboundTransport = (req: TransportRequest) => Promise<OutboundResponse>;
 
-/** A coded error as the engine expects it: `{ code, message }`, no stack details from us. */
-class OutboundError extends Error {
-  override readonly name = 'PolicyError';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
+/**
+ * Another package's coded error (the test runner's `TESTRUNNER_HOST_NOT_MOCKED`, an in-process call's
+ * `AGENT_*`) as the engine gets it: its own name and code, its message redacted. No class here borrows a name.
+ */
+function redactedCopy(err: { name?: unknown; code: string }, message: string): Error & { code: string } {
+  const name = typeof err.name === 'string' ? err.name : 'Error';
+  return Object.assign(new Error(message), { name, code: err.code });
 }
 
 function decide(policy: HostPolicy, req: OutboundRequest) {
@@ -74,7 +73,7 @@ function decide(policy: HostPolicy, req: OutboundRequest) {
   });
   if (!decision.allowed) {
     // The denial is data (host-policy); for the engine it becomes a coded error naming host and rule.
-    throw new OutboundError(
+    throw new PolicyError(
       decision.code,
       `call to host "${decision.hostId}" refused (${decision.rule}): ${decision.message}`,
     );
@@ -109,16 +108,15 @@ async function viaTransport(
     });
   } catch (err) {
     if (timeout.aborted)
-      throw new OutboundError(
-        'POLICY_TIMEOUT',
-        `call to host "${req.hostId}" timed out after ${timeoutMs} ms`,
-      );
+      throw new PolicyError('POLICY_TIMEOUT', `call to host "${req.hostId}" timed out after ${timeoutMs} ms`);
     const code = transportCode(err);
     const text = err instanceof Error ? deps.redactor.redact(err.message) : 'failed';
-    throw new OutboundError(code ?? 'POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed: ${text}`);
+    const message = `call to host "${req.hostId}" failed: ${text}`;
+    if (code !== undefined) throw redactedCopy({ name: (err as { name?: unknown }).name, code }, message);
+    throw new PolicyError('POLICY_CONNECT_FAILED', message);
   }
   if (res.body.byteLength > deps.outbound.maxResponseBytes)
-    throw new OutboundError(
+    throw new PolicyError(
       'POLICY_RESPONSE_TOO_LARGE',
       `call to host "${req.hostId}": response body over ${deps.outbound.maxResponseBytes} bytes`,
     );
@@ -134,7 +132,7 @@ async function viaInProc(
 ): Promise<OutboundResponse> {
   const host = decision.host;
   if (deps.calls === undefined || host.inProcServerId === undefined)
-    throw new OutboundError(
+    throw new PolicyError(
       'POLICY_CONNECT_FAILED',
       `call to host "${req.hostId}" failed: no in-process servers`,
     );
@@ -146,8 +144,8 @@ async function viaInProc(
       { timeoutMs, maxResponseBytes: deps.outbound.maxResponseBytes },
     );
   } catch (err) {
-    if (isCodedError(err)) throw new OutboundError(err.code, deps.redactor.redact(err.message));
-    throw new OutboundError('POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed`);
+    if (isCodedError(err)) throw redactedCopy(err, deps.redactor.redact(err.message));
+    throw new PolicyError('POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed`);
   }
 }
 
@@ -213,8 +211,8 @@ async function callOutbound(deps: EngineHostDeps, req: OutboundRequest): Promise
     for (const [k, v] of Object.entries(res.headers)) headers[k] = [...v];
     return { status: res.status, headers, body: res.body };
   } catch (err) {
-    if (isCodedError(err)) throw new OutboundError(err.code, deps.redactor.redact(err.message));
-    throw new OutboundError('POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed`);
+    if (isCodedError(err)) throw redactedCopy(err, deps.redactor.redact(err.message));
+    throw new PolicyError('POLICY_CONNECT_FAILED', `call to host "${req.hostId}" failed`);
   }
 }
 

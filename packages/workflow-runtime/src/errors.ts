@@ -2,7 +2,7 @@
  * The agent's own error codes (house style §3). Library codes (`WORKFLOW_*`, `FORMAT_*`, `CRYPTO_*`,
  * `POLICY_*`, `UPLOAD_*`) pass through unchanged; these cover what only the agent decides.
  */
-export const AGENT_ERROR_CODES = [
+export const AGENT_ERROR_CODES = Object.freeze([
   // start-up (each ends the process with exit code 1)
   'AGENT_CONFIG_INVALID',
   'AGENT_BOOTSTRAP_MISSING',
@@ -33,6 +33,10 @@ export const AGENT_ERROR_CODES = [
   'AGENT_RESPONSE_INVALID',
   'AGENT_ASSET_PATH_INVALID',
   'AGENT_ASSET_NOT_FOUND',
+  'AGENT_BODY_TOO_LARGE',
+  'AGENT_BODY_NOT_JSON',
+  'AGENT_BODY_DUPLICATE_KEY',
+  'AGENT_BODY_TOO_DEEP',
   'AGENT_FILE_NOT_PERMITTED',
   'AGENT_FILE_NOT_FOUND',
   'AGENT_FILE_TOO_LARGE',
@@ -42,7 +46,7 @@ export const AGENT_ERROR_CODES = [
   'AGENT_DEPLOYMENT_ACCESS_DENIED',
   'AGENT_DEPLOYMENT_UNAVAILABLE',
   'AGENT_DEPLOYMENT_CALL_AMBIGUOUS',
-] as const;
+] as const);
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
 
 /** A coded agent error. Messages name variables, records, hosts and fields, never values or keys. */
@@ -55,6 +59,20 @@ export class AgentError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * Duck-typed guard for an {@link AgentError}: `name` and membership of {@link AGENT_ERROR_CODES}, so it works
+ * across two loaded copies of this package, where `instanceof` does not.
+ */
+export function isAgentError(err: unknown): err is AgentError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; code?: unknown };
+  return (
+    e.name === 'AgentError' &&
+    typeof e.code === 'string' &&
+    (AGENT_ERROR_CODES as readonly string[]).includes(e.code)
+  );
 }
 
 /** A coded error from any of our packages, recognised by shape (two copies of a package may load). */

@@ -3,6 +3,7 @@
 export {
   AGENT_ERROR_CODES,
   AgentError,
+  isAgentError,
   isCodedError,
   type AgentErrorCode,
   type CodedError,

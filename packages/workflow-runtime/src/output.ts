@@ -32,7 +32,7 @@ export interface WorkflowMetric {
 /**
  * The one output of the agent: JSON lines, every string field passed through the redactor before it is
  * serialised (so escaping cannot hide a secret from the match). Metrics have secrets stripped from keys and
- * dimension names and values (interfaces.md §5.5).
+ * dimension names and values (docs/interfaces.md §5.5).
  */
 export interface Output {
   debug(msg: string, fields?: Fields): void;

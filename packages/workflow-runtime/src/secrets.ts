@@ -61,7 +61,7 @@ function pointerEscape(key: string): string {
 }
 
 /**
- * Returns the host's restricted `data` as JSON text with every `-2/` string decrypted now (interfaces.md
+ * Returns the host's restricted `data` as JSON text with every `-2/` string decrypted now (docs/interfaces.md
  * §3.3, §5.5). Every declared host's `data` is restricted data, `authenticationHost` or not (ADR 0081); the
  * engine calls this only in authentication context. A `-2/` string outside host `data` (headers, bootstrap
  * `data`) is never decrypted (S48). A failure names the host and the field, never the value (S46, S47).

@@ -24,7 +24,7 @@ export const SUPPORTED_TRIGGERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Record fields the bootstrap schema accepts and this agent ignores (interfaces.md §3). Remove an entry in the
+ * Record fields the bootstrap schema accepts and this agent ignores (docs/interfaces.md §3). Remove an entry in the
  * change that implements the field. Paths with `[]` are checked on every array element. A field set to `false`,
  * `"false"` or null (and `frequency: 0`, "load once") asks for nothing and is not reported.
  * `errorHandling.enableLocalLogging` is not listed: the agent always logs to stdout.
@@ -49,22 +49,22 @@ export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'workflow.shutdownTimeout',
 ];
 
-/** Where the agent deliberately differs from the reference agent (interfaces.md DECIDED items; README). */
+/** Where the agent deliberately differs from the reference agent (docs/interfaces.md DECIDED items; README). */
 export const DELIBERATE_DIFFERENCES: readonly { readonly id: string; readonly detail: string }[] = [
   {
     id: 'http-request-body',
     detail:
-      'interfaces.md §6.1: an HTTP-triggered step gets the request body itself from getBody(), not a {uri, method, path, query, body} envelope; the request line is in the properties http.method, http.path, http.query, http.uri',
+      'docs/interfaces.md §6.1: an HTTP-triggered step gets the request body itself from getBody(), not a {uri, method, path, query, body} envelope; the request line is in the properties http.method, http.path, http.query, http.uri',
   },
   {
     id: 'multipart-body-part',
     detail:
-      'interfaces.md §6.2: getBody() is exactly the multipart body part (or the plain body); raw bytes and octet-stream uploads reach only getStream()',
+      'docs/interfaces.md §6.2: getBody() is exactly the multipart body part (or the plain body); raw bytes and octet-stream uploads reach only getStream()',
   },
   {
     id: 'authentication-processor-order',
     detail:
-      'the authenticationProcessor runs after urlGenerator and payloadGenerator (interfaces.md §4.5 lists it first), so its headers stay out of every other processor',
+      'the authenticationProcessor runs after urlGenerator and payloadGenerator (docs/interfaces.md §4.5 lists it first), so its headers stay out of every other processor',
   },
 ];
 

@@ -3,7 +3,7 @@ import { MAX_IN_PROC_IN_FLIGHT } from '../src/deployments/registry.js';
 import { DEFAULT_LIMITS } from '../src/index.js';
 import { closeRuntimes, startRuntime, step, wf, type TestDeployment } from './helpers.js';
 
-// Outbound `transport: "inProc"` (interfaces.md §3.3): a trigger server of this runtime, no network port.
+// Outbound `transport: "inProc"` (docs/interfaces.md §3.3): a trigger server of this runtime, no network port.
 afterEach(closeRuntimes);
 
 /** `api`: an inProcOnly server `internal` (GET /orders, /big) and a network server `public` (GET /who). */

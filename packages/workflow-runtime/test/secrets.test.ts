@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createStringDecryptor, type OutboundTransport, type TransportRequest } from '../src/index.js';
 import { closeRuntimes, startRuntime, step, wf } from './helpers.js';
 
-// Restricted host data through the real engine: interfaces.md §3.3 (any host's `data`), §5.5, ADR 0081.
+// Restricted host data through the real engine: docs/interfaces.md §3.3 (any host's `data`), §5.5, ADR 0081.
 
 afterEach(closeRuntimes);
 

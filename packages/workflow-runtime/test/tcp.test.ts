@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TcpTriggerServer } from '../src/tcp/server.js';
 import { closeRuntimes, startRuntime, step, wf, type TestDeployment, type TestRuntime } from './helpers.js';
 
-// The tcp trigger (interfaces.md §4.4, ADR 0080) on real sockets, port 0.
+// The tcp trigger (docs/interfaces.md §4.4, ADR 0080) on real sockets, port 0.
 afterEach(closeRuntimes);
 
 const MiB = 1024 * 1024;

@@ -34,7 +34,7 @@ export interface Observation {
   redact?: (text: string) => string;
 }
 
-/** The kinds of failed expectation; every assertion of interfaces.md §7.3 has at least one. */
+/** The kinds of failed expectation; every assertion of docs/interfaces.md §7.3 has at least one. */
 export type FailureKind =
   | 'metric-missing'
   | 'log-missing'

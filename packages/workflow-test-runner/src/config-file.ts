@@ -49,7 +49,7 @@ export interface ParseRunnerConfigOptions {
 }
 
 /**
- * Parses and validates `testrunner.config.json` text (interfaces.md §7.2): strict JSON, exactly one of
+ * Parses and validates `testrunner.config.json` text (docs/interfaces.md §7.2): strict JSON, exactly one of
  * `resourceDir|resourceDirs` and of `testDir|testDirs`, every directory inside the project root. Reads no files.
  *
  * @throws TestRunnerError `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_CONFIG_INVALID` (every violation in `details`

@@ -3,7 +3,7 @@
  * change. A failing *test* is not an error: it is a result with failures. These codes are for input the runner
  * cannot use (a bad config or test file, a path leaving its root) and for the mock server's refusals.
  */
-export const TESTRUNNER_ERROR_CODES = [
+export const TESTRUNNER_ERROR_CODES = Object.freeze([
   'TESTRUNNER_JSON_INVALID',
   'TESTRUNNER_CONFIG_INVALID',
   'TESTRUNNER_TEST_INVALID',
@@ -17,7 +17,7 @@ export const TESTRUNNER_ERROR_CODES = [
   'TESTRUNNER_HOST_NOT_MOCKED',
   'TESTRUNNER_DEPLOY_FAILED',
   'TESTRUNNER_TIMEOUT',
-] as const;
+] as const);
 
 /** A code from {@link TESTRUNNER_ERROR_CODES}. */
 export type TestRunnerErrorCode = (typeof TESTRUNNER_ERROR_CODES)[number];

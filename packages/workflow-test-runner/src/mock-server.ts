@@ -133,7 +133,7 @@ function mismatches(
 }
 
 /**
- * Creates the mock server model of one test run (interfaces.md §7.3). A request is for the mock when its host is
+ * Creates the mock server model of one test run (docs/interfaces.md §7.3). A request is for the mock when its host is
  * `mockserver`; any other host is refused before anything is sent (S156). An endpoint takes a request when the
  * WHATWG-normalised URLs are equal (query included, in order), `withMethod` (if set) equals the method,
  * `expectedPayload` (if set) equals the body byte for byte, and every `expectedHeaders` entry equals the

@@ -1,4 +1,4 @@
-/** The host name every mocked endpoint lives on (interfaces.md §7.1: tests use `http://mockserver`). */
+/** The host name every mocked endpoint lives on (docs/interfaces.md §7.1: tests use `http://mockserver`). */
 export const MOCK_HOSTNAME = 'mockserver';
 
 /** True when `url` parses and its host is the mock host (any scheme of http/https, any port). */

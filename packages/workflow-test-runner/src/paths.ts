@@ -62,7 +62,7 @@ export function resolveConfigDir(projectRoot: string, path: string, what: string
 }
 
 /**
- * Resolves `fromDirectory` (interfaces.md §7.3). An empty value means the directory holding the test file; any
+ * Resolves `fromDirectory` (docs/interfaces.md §7.3). An empty value means the directory holding the test file; any
  * other value — with or without a leading `/` — is relative to the test directory. The result must stay inside
  * the root.
  *

@@ -38,7 +38,7 @@ const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
  * 4. `${NAME}` in every string value (not in keys) is replaced from `variables` plus `testDeploymentId`, in one
  *    pass; unknown names are left as written;
  * 5. the record is validated and normalised by the compiler's `validateBootstrap`: the legacy `hosts` map
- *    becomes `allowExternalHostAccess` (interfaces.md §3.6), string signers become objects.
+ *    becomes `allowExternalHostAccess` (docs/interfaces.md §3.6), string signers become objects.
  *
  * Host URLs are not rewritten: the deployer routes every outbound call to the in-process mock transport, which
  * answers the mock host only (S156).
@@ -86,7 +86,7 @@ function oneRecord(partial: JsonValue | undefined, file: string): JsonObject {
   return plainObject(Object.entries(value));
 }
 
-/** Deep merge for data (interfaces.md §4.6 recommendation): objects merge key by key, anything else replaces. */
+/** Deep merge for data (docs/interfaces.md §4.6 recommendation): objects merge key by key, anything else replaces. */
 export function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
   const out = plainObject(Object.entries(base));
   for (const [k, v] of Object.entries(over)) {

@@ -22,7 +22,7 @@ export interface BuildTestWorkflowInput {
 }
 
 /**
- * Builds the workflow under test with the compiler (interfaces.md §7.3, §8): a manifest with `customizations` is
+ * Builds the workflow under test with the compiler (docs/interfaces.md §7.3, §8): a manifest with `customizations` is
  * applied to the test's workflow file; a manifest with `includes` is built from files below `includeDir`; the
  * result is compiled with the config's resource directories (every resource inlined, comments dropped).
  *

@@ -1,5 +1,5 @@
 /**
- * JSON Schemas (draft-07) of `testrunner.config.json` and `*.test.json` (interfaces.md §7.2, §7.3), as plain
+ * JSON Schemas (draft-07) of `testrunner.config.json` and `*.test.json` (docs/interfaces.md §7.2, §7.3), as plain
  * objects. Both accept the legacy spellings seen in real test suites; `parseRunnerConfig` and `parseTestFile`
  * normalise them and report each legacy field once.
  */

@@ -9,7 +9,7 @@ import { TEST_FILE_SCHEMA } from './schemas.js';
 
 const validateTest = compileSchema(TEST_FILE_SCHEMA);
 
-/** Default of `secondsToWaitForCompletion` (interfaces.md §7.3). */
+/** Default of `secondsToWaitForCompletion` (docs/interfaces.md §7.3). */
 export const DEFAULT_WAIT_SECONDS = 10;
 /** Default of `makeTheseCalls[].timeoutSeconds`. */
 export const DEFAULT_CALL_TIMEOUT_SECONDS = 10;
@@ -79,7 +79,7 @@ export interface TestSpec {
 }
 
 /**
- * Parses and validates one `*.test.json` (interfaces.md §7.3) against {@link TEST_FILE_SCHEMA} and normalises it:
+ * Parses and validates one `*.test.json` (docs/interfaces.md §7.3) against {@link TEST_FILE_SCHEMA} and normalises it:
  * `"true"` strings become booleans, numeric-string statuses become numbers, header names become lower case,
  * legacy spellings (`testThisRoute`, `ignored`) are read as their new names and reported in `legacy`. Every
  * `whenThisIsCalled` must be a URL on the mock host. Reads no files.

@@ -8,7 +8,7 @@ const root = '/srv/project';
 const parse = (doc: unknown) => parseRunnerConfig(json(doc), { projectRoot: root });
 
 describe('parseRunnerConfig', () => {
-  it('reads the example of interfaces.md §7.2 and resolves directories against the project root', () => {
+  it('reads the example of docs/interfaces.md §7.2 and resolves directories against the project root', () => {
     const c = parse({
       resourceDirs: ['resources'],
       testDirs: ['tests'],

@@ -17,7 +17,7 @@ describe('mergeTestBootstrap', () => {
     });
   });
 
-  it('converts the legacy hosts map into allowExternalHostAccess (interfaces.md §3.6)', () => {
+  it('converts the legacy hosts map into allowExternalHostAccess (docs/interfaces.md §3.6)', () => {
     const r = mergeTestBootstrap({
       ...base,
       partial: {

@@ -14,7 +14,7 @@ function errorOf(fn: () => unknown): TestRunnerError {
 }
 
 describe('parseTestFile', () => {
-  it('reads every field of interfaces.md §7.3 and applies the defaults', () => {
+  it('reads every field of docs/interfaces.md §7.3 and applies the defaults', () => {
     const spec = parseTestFile(
       json({
         ...minimal,

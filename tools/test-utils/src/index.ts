@@ -40,7 +40,7 @@ export async function* asAsync(chunks: Iterable<Uint8Array>): AsyncGenerator<Uin
   for (const c of chunks) yield await Promise.resolve(c);
 }
 
-/** A copy of `bytes` placed at a non-zero offset inside a larger buffer (security-requirements S118). */
+/** A copy of `bytes` placed at a non-zero offset inside a larger buffer (docs/security-requirements.md S118). */
 export function offsetView(bytes: Uint8Array, offset = 7): Uint8Array {
   const big = new Uint8Array(bytes.length + offset + 5).fill(0xa5);
   big.set(bytes, offset);
@@ -92,3 +92,4 @@ export const PROTOTYPE_NAMES = [
   '__defineGetter__',
   '__lookupGetter__',
 ] as const;
+export { RawClient } from './raw-client.js';

@@ -111,7 +111,7 @@ async function resolveBytes(
 }
 
 /**
- * Reads the bootstrap from a file path, Base64 text, JSON text or encrypted text (interfaces.md §3), opens an
+ * Reads the bootstrap from a file path, Base64 text, JSON text or encrypted text (docs/interfaces.md §3), opens an
  * encrypted one with `AGENT_BOOTSTRAP_SECRETKEY`, replaces its `${NAME}` references with `variables` (after the
  * JSON is parsed, before the schema: ADR 0059), and validates it with the compiler's schema and rules. Nothing
  * inside it is decrypted (S49): a `-2/` string that came from a variable stays encrypted until

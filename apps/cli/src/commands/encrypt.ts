@@ -90,7 +90,7 @@ export function encryptBootstrapCommand(ctx: Context, done: Done): Command {
       const keys = await loadSealKeys(ctx, o);
       const bootstrap = await readInput(file, MAX_BOOTSTRAP_BYTES);
       try {
-        // Nothing is encrypted unless the bootstrap validates (interfaces §1.3).
+        // Nothing is encrypted unless the bootstrap validates (docs/interfaces.md §1.3).
         validateBootstrap(bootstrap, { maxBytes: MAX_BOOTSTRAP_BYTES });
         const text = encryptBootstrap(bootstrap, {
           packagerSecretKey: keys.packagerSecretKey,

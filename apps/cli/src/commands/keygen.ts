@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { outputExists, STDIO, writeOutput } from '../io.js';
 
-/** The purposes of `GET /key-gen`, and its aliases (interfaces §1.5). */
+/** The purposes of `GET /key-gen`, and its aliases (docs/interfaces.md §1.5). */
 export const KEYGEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
 const ALIASES: ReadonlyMap<string, KeyPurpose> = new Map([
   ['box', 'authenticated'],

@@ -37,7 +37,7 @@ export function bootstrapEncrypt(deps: AppDeps): RequestHandler {
       const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
       const recipients = resolveRecipients(ring, request.encryptionKeys);
       const bootstrap = await content();
-      // Nothing is encrypted unless the bootstrap validates (interfaces §1.3).
+      // Nothing is encrypted unless the bootstrap validates (docs/interfaces.md §1.3).
       validateBootstrap(bootstrap, { maxBytes: deps.limits.bootstrapBytes });
       sendText(res, type, encryptBootstrap(bootstrap, { packagerSecretKey, recipients }));
     },

@@ -5,7 +5,7 @@ import { JSON_TYPE, negotiate } from '../negotiate.js';
 
 export const KEY_GEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
 /**
- * Older vocabulary accepted as aliases; the response echoes the canonical name (interfaces §1.5). A Map, not an
+ * Older vocabulary accepted as aliases; the response echoes the canonical name (docs/interfaces.md §1.5). A Map, not an
  * object: `purpose=toString` must not find an inherited property.
  */
 export const KEY_GEN_ALIASES: ReadonlyMap<string, KeyPurpose> = new Map([

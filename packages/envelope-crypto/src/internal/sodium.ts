@@ -35,14 +35,3 @@ export function loadSodium(loader: () => unknown): Sodium | undefined {
 
 /** sodium-native, or `undefined` when it cannot be loaded here. CommonJS, hence `createRequire`. */
 export const sodium: Sodium | undefined = loadSodium(() => createRequire(import.meta.url)('sodium-native'));
-
-/** The loaded module, for a caller that asked for `engine: 'sodium'` explicitly. */
-export function requireSodium(): Sodium {
-  if (sodium === undefined) throw new Error("engine 'sodium': sodium-native could not be loaded");
-  return sodium;
-}
-
-/** The default engine given what loaded: libsodium itself when available, else node:crypto. */
-export function engineFor(mod: Sodium | undefined): 'sodium' | 'native' {
-  return mod === undefined ? 'native' : 'sodium';
-}

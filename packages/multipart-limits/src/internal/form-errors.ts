@@ -3,7 +3,7 @@ import type { PartName } from '../options.js';
 
 // The errors both form readers (streaming and buffered) raise, so their codes, messages and details agree.
 
-/** `part` undefined: the form has neither part (interfaces §6.2: nothing to process). */
+/** `part` undefined: the form has neither part (docs/interfaces.md §6.2: nothing to process). */
 export function missingPart(part: PartName | undefined): UploadError {
   const what = part === undefined ? 'neither a body nor a stream part' : `no ${part} part`;
   return new UploadError('UPLOAD_MISSING_PART', `the form has ${what}`, {

@@ -4,7 +4,7 @@ import { throwDetails } from './schema-check.js';
 
 type Issues = WorkflowErrorDetail[];
 
-/** Exact `keyHex` length per purpose and type (interfaces.md §2); symmetric keys have no public half. */
+/** Exact `keyHex` length per purpose and type (docs/interfaces.md §2); symmetric keys have no public half. */
 function expectedHexLength(purpose: string, type: string): number | null {
   if (purpose === 'symmetric' && type === 'public') return null;
   return purpose === 'sign' && type === 'secret' ? 128 : 64;
@@ -153,7 +153,7 @@ function consistency(r: JsonObject, i: number, out: Issues): void {
   assetReferences(r, i, out);
 }
 
-/** A server's `serveFromPackagedAsset.packagedAssetFileId` names an `allowFileAccess` entry (interfaces.md §3.4). */
+/** A server's `serveFromPackagedAsset.packagedAssetFileId` names an `allowFileAccess` entry (docs/interfaces.md §3.4). */
 function assetReferences(r: JsonObject, i: number, out: Issues): void {
   const files = new Set(
     (Array.isArray(r['allowFileAccess']) ? r['allowFileAccess'] : []).map((f) => (f as JsonObject)['id']),

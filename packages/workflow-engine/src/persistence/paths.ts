@@ -38,7 +38,7 @@ function realPathOf(p: string): string | undefined {
 
 /**
  * Checks a relative store path and returns the real absolute path of the store file under `root`
- * (security-requirements S126). Refused: empty, absolute, NUL, a `..` segment (even one that stays inside),
+ * (docs/security-requirements.md S126). Refused: empty, absolute, NUL, a `..` segment (even one that stays inside),
  * and any symlink — on the way or at the file or its lock file — that leads outside `root`. Nothing is created.
  * @param where - names the step (and deployment) in the message.
  * @throws EngineError `ENGINE_PERSISTENCE_INVALID`.

@@ -7,7 +7,7 @@ function invalid(message: string): EngineError {
   return new EngineError('ENGINE_INVALID_WORKFLOW', message);
 }
 
-/** stringBoolean (interfaces.md §3): true/false or their strings; anything else → the fallback. */
+/** stringBoolean (docs/interfaces.md §3): true/false or their strings; anything else → the fallback. */
 function flag(v: unknown, fallback: boolean): boolean {
   if (typeof v === 'boolean') return v;
   if (typeof v === 'string' && /^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
@@ -15,7 +15,7 @@ function flag(v: unknown, fallback: boolean): boolean {
 }
 
 /**
- * A step's persistence settings (interfaces.md §4.2), or undefined when it has none. `persistence` wins over
+ * A step's persistence settings (docs/interfaces.md §4.2), or undefined when it has none. `persistence` wins over
  * `persistenceFile`; `persistence.saveRatio` is accepted and ignored (README.md).
  * @throws EngineError `ENGINE_INVALID_WORKFLOW` for a wrong type.
  */

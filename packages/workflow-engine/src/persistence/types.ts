@@ -1,4 +1,4 @@
-/** A step's persistence settings (interfaces.md §4.2: `persistenceFile`, `persistenceFileFlush`, `persistence`). */
+/** A step's persistence settings (docs/interfaces.md §4.2: `persistenceFile`, `persistenceFileFlush`, `persistence`). */
 export interface PersistenceSpec {
   /** Relative path of the store file under the provider's root (never absolute, never `..`). */
   file: string;

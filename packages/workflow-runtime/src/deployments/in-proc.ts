@@ -1,6 +1,7 @@
 import { request, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { duplexPair } from 'node:stream';
+import { PolicyError } from '@org/host-policy';
 import type { OutboundResponse } from '@org/workflow-engine';
 
 /** One in-process HTTP request: what the host policy decided (path and query, method, merged headers). */
@@ -28,17 +29,6 @@ export function inProcCallerOf(socket: Socket | undefined): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** A coded outbound failure, shaped as the engine host expects (`PolicyError` with a `POLICY_*` code). */
-class InProcError extends Error {
-  override readonly name = 'PolicyError';
-  constructor(
-    readonly code: 'POLICY_TIMEOUT' | 'POLICY_RESPONSE_TOO_LARGE' | 'POLICY_CONNECT_FAILED',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 function bytesOf(body: Uint8Array | string | undefined): Buffer {
   if (body === undefined) return Buffer.alloc(0);
   if (typeof body === 'string') return Buffer.from(body, 'utf8');
@@ -50,7 +40,7 @@ function bytesOf(body: Uint8Array | string | undefined): Buffer {
  * are the client's connection and a connection handed to the server (`'connection'` event), so the request
  * goes through the same parser, limits, routes and handler as one from the network. The server need not
  * listen (`inProcOnly`).
- * @throws PolicyError-shaped `POLICY_TIMEOUT` (after `timeoutMs`), `POLICY_RESPONSE_TOO_LARGE`,
+ * @throws PolicyError `POLICY_TIMEOUT` (after `timeoutMs`), `POLICY_RESPONSE_TOO_LARGE`,
  *   `POLICY_CONNECT_FAILED`.
  */
 export function exchangeInProc(
@@ -63,7 +53,7 @@ export function exchangeInProc(
   const body = bytesOf(req.body);
   return new Promise<OutboundResponse>((resolve, reject) => {
     let settled = false;
-    const finish = (err: InProcError | undefined, res?: OutboundResponse) => {
+    const finish = (err: PolicyError | undefined, res?: OutboundResponse) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -73,10 +63,10 @@ export function exchangeInProc(
       else resolve(res!);
     };
     const timer = setTimeout(
-      () => finish(new InProcError('POLICY_TIMEOUT', `in-process call timed out after ${o.timeoutMs} ms`)),
+      () => finish(new PolicyError('POLICY_TIMEOUT', `in-process call timed out after ${o.timeoutMs} ms`)),
       o.timeoutMs,
     );
-    const failed = () => finish(new InProcError('POLICY_CONNECT_FAILED', 'in-process call failed'));
+    const failed = () => finish(new PolicyError('POLICY_CONNECT_FAILED', 'in-process call failed'));
     try {
       const r = request(
         {
@@ -93,7 +83,7 @@ export function exchangeInProc(
             if (total <= o.maxResponseBytes) chunks.push(c);
             else
               finish(
-                new InProcError(
+                new PolicyError(
                   'POLICY_RESPONSE_TOO_LARGE',
                   `in-process response body over ${o.maxResponseBytes} bytes`,
                 ),

@@ -12,7 +12,7 @@ export interface FileAccessOptions {
   readonly root?: string | undefined;
 }
 
-/** One `allowFileAccess` entry, checked at start-up (interfaces.md §3.4). */
+/** One `allowFileAccess` entry, checked at start-up (docs/interfaces.md §3.4). */
 export interface FileAccess {
   readonly deploymentId: string;
   readonly id: string;

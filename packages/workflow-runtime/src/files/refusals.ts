@@ -1,6 +1,6 @@
 import { AgentError } from '../errors.js';
 
-/** interfaces.md §5.7: a refusal's message contains `Not permitted` and `FC2`. */
+/** docs/interfaces.md §5.7: a refusal's message contains `Not permitted` and `FC2`. */
 export function notPermitted(what: string, why: string): AgentError {
   return new AgentError('AGENT_FILE_NOT_PERMITTED', `Not permitted (FC2): ${what}: ${why}`);
 }

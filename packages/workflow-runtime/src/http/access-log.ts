@@ -30,6 +30,8 @@ export function accessLog(options: AccessLogOptions): RequestHandler {
     const reqId = requestIdOf(req.headers['x-request-id']);
     const started = performance.now();
     res.setHeader('x-request-id', reqId);
+    // The problem writer's `instance` and its 500 log line use the same id.
+    res.locals['requestId'] = reqId;
     res.once('close', () => {
       const route = (res.locals[ROUTE_LOCAL] as string | undefined) ?? 'unmatched';
       const status = res.headersSent ? res.statusCode : 0;

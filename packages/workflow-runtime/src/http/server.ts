@@ -3,7 +3,7 @@ import { acceptedMediaTypes, createCheckContinueListener } from '@org/multipart-
 import type { Limits, Timeouts } from '../limits.js';
 import { trackConnections } from '../listen-drain.js';
 import { applyServerTimeouts } from '../listen-timeouts.js';
-import { errorMiddleware, problemOf, writeInternal, writeProblem } from '../http-errors.js';
+import { errorMiddleware, writeError } from '../http-errors.js';
 import type { Output } from '../output.js';
 import type { TriggerRoute } from './routes.js';
 import type { RunTracker } from './run-tracker.js';
@@ -97,11 +97,7 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
           return undefined; // 404/405 is answered by the app
         }
       },
-      onRejected: (err, req, res) => {
-        const problem = problemOf(err, acceptPostFor(ctx, req));
-        if (problem === undefined) writeInternal(req, res);
-        else writeProblem(req, res, problem);
-      },
+      onRejected: (err, req, res) => writeError(req, res, err, ctx.output, acceptPostFor(ctx, req)),
       onRequest: app,
     }),
   );

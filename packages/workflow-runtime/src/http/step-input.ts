@@ -4,7 +4,7 @@ import { emptyStream, type Upload } from '@org/multipart-limits';
 import type { StepInput } from '@org/workflow-engine';
 import { inProcCallerOf } from '../deployments/in-proc.js';
 
-/** Run property names of the request line (ADR 0045; interfaces.md §6.1). */
+/** Run property names of the request line (ADR 0045; docs/interfaces.md §6.1). */
 export const REQUEST_PROPERTIES = {
   method: 'http.method',
   path: 'http.path',
@@ -30,7 +30,7 @@ function headersOf(req: IncomingMessage): Record<string, string[]> {
 }
 
 /**
- * What an HTTP-triggered step receives (interfaces.md §6.1–6.2): `getBody()` is exactly the JSON or text
+ * What an HTTP-triggered step receives (docs/interfaces.md §6.1–6.2): `getBody()` is exactly the JSON or text
  * body or the multipart `body` part; octet-stream and the `stream` part go to `getStream()` (a form without
  * a `stream` part gives an empty reader, S18); the request line is in run properties.
  */

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { acceptedMediaTypes, readUpload, type ReadUploadOptions } from '@org/multipart-limits';
-import { parseStrictJson } from '@org/oapp-format';
+import { isStrictJsonError, parseStrictJson, type StrictJsonErrorCode } from '@org/strict-json';
 import type { RequestHandler } from 'express';
 import type { Limits } from '../limits.js';
 import type { AssetArchive } from '../assets/archive.js';
 import { serveAsset } from '../assets/serve.js';
 import type { StepResult } from '@org/workflow-engine';
-import { AgentError, isCodedError } from '../errors.js';
+import { AgentError, isCodedError, type AgentErrorCode } from '../errors.js';
 import { problemOf } from '../http-errors.js';
 import type { Output } from '../output.js';
 import { ROUTE_LOCAL } from './access-log.js';
@@ -53,13 +53,29 @@ export function routeFor(ctx: TriggerContext, req: IncomingMessage): TriggerRout
   throw new AgentError('AGENT_ROUTE_NOT_FOUND', 'no trigger on this server matches the path');
 }
 
-/** S2–S4: a JSON body must be strict JSON before a run starts; the step still gets the exact text. */
-function checkJson(body: string | undefined, limits: Limits): void {
+/** The agent's code for each strict-JSON failure of a trigger body (ADR 0096: never a package's format code). */
+const BODY_CODE_OF = {
+  JSON_TOO_LARGE: 'AGENT_BODY_TOO_LARGE',
+  JSON_BAD_UTF8: 'AGENT_BODY_NOT_JSON',
+  JSON_INVALID: 'AGENT_BODY_NOT_JSON',
+  JSON_DUPLICATE_KEY: 'AGENT_BODY_DUPLICATE_KEY',
+  JSON_LONE_SURROGATE: 'AGENT_BODY_NOT_JSON',
+  JSON_TOO_DEEP: 'AGENT_BODY_TOO_DEEP',
+  JSON_BAD_NUMBER: 'AGENT_BODY_NOT_JSON',
+} as const satisfies Record<StrictJsonErrorCode, AgentErrorCode>;
+
+/**
+ * S2–S4: a JSON body must be strict JSON before a run starts; the step still gets the exact text.
+ * @throws AgentError `AGENT_BODY_TOO_LARGE`, `AGENT_BODY_NOT_JSON`, `AGENT_BODY_DUPLICATE_KEY`, `AGENT_BODY_TOO_DEEP`.
+ */
+export function checkJsonBody(body: string | undefined, limits: Pick<Limits, 'rawBodyBytes'>): void {
   if (body === undefined) return;
-  parseStrictJson(new TextEncoder().encode(body), {
-    what: 'the request body',
-    maxBytes: limits.rawBodyBytes,
-  });
+  try {
+    parseStrictJson(body, { maxBytes: limits.rawBodyBytes });
+  } catch (err) {
+    if (!isStrictJsonError(err)) throw err;
+    throw new AgentError(BODY_CODE_OF[err.code], `the request body: ${err.message}`, { cause: err });
+  }
 }
 
 async function run(
@@ -68,7 +84,7 @@ async function run(
   req: IncomingMessage,
 ): Promise<{ result: StepResult | undefined; stream: Readable | undefined; uploadError: unknown }> {
   const upload = await readUpload(req, uploadOptionsOf(route, ctx.limits));
-  if (upload.kind === 'json') checkJson(upload.body, ctx.limits);
+  if (upload.kind === 'json') checkJsonBody(upload.body, ctx.limits);
   // The runtime may have begun to stop while the body was read: its engines are (about to be) disposed.
   if (ctx.tracker.closed) throw ctx.tracker.refuse();
   const input = stepInputOf(req, upload);

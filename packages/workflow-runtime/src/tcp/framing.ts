@@ -1,4 +1,4 @@
-/** How a `tcp` trigger cuts the byte stream into messages (interfaces.md §4.4). */
+/** How a `tcp` trigger cuts the byte stream into messages (docs/interfaces.md §4.4). */
 export type Framing =
   | { readonly kind: 'fixed'; readonly length: number }
   | { readonly kind: 'delimiter'; readonly delimiter: Buffer; readonly strip: boolean };

@@ -1,5 +1,5 @@
 /**
- * Sandbox-side `bytes()`, `crypto()` and `doc` (interfaces.md §5.1, §5.7), made fresh for every run by the helper
+ * Sandbox-side `bytes()`, `crypto()` and `doc` (docs/interfaces.md §5.1, §5.7), made fresh for every run by the helper
  * factory (`util-factory.ts`), which the context prelude compiles on first use. `env` carries the prelude's host
  * call and run-state accessors.
  */
@@ -93,7 +93,7 @@ export function createExtras(env: UtilEnv) {
     ...createCompression(env),
   };
   const crypto = createCrypto(env);
-  // interfaces.md §5.1: validates the input body, the processor data, the output body, and the run properties before
+  // docs/interfaces.md §5.1: validates the input body, the processor data, the output body, and the run properties before
   // and after `run` (inPropertySchema / outPropertySchema); asUserErrors() turns a failure into a 400 answer for the
   // caller instead of a processor error.
   function docCheck(spec: DocSpec, schema: unknown, json: string | null, what: string): void {

@@ -1,5 +1,5 @@
 /**
- * Sandbox-side `context`, `console` and `doc` (interfaces.md §5). This is the realm prelude, built to the script
+ * Sandbox-side `context`, `console` and `doc` (docs/interfaces.md §5). This is the realm prelude, built to the script
  * `dist/sandbox/prelude.global.js` (ADR 0050): it runs once when a sandbox realm is created (ADR 0042), captures
  * the one host function and the helper source, hardens the realm (`harden.ts`) and completes with
  * `[begin, audit]` (the `completion` export), which only the worker holds.

@@ -135,7 +135,7 @@ export function crc32(s: unknown): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-/** interfaces.md §5.8: the host serialiser wrote `{"status" : 200}`; reproduced for object bodies. */
+/** docs/interfaces.md §5.8: the host serialiser wrote `{"status" : 200}`; reproduced for object bodies. */
 export function serialize(v: unknown, depth: number): string {
   if (depth > 64) throw new RangeError('setBody: object nested too deeply');
   if (v === null || typeof v !== 'object') {
