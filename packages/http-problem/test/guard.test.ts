@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { codedErrorGuard, codedProblem, problemTitle, problemType } from '../src/index.js';
+import {
+  codedErrorGuard,
+  codedProblem,
+  instanceOf,
+  problemTitle,
+  problemType,
+  requestIdOfInstance,
+} from '../src/index.js';
 
 describe('codedErrorGuard', () => {
   const isCoded = codedErrorGuard(['UploadError', 'AgentError'], {
@@ -34,11 +41,22 @@ describe('codedProblem', () => {
       title: 'Field invalid',
       status: 422,
       detail: 'body field /a is required',
-      instance: 'urn:uuid:id',
+      instance: 'urn:example:oapp:request:id',
       code: 'REQUEST_FIELD_INVALID',
       errors: [{ pointer: '/a', detail: 'is required' }],
     });
     expect(problemType('AGENT_ROUTE_NOT_FOUND')).toBe('urn:example:oapp:problem:agent-route-not-found');
     expect(problemTitle('AGENT_ROUTE_NOT_FOUND')).toBe('Route not found');
+  });
+});
+
+describe('instanceOf', () => {
+  it('names a UUID request id as urn:uuid and any other kept id in the examples namespace, both ways', () => {
+    const uuid = '123e4567-e89b-42d3-a456-426614174000';
+    expect(instanceOf(uuid)).toBe(`urn:uuid:${uuid}`);
+    expect(instanceOf('trace-7:a.b_c')).toBe('urn:example:oapp:request:trace-7:a.b_c');
+    expect(requestIdOfInstance(instanceOf(uuid))).toBe(uuid);
+    expect(requestIdOfInstance(instanceOf('trace-7:a.b_c'))).toBe('trace-7:a.b_c');
+    expect(requestIdOfInstance('about:blank')).toBeUndefined();
   });
 });

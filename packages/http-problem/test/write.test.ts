@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DRAIN_MAX_BYTES,
+  PROBLEM_CODE_LOCAL,
   codedProblem,
   internalProblem,
   requestIdOf,
@@ -50,6 +51,23 @@ describe('writeProblem', () => {
       instance: `urn:uuid:${ID}`,
       code: 'UPLOAD_BODY_TOO_LARGE',
     });
+  });
+
+  it('keeps a non-UUID request id in the header and records the problem code in res.locals', async () => {
+    const kept = codedProblem('UPLOAD_BODY_TOO_LARGE', 413, 'too large', 'trace-7:a.b_c');
+    let locals: Record<string, unknown> = {};
+    const port = await server((req, res) => {
+      locals = {};
+      (res as ServerResponse & { locals: Record<string, unknown> }).locals = locals;
+      writeProblem(req, res, kept);
+    });
+    const c = await RawClient.open(port);
+    c.write(get);
+    const r = await c.response();
+    c.destroy();
+    expect(r.headers['x-request-id']).toBe('trace-7:a.b_c');
+    expect(JSON.parse(r.body).instance).toBe('urn:example:oapp:request:trace-7:a.b_c');
+    expect(locals[PROBLEM_CODE_LOCAL]).toBe('UPLOAD_BODY_TOO_LARGE');
   });
 
   it('drains a small unread body first, so the next request on the connection is answered', async () => {

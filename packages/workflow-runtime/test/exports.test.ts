@@ -24,6 +24,7 @@ it('keeps the public surface of the runtime stable', () => {
       "createRuntime",
       "createStringDecryptor",
       "hostPolicyOf",
+      "isAgentError",
       "isCodedError",
       "isDraining",
       "listenAll",

@@ -218,9 +218,14 @@ describe('files(id) confinement', () => {
       ).toEqual([]);
       expect(seen.has('SECRET')).toBe(false);
     } finally {
+      // The swapper must have stopped before the tree is removed (else rm races its writes: ENOTEMPTY).
+      const exited = new Promise((resolve) => swapper.once('exit', resolve));
       swapper.kill();
+      await exited;
     }
-  });
+    // 2,000 reads against a process swapping as fast as it can: a loaded 2-core machine needs more than the
+    // default 5 s (a hang guard, not a timing assertion).
+  }, 60_000);
 
   it('S135: a write over the size cap is AGENT_FILE_TOO_LARGE and leaves no file, partial or temporary', async () => {
     const { root, box } = tree();
