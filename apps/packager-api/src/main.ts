@@ -23,7 +23,7 @@ function start(config: Config, resourceDirs: string[], log: Logger): void {
   const readiness = new Readiness('starting');
   const metrics = createMetrics({ defaults: true });
   const app = createApp({ limits: config.limits, resourceDirs, log, readiness, metrics });
-  const server = createHttpServer(app, config.limits, config.timeouts, log);
+  const server = createHttpServer(app, config.limits, config.timeouts, log, metrics);
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
     readiness.set('ready');

@@ -3,6 +3,7 @@ import { createCheckContinueListener, type UploadError } from '@org/multipart-li
 import type express from 'express';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import { writeProblem } from '@org/http-problem';
 import { problemBody } from './http-errors.js';
 import { requestIdFrom } from './request-id.js';
@@ -12,7 +13,7 @@ import { uploadOptionsByPath } from './upload.js';
  * Refuses an upload from its headers alone (`Expect: 100-continue`, S8): no `100 Continue`, nothing read,
  * `Connection: close` (already set by the listener). Runs outside Express, so it writes the problem itself.
  */
-function refuser(log: Logger) {
+function refuser(log: Logger, routes: ReadonlySet<string>, metrics: Metrics | undefined) {
   return (error: UploadError, req: IncomingMessage, res: ServerResponse): void => {
     const reqId = requestIdFrom(req.headers['x-request-id']);
     const body = problemBody(error, reqId);
@@ -26,6 +27,14 @@ function refuser(log: Logger) {
       ms: 0,
       code: error.code,
       refusedBeforeBody: true,
+    });
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    metrics?.observe({
+      route: routes.has(path) ? path : 'unmatched',
+      method: req.method ?? 'GET',
+      status,
+      seconds: 0,
+      code: error.code,
     });
   };
 }
@@ -86,6 +95,7 @@ export function createHttpServer(
   limits: Limits,
   timeouts: Timeouts,
   log: Logger,
+  metrics?: Metrics,
 ): Server {
   const uploads = uploadOptionsByPath(limits);
   const server = createServer(app);
@@ -93,7 +103,7 @@ export function createHttpServer(
     'checkContinue',
     createCheckContinueListener({
       optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
-      onRejected: refuser(log),
+      onRejected: refuser(log, new Set(uploads.keys()), metrics),
       onRequest: app,
     }),
   );

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { ConfigError, DEFAULT_LIMITS, DEFAULT_TIMEOUTS, loadConfig } from '../src/config.js';
@@ -18,14 +18,15 @@ let url = '';
 
 beforeAll(async () => {
   const log = createLogger((line) => logs.push(line));
+  const metrics = createMetrics();
   const app = createApp({
     limits: DEFAULT_LIMITS,
     resourceDirs: [makeResourceDir()],
     log,
     readiness,
-    metrics: createMetrics(),
+    metrics,
   });
-  server = createHttpServer(app, DEFAULT_LIMITS, DEFAULT_TIMEOUTS, log);
+  server = createHttpServer(app, DEFAULT_LIMITS, DEFAULT_TIMEOUTS, log, metrics);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -147,5 +148,34 @@ describe('LOG_LEVEL', () => {
     log.warn('w');
     log.error('e');
     expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['w', 'e']);
+  });
+});
+
+describe('an upload refused before its body (Expect: 100-continue over the limit)', () => {
+  it('is logged with its code and counted in the metrics like any request', async () => {
+    const port = Number(new URL(url).port);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(
+          'POST /workflow-package HTTP/1.1\r\nHost: a\r\nX-Request-Id: big-1\r\n' +
+            'Content-Type: multipart/form-data; boundary=b\r\n' +
+            `Content-Length: ${DEFAULT_LIMITS.workflowBytes * 4}\r\nExpect: 100-continue\r\n\r\n`,
+        ),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 413/);
+    await settle();
+    expect(requestLines().filter((l) => l['reqId'] === 'big-1')).toEqual([
+      expect.objectContaining({ status: 413, code: 'UPLOAD_REQUEST_TOO_LARGE', refusedBeforeBody: true }),
+    ]);
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).toContain(
+      'packager_http_requests_total{method="POST",route="/workflow-package",status="413"} 1',
+    );
+    expect(text).toMatch(/packager_errors_total\{code="UPLOAD_REQUEST_TOO_LARGE"\} [1-9]/);
   });
 });

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,11 @@ const workflow = {
           stepId: 'refused',
           trigger: { http: { server: 'web', path: '/refused' } },
           urlGenerator: { script: "context.setUrl('nowhere-' + context.getTimestamp(), '/x');" },
+        },
+        {
+          stepId: 'upload',
+          trigger: { http: { server: 'web', method: 'POST', path: '/upload' } },
+          resultsProcessor: { script: "context.setBody('ok');" },
         },
         { stepId: 'tick', trigger: { runOnce: true }, resultsProcessor: { script: "context.setBody('t');" } },
       ],
@@ -172,6 +177,34 @@ describe('trigger servers', () => {
     expect(byId.get('r2')!['stepId']).toBeUndefined();
     expect(byId.get('r3')).toMatchObject({ stepId: 'refused', status: 500, code: 'AGENT_STEP_FAILED' });
     expect(requestLines()).toHaveLength(3);
+  });
+
+  it('log and count an upload refused before its body (Expect: 100-continue over the limit) like any request', async () => {
+    const { url, events, requestLines } = await start();
+    const port = Number(new URL(url).port);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(
+          'POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nX-Request-Id: big-1\r\n' +
+            `Content-Length: ${DEFAULT_LIMITS.rawBodyBytes + 1}\r\nExpect: 100-continue\r\n\r\n`,
+        ),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 413/);
+    expect(reply.toLowerCase()).toContain('x-request-id: big-1');
+    await new Promise((r) => setImmediate(r));
+    expect(requestLines().filter((l) => l['reqId'] === 'big-1')).toEqual([
+      expect.objectContaining({ stepId: 'upload', status: 413, code: 'UPLOAD_BODY_TOO_LARGE' }),
+    ]);
+    expect(events.requests.map((e) => [e.route, e.status, e.code])).toContainEqual([
+      'upload',
+      413,
+      'UPLOAD_BODY_TOO_LARGE',
+    ]);
   });
 
   it('report requests by step (not path), step runs by trigger and outbound calls by host id and outcome', async () => {

@@ -10,7 +10,7 @@ import type { RunTracker } from './run-tracker.js';
 import type { HttpRunCounters } from './http-runs.js';
 import type { AssetArchive } from '../assets/archive.js';
 import { routeFor, triggerHandler, uploadOptionsOf, type TriggerContext } from './trigger-handler.js';
-import { accessLog } from './access-log.js';
+import { accessLog, ROUTE_LOCAL } from './access-log.js';
 import type { RuntimeMetrics } from '../observe/metrics.js';
 
 /** What one trigger server needs. */
@@ -29,6 +29,13 @@ export interface TriggerServerOptions {
   readonly metrics?: RuntimeMetrics | undefined;
 }
 
+/** A trigger server's request listener, and its answer to an upload refused before the body was read. */
+export interface TriggerRequestListener {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** A refusal of the `checkContinue` listener: access-logged and counted like any other trigger request. */
+  refuse(err: unknown, req: IncomingMessage, res: ServerResponse, acceptPost?: string): void;
+}
+
 /**
  * The request listener of one trigger server: the access log (request id, one line, metrics), then the trigger
  * handler, its errors to the error middleware; no Express app in between (ADR 0102). They need nothing of Express
@@ -38,7 +45,7 @@ export interface TriggerServerOptions {
 export function createTriggerListener(
   ctx: TriggerContext,
   names: Partial<TriggerServerOptions> = {},
-): (req: IncomingMessage, res: ServerResponse) => void {
+): TriggerRequestListener {
   type Listener = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   const log = accessLog({
     deploymentId: names.deploymentId ?? '-',
@@ -57,12 +64,24 @@ export function createTriggerListener(
     next: () => void,
   ) => void;
   const next = () => undefined;
-  return (req, res) => {
-    (res as ServerResponse & { locals: Record<string, unknown> }).locals = {};
+  const withLocals = (res: ServerResponse): Record<string, unknown> =>
+    ((res as ServerResponse & { locals: Record<string, unknown> }).locals = {});
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    withLocals(res);
     log(req, res, () => {
       handle(req, res).catch((err: unknown) => onError(err, req, res, next));
     });
   };
+  const refuse = (err: unknown, req: IncomingMessage, res: ServerResponse, acceptPost?: string): void => {
+    const locals = withLocals(res);
+    try {
+      locals[ROUTE_LOCAL] = routeFor(ctx, req).stepId;
+    } catch {
+      // not a trigger path: `unmatched`
+    }
+    log(req, res, () => writeError(req, res, err, ctx.output, acceptPost));
+  };
+  return Object.assign(listener, { refuse });
 }
 
 function acceptPostFor(ctx: TriggerContext, req: IncomingMessage): string | undefined {
@@ -97,7 +116,7 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
           return undefined; // 404/405 is answered by the app
         }
       },
-      onRejected: (err, req, res) => writeError(req, res, err, ctx.output, acceptPostFor(ctx, req)),
+      onRejected: (err, req, res) => app.refuse(err, req, res, acceptPostFor(ctx, req)),
       onRequest: app,
     }),
   );
