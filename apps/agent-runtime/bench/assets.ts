@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
+import { canonicalize } from '@org/workflow-compiler';
 import { writeAssetZip } from '../test/asset-zip.js';
 import { tempDir } from '../test/fixtures.js';
 
@@ -54,7 +55,7 @@ const WORKFLOW = {
 
 function writeApp(): string {
   const path = join(dir, 'assets.oapp');
-  const content = new TextEncoder().encode(JSON.stringify(WORKFLOW));
+  const content = new TextEncoder().encode(canonicalize(WORKFLOW));
   writeFileSync(
     path,
     createPackage({

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
+import { canonicalize } from '@org/workflow-compiler';
 import { tempDir } from '../test/fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -23,6 +24,13 @@ const ONLY = process.env['BENCH_ONLY']?.split(',');
 const CHILD_NODE_ARGS = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 /** Node flags for the agent only (as a deployment would start it), e.g. `--max-semi-space-size=2`. */
 const AGENT_NODE_ARGS = (process.env['BENCH_AGENT_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** Environment for the agent only, e.g. `MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-semi-space-size=2` (space-separated). */
+const AGENT_ENV = Object.fromEntries(
+  (process.env['BENCH_AGENT_ENV'] ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 const dir = tempDir();
 const packager = generateKeyPair('authenticated');
@@ -58,7 +66,7 @@ const WORKFLOW = {
 
 function writeApp(workflow: object, name: string): string {
   const path = join(dir, `${name}.oapp`);
-  const content = new TextEncoder().encode(JSON.stringify(workflow));
+  const content = new TextEncoder().encode(canonicalize(workflow));
   writeFileSync(
     path,
     createPackage({
@@ -178,7 +186,7 @@ const bareServer = (kind: keyof typeof BARE_SERVERS) =>
 function agentServer(path: string): Promise<ChildServer> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const text = Buffer.from(JSON.stringify(bootstrap(path, port))).toString('base64');
-  return spawnServer([...AGENT_NODE_ARGS, MAIN], { AGENT_BOOTSTRAP: text }, (l) =>
+  return spawnServer([...AGENT_NODE_ARGS, MAIN], { ...AGENT_ENV, AGENT_BOOTSTRAP: text }, (l) =>
     l['msg'] === 'listening' ? port : undefined,
   );
 }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS, MAX_LIMITS } from '@org/workflow-engine';
+import {
+  DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS,
+  MAX_LIMITS,
+  MAX_POOLED_WORKERS,
+  MAX_SANDBOX_WORKERS,
+} from '@org/workflow-engine';
 import { loadConfig } from '../src/startup/config.js';
 import { makeKeys, tuple } from './fixtures.js';
 
@@ -50,6 +55,16 @@ describe('loadConfig', () => {
     expect(e.code).toBe('AGENT_CONFIG_INVALID');
     expect(e.message).toContain('AGENT_BOOTSTRAP_SECRETKEY');
     expect(e.message).not.toMatch(/[0-9a-f]{16}/i);
+  });
+
+  it('reads AGENT_SANDBOX_WORKERS, defaulting to the engine default and bounded by the engine maximum', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).sandboxWorkers).toBe(MAX_POOLED_WORKERS);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_WORKERS: '2' }).sandboxWorkers).toBe(2);
+    for (const bad of ['0', '-1', '1.5', 'two', String(MAX_SANDBOX_WORKERS + 1)]) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_WORKERS: bad }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain('AGENT_SANDBOX_WORKERS');
+    }
   });
 
   it('reads AGENT_SCRIPT_TIME_MS, defaulting to the engine default and bounded by the engine maximum', () => {

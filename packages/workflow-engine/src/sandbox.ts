@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EngineError } from './errors.js';
+import { sandboxWorkers } from './sandbox-workers.js';
 import { readSandboxScripts, sandboxWorkerUrl } from './sandbox-files.js';
 import type { SandboxWorkerData } from './sandbox/protocol.js';
 import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
@@ -10,9 +10,6 @@ import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler }
 export type { SandboxJob, SandboxOutcome, HostHandler } from './sandbox-worker.js';
 
 const require = createRequire(import.meta.url);
-
-/** Workers kept for top-level runs; nested `sendToStep` runs may add more (bounded by the send depth). */
-export const MAX_POOLED_WORKERS = Math.max(2, Math.min(8, availableParallelism() * 2));
 
 interface Boot {
   wasmModule: WebAssembly.Module;
@@ -103,7 +100,7 @@ class SandboxPool {
       if (w.alive) return w;
       this.total--; // died while idle
     }
-    if (this.total >= MAX_POOLED_WORKERS && !nested) {
+    if (this.total >= sandboxWorkers() && !nested) {
       return new Promise((resolve) => this.waiting.push(resolve));
     }
     this.total++;
@@ -126,7 +123,7 @@ class SandboxPool {
     }
     const next = this.waiting.shift();
     if (next) return next(w);
-    if (this.idle.length >= MAX_POOLED_WORKERS) {
+    if (this.idle.length >= sandboxWorkers()) {
       this.total--;
       void w.terminate();
       return;

@@ -14,7 +14,9 @@ it('keeps the public surface of the engine stable', () => {
       "MAX_FILE_PATH_CHARS",
       "MAX_FORGOTTEN_RUNS",
       "MAX_LIMITS",
+      "MAX_POOLED_WORKERS",
       "MAX_REPEAT_KEYS",
+      "MAX_SANDBOX_WORKERS",
       "MAX_SEND_DEPTH",
       "MAX_SPLIT_ITEMS",
       "MAX_TIMEOUT_MS",
@@ -36,6 +38,7 @@ it('keeps the public surface of the engine stable', () => {
       "listSteps",
       "persistenceSpecs",
       "planSchedule",
+      "setSandboxWorkers",
       "storePathOf",
       "systemClock",
     ]

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError, createWorkflowEngine } from '../src/index.js';
+import {
+  EngineError,
+  MAX_POOLED_WORKERS,
+  MAX_SANDBOX_WORKERS,
+  createWorkflowEngine,
+  setSandboxWorkers,
+} from '../src/index.js';
 import type { EngineOptions } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
@@ -305,5 +311,33 @@ describe('worker pool', () => {
     });
     const results = await Promise.all(Array.from({ length: 12 }, () => engine.runStep('top', input())));
     expect(results.map((r) => r.body)).toEqual(Array.from({ length: 12 }, () => 'leaf x'));
+  });
+
+  it('keeps a set number of workers: one worker still completes concurrent, nested and forgotten runs', async () => {
+    const engine = await engineFor({
+      top: "context.sleep(5); const r = context.sendToStep('leaf', 'x'); context.sendToStepAndForget('leaf', 'y'); context.setBody(r.getBody())",
+      leaf: "context.setBody('leaf ' + context.getBody())",
+    });
+    setSandboxWorkers(1);
+    try {
+      const results = await Promise.all(Array.from({ length: 6 }, () => engine.runStep('top', input())));
+      expect(results.map((r) => r.body)).toEqual(Array.from({ length: 6 }, () => 'leaf x'));
+    } finally {
+      setSandboxWorkers(MAX_POOLED_WORKERS);
+    }
+  });
+
+  it('refuses a worker count that is not an integer from 1 to the maximum, naming the value', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, MAX_SANDBOX_WORKERS + 1]) {
+      let err: unknown;
+      try {
+        setSandboxWorkers(bad);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(EngineError);
+      expect((err as EngineError).code).toBe('ENGINE_LIMIT');
+      expect((err as EngineError).message).toContain(String(bad));
+    }
   });
 });

@@ -1,5 +1,9 @@
 import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
-import { MAX_LIMITS as ENGINE_MAX_LIMITS } from '@org/workflow-engine';
+import {
+  MAX_LIMITS as ENGINE_MAX_LIMITS,
+  MAX_POOLED_WORKERS,
+  MAX_SANDBOX_WORKERS,
+} from '@org/workflow-engine';
 import {
   AgentError,
   DEFAULT_LIMITS,
@@ -39,6 +43,11 @@ export interface Config {
    * and `AGENT_ADMIN_BIND` (default 127.0.0.1). Absent (tests): no admin listener.
    */
   readonly admin?: AdminListen | 'off' | undefined;
+  /**
+   * `AGENT_SANDBOX_WORKERS`: sandbox workers kept for top-level runs (engine `setSandboxWorkers`); absent means the
+   * engine's default (twice the available cores, 2 to 8).
+   */
+  readonly sandboxWorkers?: number | undefined;
 }
 
 /** Where the admin listener listens. */
@@ -200,5 +209,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
     dataDir: dataDir(env),
     tcp: tcpLimits(env),
     admin: adminListen(env),
+    sandboxWorkers: boundedInt(env, 'AGENT_SANDBOX_WORKERS', MAX_POOLED_WORKERS, MAX_SANDBOX_WORKERS),
   };
 }
