@@ -175,11 +175,14 @@ export function isCodedError(err: unknown): err is CodedError {
   return isKnownCodedError(err);
 }
 
-/** `details` of workflow-compiler errors are `[{pointer, detail}]`; keep only well-formed entries. */
+/** Failed fields are listed in `details.errors` as `{ pointer, detail }` (workflow-compiler); keep well-formed ones. */
 function fieldErrorsOf(err: CodedError): FieldError[] | undefined {
   if (err.errors !== undefined) return err.errors;
-  if (!Array.isArray(err.details)) return undefined;
-  const list = (err.details as unknown[]).filter(
+  const details = err.details;
+  if (typeof details !== 'object' || details === null) return undefined;
+  const listed = (details as { errors?: unknown }).errors;
+  if (!Array.isArray(listed)) return undefined;
+  const list = (listed as unknown[]).filter(
     (d): d is FieldError =>
       typeof d === 'object' &&
       d !== null &&
