@@ -19,7 +19,7 @@ export type AppErrorCode =
   CryptoErrorCode | OappErrorCode | WorkflowErrorCode | UploadErrorCode | RequestErrorCode;
 
 /**
- * The one code → status table (house style §3). 400: malformed bytes or key text; 413: over a limit;
+ * The one code → status table (docs/engineering.md §2). 400: malformed bytes or key text; 413: over a limit;
  * 415: wrong content type; 422: well-formed JSON whose content breaks a rule; 403: a package refused by
  * the caller's own verification policy (`/package-envelope`).
  */
