@@ -23,10 +23,13 @@ const startupSecrets = new Redactor();
 
 function fatal(err: unknown): never {
   const coded = isCodedError(err);
-  const details =
-    coded && Array.isArray(err.details) ? (err.details as { pointer?: string; detail?: string }[]) : [];
-  const problems = details
-    .filter((d) => typeof d.pointer === 'string' && typeof d.detail === 'string')
+  const listed = coded ? (err.details as { errors?: unknown } | null | undefined)?.errors : undefined;
+  const fields = Array.isArray(listed) ? (listed as { pointer?: unknown; detail?: unknown }[]) : [];
+  const problems = fields
+    .filter(
+      (d): d is { pointer: string; detail: string } =>
+        typeof d.pointer === 'string' && typeof d.detail === 'string',
+    )
     .map((d) => startupSecrets.redact(`${d.pointer}: ${d.detail}`));
   const line = {
     ts: new Date().toISOString(),

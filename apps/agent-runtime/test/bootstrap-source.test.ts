@@ -76,7 +76,8 @@ describe('loadBootstrap', () => {
   it('reports every schema problem with WORKFLOW_BOOTSTRAP_INVALID', async () => {
     const e = await failure(loadBootstrap(JSON.stringify([{ deploymentId: 1, extra: true }]), undefined));
     expect(e.code).toBe('WORKFLOW_BOOTSTRAP_INVALID');
-    expect(Array.isArray(e.details) && e.details.length).toBeGreaterThanOrEqual(2);
+    const errors = (e.details as { errors?: unknown[] } | undefined)?.errors ?? [];
+    expect(errors.length).toBeGreaterThanOrEqual(2);
   });
 
   it('refuses duplicate keys in the bootstrap (S65) and text that is no bootstrap', async () => {

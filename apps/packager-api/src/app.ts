@@ -98,7 +98,7 @@ export function dispatch(table: readonly RouteSpec[]): RequestHandler {
   };
 }
 
-/** The Express app (house style §1): routes, the 404/405 fallback and the one error middleware. */
+/** The Express app (docs/engineering.md §1): routes, the 404/405 fallback and the one error middleware. */
 export function createApp(options: CreateAppOptions): express.Express {
   const deps: AppDeps = { ...options, uploads: uploadOptionsByPath(options.limits) };
   const ops = {

@@ -19,7 +19,7 @@ export type AppErrorCode =
   CryptoErrorCode | OappErrorCode | WorkflowErrorCode | UploadErrorCode | RequestErrorCode;
 
 /**
- * The one code → status table (house style §3). 400: malformed bytes or key text; 413: over a limit;
+ * The one code → status table (docs/engineering.md §2). 400: malformed bytes or key text; 413: over a limit;
  * 415: wrong content type; 422: well-formed JSON whose content breaks a rule; 403: a package refused by
  * the caller's own verification policy (`/package-envelope`).
  */
@@ -175,11 +175,14 @@ export function isCodedError(err: unknown): err is CodedError {
   return isKnownCodedError(err);
 }
 
-/** `details` of workflow-compiler errors are `[{pointer, detail}]`; keep only well-formed entries. */
+/** Failed fields are listed in `details.errors` as `{ pointer, detail }` (workflow-compiler); keep well-formed ones. */
 function fieldErrorsOf(err: CodedError): FieldError[] | undefined {
   if (err.errors !== undefined) return err.errors;
-  if (!Array.isArray(err.details)) return undefined;
-  const list = (err.details as unknown[]).filter(
+  const details = err.details;
+  if (typeof details !== 'object' || details === null) return undefined;
+  const listed = (details as { errors?: unknown }).errors;
+  if (!Array.isArray(listed)) return undefined;
+  const list = (listed as unknown[]).filter(
     (d): d is FieldError =>
       typeof d === 'object' &&
       d !== null &&

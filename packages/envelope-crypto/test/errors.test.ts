@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CRYPTO_ERROR_CODES, CryptoError, isCryptoError } from '../src/index.js';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
+import { CRYPTO_ERROR_CODES, CryptoError, decodeHex, isCryptoError, parseKeyTuple } from '../src/index.js';
 
 describe('CRYPTO_ERROR_CODES', () => {
   it('are unique UPPER_SNAKE codes with the CRYPTO_ prefix', () => {
@@ -70,5 +71,19 @@ describe('isCryptoError (code-list membership)', () => {
     expect(isCryptoError({ name: 'Error', code: CRYPTO_ERROR_CODES[0] })).toBe(false);
     expect(isCryptoError(null)).toBe(false);
     expect(isCryptoError(CRYPTO_ERROR_CODES[0])).toBe(false);
+  });
+});
+
+describe('CryptoError details (one shape across packages)', () => {
+  it('are a plain object, never an array, on real failures', () => {
+    const errors = [
+      thrownBy(() => decodeHex('abcd', 32, 'key')),
+      thrownBy(() => parseKeyTuple('no-slash', 2)),
+    ];
+    for (const err of errors) {
+      expect(isCryptoError(err)).toBe(true);
+      expect((err as CryptoError).details).toBeDefined();
+      expect(detailsShapeProblem(err)).toBeUndefined();
+    }
   });
 });

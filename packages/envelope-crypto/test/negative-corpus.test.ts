@@ -1,4 +1,4 @@
-// The named negative corpus of `-2/` strings (house style §4): testdata/negative/<CODE>--<defect>.txt.
+// The named negative corpus of `-2/` strings (docs/engineering.md §3): testdata/negative/<CODE>--<defect>.txt.
 // Each file has one defect and its name states the code decryptString must throw; adding a file adds a test.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// Generates the named negative corpus of `-2/` strings (house style §4) from fixed seeds.
+// Generates the named negative corpus of `-2/` strings (docs/engineering.md §3) from fixed seeds.
 // Regenerate: `pnpm --filter @org/envelope-crypto exec tsx testdata/generate.ts`. Never edit the output by hand;
 // test/negative-corpus.test.ts regenerates it in memory and fails if the files differ.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -43,7 +43,7 @@ export interface AllowedCall {
   readonly host: CompiledHost;
 }
 
-/** A refused call, as data (house style §3): the code, the host id and the rule that refused it. */
+/** A refused call, as data (docs/engineering.md §2): the code, the host id and the rule that refused it. */
 export interface DeniedCall {
   readonly allowed: false;
   readonly code: PolicyErrorCode;

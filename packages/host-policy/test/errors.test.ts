@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { POLICY_ERROR_CODES, PolicyError, isPolicyError } from '../src/index.js';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
+import type { HostEntry } from '../src/index.js';
+import { compileHostPolicy, POLICY_ERROR_CODES, PolicyError, isPolicyError } from '../src/index.js';
 
 describe('isPolicyError', () => {
   it('is a membership check of the frozen POLICY_ERROR_CODES', () => {
@@ -15,5 +17,19 @@ describe('isPolicyError', () => {
     expect(isPolicyError(Object.assign(new Error('m'), { code: POLICY_ERROR_CODES[0] }))).toBe(false);
     expect(isPolicyError(null)).toBe(false);
     expect(isPolicyError(POLICY_ERROR_CODES[0])).toBe(false);
+  });
+});
+
+describe('PolicyError details (one shape across packages)', () => {
+  it('are a plain object, never an array, on real failures', () => {
+    const errors = [
+      thrownBy(() => compileHostPolicy([{ id: 'x', host: 42 }] as unknown as HostEntry[])),
+      thrownBy(() => compileHostPolicy('hosts' as unknown as HostEntry[])),
+    ];
+    for (const err of errors) {
+      expect(isPolicyError(err)).toBe(true);
+      expect((err as PolicyError).details).toBeDefined();
+      expect(detailsShapeProblem(err)).toBeUndefined();
+    }
   });
 });

@@ -75,7 +75,7 @@ export function codedProblem(
   };
 }
 
-/** The generic 500: nothing from the error itself (house style: no internals in 500 bodies). */
+/** The generic 500: nothing from the error itself (docs/engineering.md §2: no internals in 500 bodies). */
 export function internalProblem(requestId: string): ProblemBody {
   return {
     type: 'about:blank',

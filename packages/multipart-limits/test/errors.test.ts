@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UploadError, isUploadError, UPLOAD_ERROR_CODES } from '../src/index.js';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
+import { checkUploadHeaders, UploadError, isUploadError, UPLOAD_ERROR_CODES } from '../src/index.js';
 import { excerpt } from '../src/internal/excerpt.js';
 
 describe('UploadError', () => {
@@ -56,5 +57,21 @@ describe('UploadError details', () => {
     const e = new UploadError('UPLOAD_BODY_TOO_LARGE', 'too large', { details: { limit: 10 } });
     expect(e.details).toEqual({ limit: 10 });
     expect(new UploadError('UPLOAD_ABORTED', 'aborted').details).toBeUndefined();
+  });
+});
+
+describe('UploadError details (one shape across packages)', () => {
+  it('are a plain object, never an array, on real failures', () => {
+    const errors = [
+      thrownBy(() => checkUploadHeaders({ 'content-type': 'image/png' })),
+      thrownBy(() =>
+        checkUploadHeaders({ 'content-type': 'application/json', 'content-length': '999999999999' }),
+      ),
+    ];
+    for (const err of errors) {
+      expect(isUploadError(err)).toBe(true);
+      expect((err as UploadError).details).toBeDefined();
+      expect(detailsShapeProblem(err)).toBeUndefined();
+    }
   });
 });

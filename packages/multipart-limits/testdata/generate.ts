@@ -1,5 +1,5 @@
 /**
- * Writes the named negative corpus `testdata/negative/<CODE>--<defect>.multipart` (house style §4). Each file is
+ * Writes the named negative corpus `testdata/negative/<CODE>--<defect>.multipart` (docs/engineering.md §3). Each file is
  * a multipart/form-data body with boundary `BOUNDARY` and one defect, read with `CORPUS_OPTIONS`.
  * Regenerate: `pnpm exec tsx packages/multipart-limits/testdata/generate.ts`. Never edit the files by hand;
  * test/vectors.test.ts fails when they differ from what this script produces.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OAPP_ERROR_CODES, OappError, isOappError } from '../src/index.js';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
+import { OAPP_ERROR_CODES, OappError, isOappError, parseStrictJson } from '../src/index.js';
 
 describe('OappError', () => {
   it('carries a code, a name equal to the class name, details and a cause', () => {
@@ -37,5 +38,21 @@ describe('isOappError (code-list membership)', () => {
     expect(isOappError({ name: 'Error', code: OAPP_ERROR_CODES[0] })).toBe(false);
     expect(isOappError(null)).toBe(false);
     expect(isOappError(OAPP_ERROR_CODES[0])).toBe(false);
+  });
+});
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+describe('OappError details (one shape across packages)', () => {
+  it('are a plain object, never an array, on real failures', () => {
+    const errors = [
+      thrownBy(() => parseStrictJson(utf8('{"a":1,"a":2}'), { what: 'HEADER', maxBytes: 64 })),
+      thrownBy(() => parseStrictJson(utf8('{"a":}'), { what: 'HEADER', maxBytes: 64 })),
+    ];
+    for (const err of errors) {
+      expect(isOappError(err)).toBe(true);
+      expect((err as OappError).details).toBeDefined();
+      expect(detailsShapeProblem(err)).toBeUndefined();
+    }
   });
 });

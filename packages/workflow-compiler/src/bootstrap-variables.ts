@@ -51,7 +51,7 @@ const NAME_CHARS = /[A-Za-z0-9_]/;
 
 function invalid(pointer: string, why: string): WorkflowError {
   return new WorkflowError('WORKFLOW_VARIABLE_INVALID', `bootstrap value at ${pointer || '/'}: ${why}`, {
-    details: [{ pointer, detail: why }],
+    details: { errors: [{ pointer, detail: why }] },
   });
 }
 
@@ -159,7 +159,7 @@ export function substituteVariables(
       throw new WorkflowError(
         'WORKFLOW_VARIABLE_MISSING',
         `bootstrap variable ${shown(name)} (at ${pointer || '/'}) is not set`,
-        { details: [{ pointer, detail: `variable ${shown(name)} is not set` }] },
+        { details: { errors: [{ pointer, detail: `variable ${shown(name)} is not set` }] } },
       );
     }
     used.add(name);
@@ -169,7 +169,8 @@ export function substituteVariables(
     const v = (parent as Record<string | number, JsonValue>)[key]!;
     at.push(key);
     if (typeof v === 'string') {
-      const pointer = toPointer(at);
+      // `at` starts with the box's index 0, which is not part of the caller's value.
+      const pointer = toPointer(at.slice(1));
       const r = scanString(v, pointer, lookupAt(pointer), budget);
       (parent as Record<string | number, JsonValue>)[key] = r.text;
       if (r.whole !== undefined) whole.push({ pointer, parent, key });
@@ -183,8 +184,6 @@ export function substituteVariables(
   const box = [root];
   visit(box, 0);
   at.length = 0;
-  // Pointers were built under the box; drop its leading "/0".
-  for (const w of whole) w.pointer = w.pointer.slice(2);
   return { value: box[0]!, used: [...used], whole };
 }
 

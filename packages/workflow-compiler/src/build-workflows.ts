@@ -134,7 +134,7 @@ function planCustomization(c: JsonObject, i: number, j: number): Customization {
       'WORKFLOW_MANIFEST_OP_UNKNOWN',
       `manifest ${where}: unknown op ${quoteName(op)}; expected value, add or delete`,
       {
-        details: [{ pointer: `/includes/${i}/customizations/${j}/op`, detail: 'unknown op' }],
+        details: { errors: [{ pointer: `/includes/${i}/customizations/${j}/op`, detail: 'unknown op' }] },
       },
     );
   }
@@ -189,12 +189,14 @@ function checkIncludeStepIds(files: JsonObject[]): void {
           'WORKFLOW_DUPLICATE_STEP_ID',
           `includes ${first} and ${i} both define stepId ${quoteName(id)}`,
           {
-            details: [
-              {
-                pointer: `/includes/${i}`,
-                detail: `${quoteName(id)} at ${toPointer(at)} is also in include ${first}`,
-              },
-            ],
+            details: {
+              errors: [
+                {
+                  pointer: `/includes/${i}`,
+                  detail: `${quoteName(id)} at ${toPointer(at)} is also in include ${first}`,
+                },
+              ],
+            },
           },
         );
       }
@@ -233,13 +235,19 @@ function mergeTopLevel(
     throw new WorkflowError(
       'WORKFLOW_MANIFEST_CONFLICT',
       `includes ${first.index} and ${i} both set top-level ${quoteName(key)} to different values`,
-      { details: [{ pointer: `/${key}`, detail: `differs between includes ${first.index} and ${i}` }] },
+      {
+        details: {
+          errors: [{ pointer: `/${key}`, detail: `differs between includes ${first.index} and ${i}` }],
+        },
+      },
     );
   }
 }
 
 function duplicate(i: number, first: number, why: string): WorkflowError {
   return new WorkflowError('WORKFLOW_MANIFEST_DUPLICATE_INCLUDE', `include ${i} ${why} as include ${first}`, {
-    details: [{ pointer: `/includes/${i}/sourceWorkflow`, detail: `${why} as /includes/${first}` }],
+    details: {
+      errors: [{ pointer: `/includes/${i}/sourceWorkflow`, detail: `${why} as /includes/${first}` }],
+    },
   });
 }

@@ -167,6 +167,6 @@ function problem(v: unknown, depth: number): string | null {
 function invalid(path: (string | number)[], what: string): WorkflowError {
   const pointer = toPointer(path);
   return new WorkflowError('WORKFLOW_VALUE_INVALID', `no canonical JSON form at ${pointer || '/'}: ${what}`, {
-    details: [{ pointer, detail: what }],
+    details: { errors: [{ pointer, detail: what }] },
   });
 }

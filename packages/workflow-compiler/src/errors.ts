@@ -67,19 +67,31 @@ export interface WorkflowErrorDetail {
   detail: string;
 }
 
+/**
+ * Structured context of a {@link WorkflowError}: a plain record, as the `details` of every package's error is.
+ * Field failures are listed under `errors` (at most 100, then one entry counting the rest), the same member name
+ * as the `errors` of an HTTP problem body.
+ */
+export interface WorkflowErrorDetails {
+  /** The failed fields, in the order found. */
+  readonly errors?: readonly WorkflowErrorDetail[];
+  /** Other non-secret facts. */
+  readonly [key: string]: unknown;
+}
+
 /** The one error class of this package: `code` says what failed; `message` never carries secrets. */
 export class WorkflowError extends Error {
   override readonly name = 'WorkflowError';
   constructor(
     readonly code: WorkflowErrorCode,
     message: string,
-    options?: ErrorOptions & { details?: unknown },
+    options?: ErrorOptions & { details?: WorkflowErrorDetails },
   ) {
     super(message, options);
     if (options?.details !== undefined) this.details = options.details;
   }
-  /** Structured context (for example JSON pointers of failed fields). Never secret. */
-  readonly details?: unknown;
+  /** Structured context, for example `{ errors: [{ pointer, detail }] }` for failed fields. Never secret. */
+  readonly details?: WorkflowErrorDetails;
 }
 
 /**

@@ -44,6 +44,6 @@ function assertNoResources(v: unknown): void {
 
 function notCompiled(pointer: string, detail: string): WorkflowError {
   return new WorkflowError('WORKFLOW_NOT_COMPILED', `not a compiled workflow: ${detail}; compile it first`, {
-    details: [{ pointer, detail }],
+    details: { errors: [{ pointer, detail }] },
   });
 }

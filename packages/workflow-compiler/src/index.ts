@@ -5,7 +5,7 @@ export {
   isSyntaxErrorCode,
   isWorkflowError,
 } from './errors.js';
-export type { WorkflowErrorCode, WorkflowErrorDetail } from './errors.js';
+export type { WorkflowErrorCode, WorkflowErrorDetail, WorkflowErrorDetails } from './errors.js';
 export { parseStrictJson, MAX_JSON_BYTES } from './strict-json.js';
 export type { ParseStrictJsonOptions } from './strict-json.js';
 export { MAX_JSON_DEPTH, JSON_OBJECT_PROTOTYPE } from './json-value.js';

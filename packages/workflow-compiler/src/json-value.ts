@@ -104,6 +104,6 @@ function checkNumber(n: number, path: (string | number)[]): number {
 function invalid(path: (string | number)[], what: string): WorkflowError {
   const pointer = toPointer(path);
   return new WorkflowError('WORKFLOW_VALUE_INVALID', `not a JSON value at ${pointer || '/'}: ${what}`, {
-    details: [{ pointer, detail: what }],
+    details: { errors: [{ pointer, detail: what }] },
   });
 }

@@ -111,6 +111,6 @@ function copy(v: JsonValue | undefined): JsonValue {
 function fail(code: WorkflowErrorCode, c: Customization, why: string): WorkflowError {
   const pointer = `/${c.where.replace(/\[(\d+)\]/g, '/$1').replace(/\./g, '/')}`;
   return new WorkflowError(code, `manifest ${c.where} (op ${c.op}): ${why}`, {
-    details: [{ pointer, detail: why }],
+    details: { errors: [{ pointer, detail: why }] },
   });
 }

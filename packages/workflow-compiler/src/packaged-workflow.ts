@@ -23,7 +23,7 @@ export function readPackagedWorkflow(content: Uint8Array): CompiledWorkflow {
     throw new WorkflowError(
       'WORKFLOW_NOT_CANONICAL',
       `the packaged workflow is not in its canonical (RFC 8785) form: it differs from it at byte ${at}; package the output of the compiler as written by /workflow-package or oapp package`,
-      { details: [{ pointer: '', detail: `differs from the canonical form at byte ${at}` }] },
+      { details: { errors: [{ pointer: '', detail: `differs from the canonical form at byte ${at}` }] } },
     );
   }
   return workflow;

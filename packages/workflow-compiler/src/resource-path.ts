@@ -39,7 +39,7 @@ function pathInvalid(path: string, why: string): WorkflowError {
     'WORKFLOW_RESOURCE_PATH_INVALID',
     `resource path ${quoteName(path)} is invalid: ${why}`,
     {
-      details: [{ pointer: '', detail: why }],
+      details: { errors: [{ pointer: '', detail: why }] },
     },
   );
 }

@@ -69,7 +69,7 @@ export function resolveFile(path: string, roots: readonly RootDir[], maxBytes: n
   throw new WorkflowError(
     'WORKFLOW_RESOURCE_NOT_FOUND',
     `resource ${quoteName(canonical)} was not found in any of: ${searched || '(no directories)'}`,
-    { details: [{ pointer: '', detail: `searched ${searched}` }] },
+    { details: { errors: [{ pointer: '', detail: `searched ${searched}` }] } },
   );
 }
 

@@ -45,7 +45,7 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseStrict
     const located = code !== 'WORKFLOW_JSON_TOO_LARGE' && code !== 'WORKFLOW_JSON_BAD_UTF8';
     throw new WorkflowError(code, err.message, {
       cause: err,
-      ...(located ? { details: [{ pointer: '', detail: err.details.reason }] } : {}),
+      ...(located ? { details: { errors: [{ pointer: '', detail: err.details.reason }] } } : {}),
     });
   }
 }

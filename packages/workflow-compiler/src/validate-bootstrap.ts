@@ -31,7 +31,7 @@ export type ValidateBootstrapOptions = ParseStrictJsonOptions;
  * `serveFromPackagedAsset`. Error messages name fields and key ids, never key material or other values.
  *
  * @throws WorkflowError syntax codes `WORKFLOW_JSON_*`; `WORKFLOW_VALUE_INVALID`; `WORKFLOW_BOOTSTRAP_INVALID`
- *   (schema, every violation in `details`); `WORKFLOW_BOOTSTRAP_DUPLICATE_ID`; `WORKFLOW_BOOTSTRAP_KEY_INVALID`;
+ *   (schema, every violation in `details.errors`); `WORKFLOW_BOOTSTRAP_DUPLICATE_ID`; `WORKFLOW_BOOTSTRAP_KEY_INVALID`;
  *   `WORKFLOW_BOOTSTRAP_KEY_REFERENCE`; `WORKFLOW_BOOTSTRAP_SIGNER_CONFLICT`; `WORKFLOW_BOOTSTRAP_SIGNER_COUNT`.
  */
 export function validateBootstrap(input: unknown, options: ValidateBootstrapOptions = {}): Bootstrap {

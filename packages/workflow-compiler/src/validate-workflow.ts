@@ -19,7 +19,7 @@ export type ValidateWorkflowOptions = ParseStrictJsonOptions;
  * Returns the value in this package's JSON form (objects that inherit nothing).
  *
  * @throws WorkflowError syntax codes `WORKFLOW_JSON_*` (from the strict parser; `WORKFLOW_VALUE_INVALID` for a
- *   non-JSON value); `WORKFLOW_SCHEMA_INVALID` with every violation in `details` as `{ pointer, detail }`;
+ *   non-JSON value); `WORKFLOW_SCHEMA_INVALID` with every violation in `details.errors` as `{ pointer, detail }`;
  *   `WORKFLOW_DUPLICATE_STEP_ID`.
  */
 export function validateWorkflow(input: unknown, options: ValidateWorkflowOptions = {}): WorkflowFile {

@@ -74,7 +74,9 @@ describe('substituteVariables', () => {
     expect(e).toBeInstanceOf(WorkflowError);
     expect(e.code).toBe('WORKFLOW_VARIABLE_MISSING');
     expect(e.message).toContain('NOT_SET');
-    expect(e.message).toContain('/b/c');
+    expect(e.message).toContain('(at /b/c)');
+    // Regression: pointers in errors were built under an internal wrapper and began with an extra "/0".
+    expect(e.details).toEqual({ errors: [{ pointer: '/b/c', detail: 'variable NOT_SET is not set' }] });
     const all = `${e.message} ${JSON.stringify(e.details)}`;
     for (const value of vars.values()) if (value.length > 2) expect(all).not.toContain(value);
   });

@@ -5,21 +5,26 @@ import {
   WorkflowError,
   isSyntaxErrorCode,
   isWorkflowError,
+  parseStrictJson,
+  substituteVariables,
+  validateBootstrap,
+  validateWorkflow,
 } from '../src/index.js';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
 
 describe('WorkflowError', () => {
   it('carries a code, a name equal to the class name, cause and details', () => {
     const cause = new Error('inner');
     const e = new WorkflowError('WORKFLOW_SCHEMA_INVALID', 'workflow is invalid', {
       cause,
-      details: [{ pointer: '/workflows', detail: 'missing required property' }],
+      details: { errors: [{ pointer: '/workflows', detail: 'missing required property' }] },
     });
     expect(e).toBeInstanceOf(Error);
     expect(e.name).toBe('WorkflowError');
     expect(e.name).toBe(WorkflowError.name);
     expect(e.code).toBe('WORKFLOW_SCHEMA_INVALID');
     expect(e.cause).toBe(cause);
-    expect(e.details).toEqual([{ pointer: '/workflows', detail: 'missing required property' }]);
+    expect(e.details).toEqual({ errors: [{ pointer: '/workflows', detail: 'missing required property' }] });
     expect(() => {
       throw e;
     }).toThrowCode(WorkflowError, 'WORKFLOW_SCHEMA_INVALID');
@@ -60,5 +65,22 @@ describe('isWorkflowError (code-list membership)', () => {
     expect(isWorkflowError({ name: 'Error', code: WORKFLOW_ERROR_CODES[0] })).toBe(false);
     expect(isWorkflowError(null)).toBe(false);
     expect(isWorkflowError(WORKFLOW_ERROR_CODES[0])).toBe(false);
+  });
+});
+
+describe('WorkflowError details (one shape across packages)', () => {
+  it('are a plain object, never an array; failed fields are details.errors', () => {
+    const errors = [
+      thrownBy(() => validateWorkflow({ workflows: 'x', extra: 1 })),
+      thrownBy(() => validateBootstrap([{ deploymentId: 1 }])),
+      thrownBy(() => parseStrictJson('{"a":}')),
+      thrownBy(() => substituteVariables({ a: '${MISSING}' }, new Map())),
+    ];
+    for (const err of errors) {
+      expect(isWorkflowError(err)).toBe(true);
+      const details = (err as WorkflowError).details;
+      expect(detailsShapeProblem(err)).toBeUndefined();
+      expect(details?.errors?.length).toBeGreaterThan(0);
+    }
   });
 });

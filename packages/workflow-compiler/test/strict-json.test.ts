@@ -62,9 +62,9 @@ describe('parseStrictJson', () => {
     } catch (e) {
       expect((e as Error).message).not.toContain('secretvalue');
       expect((e as Error).message).toMatch(/character \d+/);
-      expect((e as WorkflowError).details).toEqual([
-        { pointer: '', detail: 'unexpected character, expected a JSON value' },
-      ]);
+      expect((e as WorkflowError).details).toEqual({
+        errors: [{ pointer: '', detail: 'unexpected character, expected a JSON value' }],
+      });
     }
   });
 });

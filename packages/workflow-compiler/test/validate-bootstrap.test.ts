@@ -57,7 +57,7 @@ function rejects(mutate: (b: Record<string, any>) => void, code: string): Workfl
   try {
     validateBootstrap(JSON.stringify(b));
   } catch (e) {
-    return (e as WorkflowError).details as WorkflowErrorDetail[];
+    return [...((e as WorkflowError).details?.errors ?? [])];
   }
   return [];
 }
@@ -320,7 +320,7 @@ describe('validateBootstrap', () => {
     } catch (e) {
       const err = e as WorkflowError;
       expect(err.code).toBe('WORKFLOW_BOOTSTRAP_INVALID');
-      const pointers = (err.details as WorkflowErrorDetail[]).map((d) => d.pointer);
+      const pointers = (err.details?.errors ?? []).map((d) => d.pointer);
       expect(pointers).toEqual(
         expect.arrayContaining([
           '/0/keys/0/keyHex',

@@ -8,7 +8,7 @@ function details(fn: () => unknown): WorkflowErrorDetail[] {
   try {
     fn();
   } catch (e) {
-    return (e as WorkflowError).details as WorkflowErrorDetail[];
+    return [...((e as WorkflowError).details?.errors ?? [])];
   }
   throw new Error('did not throw');
 }

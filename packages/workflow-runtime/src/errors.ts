@@ -1,5 +1,5 @@
 /**
- * The agent's own error codes (house style §3). Library codes (`WORKFLOW_*`, `FORMAT_*`, `CRYPTO_*`,
+ * The agent's own error codes (docs/engineering.md §2). Library codes (`WORKFLOW_*`, `FORMAT_*`, `CRYPTO_*`,
  * `POLICY_*`, `UPLOAD_*`) pass through unchanged; these cover what only the agent decides.
  */
 export const AGENT_ERROR_CODES = Object.freeze([
@@ -49,7 +49,10 @@ export const AGENT_ERROR_CODES = Object.freeze([
 ] as const);
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
 
-/** A coded agent error. Messages name variables, records, hosts and fields, never values or keys. */
+/**
+ * The runtime's coded error, named after the agent whose wire codes (`AGENT_*`) it carries, also when `oapp test`
+ * hosts the runtime (ADR 0105). Messages name variables, records, hosts and fields, never values or keys.
+ */
 export class AgentError extends Error {
   override readonly name = 'AgentError';
   constructor(

@@ -29,7 +29,7 @@ export type HttpErrorCode =
       | 'AGENT_BODY_TOO_DEEP'
     >;
 
-/** The one code → status table (house style §3; multipart-limits README for `UPLOAD_*`). */
+/** The one code → status table (docs/engineering.md §2; multipart-limits README for `UPLOAD_*`). */
 export const STATUS_BY_CODE = {
   UPLOAD_CONTENT_ENCODING: 415,
   UPLOAD_UNSUPPORTED_MEDIA_TYPE: 415,

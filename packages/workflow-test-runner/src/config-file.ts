@@ -52,8 +52,8 @@ export interface ParseRunnerConfigOptions {
  * Parses and validates `testrunner.config.json` text (docs/interfaces.md §7.2): strict JSON, exactly one of
  * `resourceDir|resourceDirs` and of `testDir|testDirs`, every directory inside the project root. Reads no files.
  *
- * @throws TestRunnerError `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_CONFIG_INVALID` (every violation in `details`
- *   as `{ file, pointer, detail }`), `TESTRUNNER_PATH_INVALID`, `TESTRUNNER_PATH_OUTSIDE_ROOT`.
+ * @throws TestRunnerError `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_CONFIG_INVALID` (every violation in
+ *   `details.errors` as `{ file, pointer, detail }`), `TESTRUNNER_PATH_INVALID`, `TESTRUNNER_PATH_OUTSIDE_ROOT`.
  */
 export function parseRunnerConfig(
   input: Uint8Array | string,
@@ -78,7 +78,9 @@ export function parseRunnerConfig(
       'TESTRUNNER_CONFIG_INVALID',
       `${file}: every test directory must lie inside fileRoot`,
       {
-        details: [{ file, pointer: '/fileRoot', detail: 'does not contain every test directory' }],
+        details: {
+          errors: [{ file, pointer: '/fileRoot', detail: 'does not contain every test directory' }],
+        },
       },
     );
   }

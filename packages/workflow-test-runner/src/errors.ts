@@ -29,15 +29,28 @@ export interface TestRunnerErrorDetail {
   detail: string;
 }
 
+/**
+ * Structured context of a {@link TestRunnerError}: a plain record, as the `details` of every package's error is.
+ * Field failures are listed under `errors`; a wrapped compiler error adds `workflowCode` (and its own `errors`).
+ */
+export interface TestRunnerErrorDetails {
+  /** The failed fields, in the order found (at most 50). */
+  readonly errors?: readonly TestRunnerErrorDetail[];
+  /** The code of the wrapped compiler error (`TESTRUNNER_WORKFLOW_INVALID`, `TESTRUNNER_BOOTSTRAP_INVALID`). */
+  readonly workflowCode?: string;
+  /** Other non-secret facts (a host, a path rule). */
+  readonly [key: string]: unknown;
+}
+
 /** The one error class of this package: `code` says what failed; `message` never carries secrets. */
 export class TestRunnerError extends Error {
   override readonly name = 'TestRunnerError';
-  /** Structured context (file, JSON pointers, the code of a wrapped compiler error). Never secret. */
-  readonly details?: unknown;
+  /** Structured context, for example `{ errors: [{ file, pointer, detail }] }`. Never secret. */
+  readonly details?: TestRunnerErrorDetails;
   constructor(
     readonly code: TestRunnerErrorCode,
     message: string,
-    options?: ErrorOptions & { details?: unknown },
+    options?: ErrorOptions & { details?: TestRunnerErrorDetails },
   ) {
     super(message, options);
     if (options?.details !== undefined) this.details = options.details;

@@ -1,7 +1,7 @@
 // The documented API (README "API"). Everything else is in ./internal.ts (`@org/workflow-test-runner/internal`,
 // unstable).
 export { TestRunnerError, TESTRUNNER_ERROR_CODES, isTestRunnerError } from './errors.js';
-export type { TestRunnerErrorCode, TestRunnerErrorDetail } from './errors.js';
+export type { TestRunnerErrorCode, TestRunnerErrorDetail, TestRunnerErrorDetails } from './errors.js';
 export { RUNNER_CONFIG_SCHEMA, TEST_FILE_SCHEMA, MAX_WAIT_SECONDS } from './schemas.js';
 export { parseRunnerConfig, loadRunnerConfig } from './config-file.js';
 export type { RunnerConfig, ParseRunnerConfigOptions } from './config-file.js';

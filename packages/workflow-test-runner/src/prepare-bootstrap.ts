@@ -5,6 +5,7 @@ import {
   type JsonValue,
 } from '@org/workflow-compiler';
 import { TestRunnerError } from './errors.js';
+import { compilerDetails } from './internal/compiler-details.js';
 import { plainObject } from './internal/json.js';
 
 /** Input of {@link mergeTestBootstrap}. */
@@ -44,7 +45,7 @@ const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
  * answers the mock host only (S156).
  *
  * @throws TestRunnerError `TESTRUNNER_BOOTSTRAP_INVALID` (not one record, or the compiler's validation failed;
- *   `details.workflowCode` holds the compiler's code).
+ *   `details.workflowCode` holds the compiler's code, `details.errors` its failed fields).
  */
 export function mergeTestBootstrap(input: MergeTestBootstrapInput): DeploymentRecord {
   const record = oneRecord(input.partial, input.file);
@@ -62,10 +63,10 @@ export function mergeTestBootstrap(input: MergeTestBootstrapInput): DeploymentRe
     const [normalised] = validateBootstrap(substituted);
     return normalised as DeploymentRecord;
   } catch (err) {
-    const e = err as { code?: unknown; message?: unknown; details?: unknown };
+    const e = err as { message?: unknown };
     throw new TestRunnerError('TESTRUNNER_BOOTSTRAP_INVALID', `${input.file}: ${String(e.message)}`, {
       cause: err,
-      details: { workflowCode: typeof e.code === 'string' ? e.code : 'unknown', details: e.details },
+      details: compilerDetails(err),
     });
   }
 }

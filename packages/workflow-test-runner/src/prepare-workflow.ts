@@ -6,6 +6,7 @@ import {
   type WorkflowFile,
 } from '@org/workflow-compiler';
 import { TestRunnerError } from './errors.js';
+import { compilerDetails } from './internal/compiler-details.js';
 
 /** Input of {@link buildTestWorkflow}. */
 export interface BuildTestWorkflowInput {
@@ -27,7 +28,8 @@ export interface BuildTestWorkflowInput {
  * result is compiled with the config's resource directories (every resource inlined, comments dropped).
  *
  * @throws TestRunnerError `TESTRUNNER_WORKFLOW_INVALID` wrapping any compiler error; its `details.workflowCode`
- *   is the compiler's code (for example `WORKFLOW_SCHEMA_INVALID`, `WORKFLOW_RESOURCE_NOT_FOUND`).
+ *   is the compiler's code (for example `WORKFLOW_SCHEMA_INVALID`, `WORKFLOW_RESOURCE_NOT_FOUND`) and
+ *   `details.errors` its failed fields, when it listed any.
  */
 export async function buildTestWorkflow(input: BuildTestWorkflowInput): Promise<CompiledWorkflow> {
   try {
@@ -66,11 +68,10 @@ function missing(test: string): TestRunnerError {
 }
 
 function wrap(test: string, err: unknown): TestRunnerError {
-  const e = err as { code?: unknown; message?: unknown; details?: unknown };
-  const workflowCode = typeof e.code === 'string' ? e.code : 'unknown';
+  const e = err as { message?: unknown };
   return new TestRunnerError(
     'TESTRUNNER_WORKFLOW_INVALID',
     `${test}: the workflow under test cannot be built: ${String(e.message)}`,
-    { cause: err, details: { workflowCode, details: e.details } },
+    { cause: err, details: compilerDetails(err) },
   );
 }

@@ -85,8 +85,8 @@ export interface TestSpec {
  * `whenThisIsCalled` must be a URL on the mock host. Reads no files.
  *
  * @param file - how the file is named in messages.
- * @throws TestRunnerError `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_TEST_INVALID` (every violation in `details` as
- *   `{ file, pointer, detail }`).
+ * @throws TestRunnerError `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_TEST_INVALID` (every violation in `details.errors`
+ *   as `{ file, pointer, detail }`).
  */
 export function parseTestFile(input: Uint8Array | string, file: string): TestSpec {
   const value = readJson(input, file);
@@ -149,7 +149,7 @@ function mockUrl(url: string, i: number, file: string): string {
   const fail = (why: string): never => {
     const pointer = `/mockEndpointResponses/${i}/whenThisIsCalled`;
     throw new TestRunnerError('TESTRUNNER_TEST_INVALID', `${file}: ${pointer} ${why}`, {
-      details: [{ file, pointer, detail: why }],
+      details: { errors: [{ file, pointer, detail: why }] },
     });
   };
   try {
@@ -197,7 +197,7 @@ function toCall(c: JsonObject, i: number, file: string): CallSpec {
   } catch {
     const pointer = `/makeTheseCalls/${i}/url`;
     throw new TestRunnerError('TESTRUNNER_TEST_INVALID', `${file}: ${pointer} is not an absolute URL`, {
-      details: [{ file, pointer, detail: 'is not an absolute URL' }],
+      details: { errors: [{ file, pointer, detail: 'is not an absolute URL' }] },
     });
   }
   return {

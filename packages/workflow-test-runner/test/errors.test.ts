@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isTestRunnerError, TestRunnerError, TESTRUNNER_ERROR_CODES } from '../src/index.js';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
+import { isTestRunnerError, parseTestFile, TestRunnerError, TESTRUNNER_ERROR_CODES } from '../src/index.js';
 
 describe('isTestRunnerError', () => {
   it('recognises the class by name and a known code, also across copies of the package', () => {
@@ -26,5 +27,21 @@ describe('isTestRunnerError (code-list membership)', () => {
     expect(isTestRunnerError({ name: 'Error', code: TESTRUNNER_ERROR_CODES[0] })).toBe(false);
     expect(isTestRunnerError(null)).toBe(false);
     expect(isTestRunnerError(TESTRUNNER_ERROR_CODES[0])).toBe(false);
+  });
+});
+
+describe('TestRunnerError details (one shape across packages)', () => {
+  it('are a plain object, never an array; failed fields are details.errors', () => {
+    const errors = [
+      thrownBy(() => parseTestFile('{"a":', 'x.test.json')),
+      thrownBy(() => parseTestFile('{"nonsense":true}', 'x.test.json')),
+    ];
+    for (const err of errors) {
+      expect(isTestRunnerError(err)).toBe(true);
+      expect(detailsShapeProblem(err)).toBeUndefined();
+      const fields = (err as TestRunnerError).details?.errors ?? [];
+      expect(fields.length).toBeGreaterThan(0);
+      for (const f of fields) expect(f.file).toBe('x.test.json');
+    }
   });
 });

@@ -95,7 +95,12 @@ describe('mergeTestBootstrap', () => {
     }
     expect(err).toMatchObject({
       code: 'TESTRUNNER_BOOTSTRAP_INVALID',
-      details: { workflowCode: 'WORKFLOW_BOOTSTRAP_INVALID' },
+      details: {
+        workflowCode: 'WORKFLOW_BOOTSTRAP_INVALID',
+        errors: expect.arrayContaining([
+          expect.objectContaining({ pointer: '/0/allowHttpServerAccess/0/port' }),
+        ]),
+      },
     });
   });
 

@@ -37,13 +37,13 @@ describe('prepareTest: paths', () => {
     const { cfg } = setup({
       'tests/billing/billing.workflow.json': workflow(),
       'tests/billing/a.response.txt': 'not json {',
-      'tests/shared/b.response.json': '{"b":1}',
+      'tests/common/b.response.json': '{"b":1}',
       'tests/billing/a.test.json': {
         ...base,
         mockEndpointResponses: [
           { whenThisIsCalled: 'http://mockserver/a', returnThisFile: 'a.response.txt' },
-          { whenThisIsCalled: 'http://mockserver/b', returnThisFile: '/shared/b.response.json' },
-          { whenThisIsCalled: 'http://mockserver/c', returnThisFile: '../shared/b.response.json' },
+          { whenThisIsCalled: 'http://mockserver/b', returnThisFile: '/common/b.response.json' },
+          { whenThisIsCalled: 'http://mockserver/c', returnThisFile: '../common/b.response.json' },
         ],
       },
     });

@@ -195,8 +195,8 @@ describe('parseTestFile', () => {
     expect(err).toBeInstanceOf(TestRunnerError);
     expect(err.code).toBe('TESTRUNNER_TEST_INVALID');
     expect(err.message).toContain('suite/x.test.json');
-    const details = err.details as { file: string; pointer: string }[];
-    expect(details.some((d) => d.pointer === pointer && d.file === 'suite/x.test.json')).toBe(true);
+    const errors = err.details?.errors ?? [];
+    expect(errors.some((d) => d.pointer === pointer && d.file === 'suite/x.test.json')).toBe(true);
   });
 
   it('rejects duplicate keys and other malformed JSON with TESTRUNNER_JSON_INVALID', () => {

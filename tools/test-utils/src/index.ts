@@ -62,7 +62,12 @@ export function loadNegativeCorpus(dir: string): NegativeVector[] {
     .sort()
     .map((file) => {
       const [code = '', rest = ''] = file.split('--');
-      return { file, code, defect: rest.replace(/\..*$/, ''), bytes: new Uint8Array(readFileSync(join(dir, file))) };
+      return {
+        file,
+        code,
+        defect: rest.replace(/\..*$/, ''),
+        bytes: new Uint8Array(readFileSync(join(dir, file))),
+      };
     });
 }
 
@@ -92,4 +97,32 @@ export const PROTOTYPE_NAMES = [
   '__defineGetter__',
   '__lookupGetter__',
 ] as const;
+
+/**
+ * Why `err.details` breaks the one shape every package's error uses, or undefined when it keeps it: `details` is
+ * absent or a plain object (never an array, never a class instance), and a list of failed fields, when there is
+ * one, is `details.errors`, an array of `{ pointer, detail }` strings (docs/engineering.md, "Errors").
+ */
+export function detailsShapeProblem(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return 'not an object';
+  const details = (err as { details?: unknown }).details;
+  if (details === undefined) return undefined;
+  if (typeof details !== 'object' || details === null)
+    return `details is ${details === null ? 'null' : typeof details}`;
+  if (Array.isArray(details)) return 'details is an array';
+  const proto: unknown = Object.getPrototypeOf(details);
+  if (proto !== Object.prototype && proto !== null) return 'details is not a plain object';
+  const errors = (details as { errors?: unknown }).errors;
+  if (errors === undefined) return undefined;
+  if (!Array.isArray(errors)) return 'details.errors is not an array';
+  const bad = (errors as unknown[]).findIndex(
+    (e) =>
+      typeof e !== 'object' ||
+      e === null ||
+      typeof (e as { pointer?: unknown }).pointer !== 'string' ||
+      typeof (e as { detail?: unknown }).detail !== 'string',
+  );
+  return bad === -1 ? undefined : `details.errors[${bad}] is not { pointer, detail }`;
+}
+
 export { RawClient } from './raw-client.js';

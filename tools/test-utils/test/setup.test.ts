@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byteByByte, loadNegativeCorpus, offsetView } from '../src/index.js';
+import { byteByByte, detailsShapeProblem, loadNegativeCorpus, offsetView } from '../src/index.js';
 
 class DemoError extends Error {
   override readonly name = 'DemoError';
@@ -43,5 +43,29 @@ describe('helpers', () => {
   });
   it('loadNegativeCorpus reads nothing from an empty folder', () => {
     expect(loadNegativeCorpus(new URL('.', import.meta.url).pathname)).toEqual([]);
+  });
+});
+
+describe('detailsShapeProblem', () => {
+  const withDetails = (details: unknown) => Object.assign(new DemoError('DEMO_X'), { details });
+  it('accepts no details and plain records, with or without a well-formed errors list', () => {
+    expect(detailsShapeProblem(new DemoError('DEMO_X'))).toBeUndefined();
+    expect(detailsShapeProblem(withDetails({ keyId: 'k' }))).toBeUndefined();
+    expect(
+      detailsShapeProblem(withDetails(Object.assign(Object.create(null) as object, { a: 1 }))),
+    ).toBeUndefined();
+    expect(detailsShapeProblem(withDetails({ errors: [{ pointer: '/a', detail: 'x' }] }))).toBeUndefined();
+  });
+  it('names arrays, non-objects, class instances and malformed errors lists', () => {
+    expect(detailsShapeProblem(withDetails([{ pointer: '/a', detail: 'x' }]))).toBe('details is an array');
+    expect(detailsShapeProblem(withDetails('text'))).toBe('details is string');
+    expect(detailsShapeProblem(withDetails(null))).toBe('details is null');
+    expect(detailsShapeProblem(withDetails(new Map()))).toBe('details is not a plain object');
+    expect(detailsShapeProblem(withDetails({ errors: { pointer: '/a' } }))).toBe(
+      'details.errors is not an array',
+    );
+    expect(detailsShapeProblem(withDetails({ errors: [{ pointer: '/a' }] }))).toBe(
+      'details.errors[0] is not { pointer, detail }',
+    );
   });
 });

@@ -17,7 +17,7 @@ import {
 } from '@org/workflow-runtime';
 import { resolve } from 'node:path';
 
-/** Everything the agent reads from its environment, validated once at start (house style §1). */
+/** Everything the agent reads from its environment, validated once at start (docs/engineering.md §1). */
 export interface Config {
   /** `AGENT_BOOTSTRAP` or the first argument (argument wins): a file path, Base64 JSON or encrypted text. */
   readonly bootstrap: string;

@@ -101,10 +101,17 @@ describe.skipIf(!existsSync(AGENT))('agent dist/main.js with bootstrap variables
       expect(await agent.exited).toBe(1);
       const lines = agent.stderr().trim().split('\n');
       expect(lines).toHaveLength(1);
-      const fatal = JSON.parse(lines[0]!) as { level: string; code: string; msg: string };
+      const fatal = JSON.parse(lines[0]!) as {
+        level: string;
+        code: string;
+        msg: string;
+        problems?: string[];
+      };
       expect(fatal).toMatchObject({ level: 'fatal', code: 'WORKFLOW_VARIABLE_MISSING' });
       expect(fatal.msg).toContain('NOT_SET_ANYWHERE');
       expect(fatal.msg).toContain('/0/data/c');
+      // The compiler's `details.errors` become the `problems` list, one `pointer: detail` line each.
+      expect(fatal.problems).toEqual([expect.stringMatching(/^\/0\/data\/c: .*NOT_SET_ANYWHERE/)]);
       const all = agent.stdout() + agent.stderr();
       expect(all).not.toContain(FILE_SECRET);
       expect(all).not.toContain(ENV_VALUE);

@@ -1,5 +1,5 @@
 /**
- * A short, escaped, printable excerpt of attacker-controlled text for an error message (house style §3):
+ * A short, escaped, printable excerpt of attacker-controlled text for an error message (docs/engineering.md §2):
  * at most 24 characters, quoted, every character outside printable ASCII written as `\uXXXX`.
  */
 export function excerpt(text: string): string {

@@ -23,7 +23,7 @@ export function compileSchema(schema: object): LazyValidator {
 }
 
 /**
- * Runs a compiled schema and throws `code` with every violation as `{ pointer, detail }` (capped at
+ * Runs a compiled schema and throws `code` with every violation in `details.errors` as `{ pointer, detail }` (capped at
  * {@link MAX_ERROR_DETAILS}). Details describe what was expected and the type and size found, never the value.
  */
 export function checkSchema(
@@ -57,7 +57,7 @@ export function throwDetails(code: WorkflowErrorCode, what: string, details: Wor
     .map((d) => `${d.pointer || '/'}: ${d.detail}`)
     .join('; ');
   const count = details.length === 1 ? '1 error' : `${details.length} errors`;
-  throw new WorkflowError(code, `${what} is invalid (${count}): ${first}`, { details: shown });
+  throw new WorkflowError(code, `${what} is invalid (${count}): ${first}`, { details: { errors: shown } });
 }
 
 function dedupe(details: WorkflowErrorDetail[]): WorkflowErrorDetail[] {

@@ -13,7 +13,7 @@ export function readJson(input: Uint8Array | string, file: string): JsonValue {
     const code = typeof e.code === 'string' ? e.code : 'unknown';
     throw new TestRunnerError('TESTRUNNER_JSON_INVALID', `${file} is not valid JSON: ${String(e.message)}`, {
       cause: err,
-      details: [{ file, pointer: '', detail: code }],
+      details: { errors: [{ file, pointer: '', detail: code }] },
     });
   }
 }

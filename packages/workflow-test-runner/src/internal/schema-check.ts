@@ -9,7 +9,7 @@ export { compileSchema };
 export const MAX_ERROR_DETAILS = 50;
 
 /**
- * Runs a schema and throws `code` naming `file` and every violation as `{ file, pointer, detail }`. Details say
+ * Runs a schema and throws `code` naming `file` and every violation in `details.errors` as `{ file, pointer, detail }`. Details say
  * what was expected and the type and size found, never the value (a test file may hold credentials).
  */
 export function checkSchema(
@@ -39,5 +39,5 @@ export function throwDetails(
     .map((d) => `${d.pointer || '/'}: ${d.detail}`)
     .join('; ');
   const count = details.length === 1 ? '1 error' : `${details.length} errors`;
-  throw new TestRunnerError(code, `${file} is invalid (${count}): ${first}`, { details: shown });
+  throw new TestRunnerError(code, `${file} is invalid (${count}): ${first}`, { details: { errors: shown } });
 }
