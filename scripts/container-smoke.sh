@@ -55,6 +55,7 @@ for b in build packager walkthrough agent stop; do
   [ -n "$(block "$b")" ] || fail "README.md has no container-smoke block '$b'"
 done
 
+SUBST=() # sed expressions for taken ports, set before the blocks that publish them
 run_blocks() { # NAME... : run the blocks in one bash with -euo pipefail; the working directory carries over
   {
     echo 'set -euo pipefail'
@@ -95,7 +96,6 @@ log "agent without a bootstrap: exit $code, $(grep -c '"level":"fatal"' "$WORK/n
 # after the build, just before the blocks that publish them).
 port_free() { ! ss -ltnH 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-SUBST=()
 for p in 39575 39576 8080; do
   if port_free "$p"; then eval "P$p=$p"; else
     q="$(free_port)"
