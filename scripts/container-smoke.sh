@@ -6,7 +6,7 @@
 # ports published on 127.0.0.1 only (bridge network), run as uid 1000 with a read-only root, pass their
 # HEALTHCHECK, work with another working directory (-w), stop on SIGTERM with exit code 0, and leave no build
 # stage behind. Needs root (podman, apt-get). Not part of CI (no container runtime there); it prints how long it
-# took (about 10 to 15 minutes on a 2-core machine with a cold cache, most of it the two image builds).
+# took (README.md: about 10 minutes on a busy 2-core machine, most of it the two image builds).
 #   git clone -b BRANCH REPO /tmp/x && cd /tmp/x && bash scripts/container-smoke.sh
 # With --docker-cli the blocks run with the docker client instead, on podman's Docker API (podman system service).
 set -euo pipefail
@@ -68,6 +68,7 @@ run_blocks() { # NAME... : run the blocks in one bash with -euo pipefail; the wo
   } >"$WORK/blocks.sh"
   log "README blocks: $*"
   TMPDIR="$WORK" bash "$WORK/blocks.sh"
+  echo # the blocks' last output (a curl answer) has no line end
 }
 echo "$ROOT" >"$WORK/cwd"
 
