@@ -157,6 +157,7 @@ for n in oapp-agent oapp-packager; do
   last="$(podman logs "$n" 2>/dev/null | tail -n 1)"
   log "$n stopped with exit code $code: $last"
   [ "$code" = 0 ] || fail "$n: unclean stop"
+  podman logs "$n" 2>/dev/null | grep -q '"signal":"SIGTERM"' || fail "$n: no SIGTERM in its log"
 done
 log "docker stop of both took ${took} s"
 [ "$took" -lt 10 ] || fail "the stop waited for the kill timeout"
