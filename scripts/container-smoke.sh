@@ -5,17 +5,21 @@
 # (scripts/podman-local.sh). Between them it checks what the README promises: both services answer through
 # ports published on 127.0.0.1 only (bridge network), run as uid 1000 with a read-only root, pass their
 # HEALTHCHECK, work with another working directory (-w), stop on SIGTERM with exit code 0, and leave no build
-# stage behind. Needs root (podman, apt-get). Not part of CI (no container runtime there).
+# stage behind. Needs root (podman, apt-get). Not part of CI (no container runtime there); it prints how long it
+# took (README.md: about 10 minutes on a busy 2-core machine, most of it the two image builds).
 #   git clone -b BRANCH REPO /tmp/x && cd /tmp/x && bash scripts/container-smoke.sh
 # With --docker-cli the blocks run with the docker client instead, on podman's Docker API (podman system service).
 set -euo pipefail
+SMOKE_START=$(date +%s)
 DOCKER_CLI=false
 [ "${1:-}" = --docker-cli ] && DOCKER_CLI=true
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 log() { printf '[smoke] %s\n' "$*"; }
+elapsed() { echo "$(($(date +%s) - SMOKE_START)) s"; }
 fail() {
   log "FAILED: $*"
+  log "took $(elapsed)"
   exit 1
 }
 
@@ -51,18 +55,7 @@ for b in build packager walkthrough agent stop; do
   [ -n "$(block "$b")" ] || fail "README.md has no container-smoke block '$b'"
 done
 
-# The README publishes 39575, 39576 and 8080 on 127.0.0.1: another host port where one is taken here.
-port_free() { ! ss -ltnH 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
-free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-SUBST=()
-for p in 39575 39576 8080; do
-  if port_free "$p"; then eval "P$p=$p"; else
-    q="$(free_port)"
-    eval "P$p=$q"
-    SUBST+=(-e "s/127\.0\.0\.1:$p\b/127.0.0.1:$q/g")
-    log "127.0.0.1:$p is taken here: the blocks use 127.0.0.1:$q instead"
-  fi
-done
+SUBST=() # sed expressions for taken ports, set before the blocks that publish them
 run_blocks() { # NAME... : run the blocks in one bash with -euo pipefail; the working directory carries over
   {
     echo 'set -euo pipefail'
@@ -75,6 +68,7 @@ run_blocks() { # NAME... : run the blocks in one bash with -euo pipefail; the wo
   } >"$WORK/blocks.sh"
   log "README blocks: $*"
   TMPDIR="$WORK" bash "$WORK/blocks.sh"
+  echo # the blocks' last output (a curl answer) has no line end
 }
 echo "$ROOT" >"$WORK/cwd"
 
@@ -85,7 +79,9 @@ stages="$(podman images -a -q --filter label=org.oapp.stage=build | wc -l)"
 [ "$stages" = 0 ] || fail "$stages build-stage images left after the prune"
 left="$(podman images -q --filter dangling=true --filter label=org.oapp.stage | wc -l)"
 [ "$left" = 0 ] || fail "$left untagged images of ours left after the prune"
-log "build stages and untagged images of ours left: 0 (untagged images in this storage: $(podman images -q --filter dangling=true | wc -l))"
+working="$(podman ps -a --external --format '{{.Names}}' | grep -c -- '-working-container' || true)"
+[ "$working" = 0 ] || fail "$working build containers left (podman ps -a --external)"
+log "build stages, untagged images of ours and build containers left: 0 (untagged images in this storage: $(podman images -q --filter dangling=true | wc -l))"
 for img in oapp-packager oapp-agent; do
   conf="$(podman image inspect --format '{{.Config.User}} {{json .Config.Cmd}} {{if .Config.Healthcheck}}healthcheck{{end}}' "$img")"
   log "$img: user, cmd: $conf"
@@ -99,6 +95,18 @@ set -e
 log "agent without a bootstrap: exit $code, $(grep -c '"level":"fatal"' "$WORK/nb.out") fatal line"
 [ "$code" = 1 ] && grep -q '"level":"fatal"' "$WORK/nb.out" || fail "the agent without a bootstrap"
 
+# The README publishes 39575, 39576 and 8080 on 127.0.0.1: another host port where one is taken here (checked
+# after the build, just before the blocks that publish them).
+port_free() { ! ss -ltnH 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+for p in 39575 39576 8080; do
+  if port_free "$p"; then eval "P$p=$p"; else
+    q="$(free_port)"
+    eval "P$p=$q"
+    SUBST+=(-e "s/127\.0\.0\.1:$p\b/127.0.0.1:$q/g")
+    log "127.0.0.1:$p is taken here: the blocks use 127.0.0.1:$q instead"
+  fi
+done
 run_blocks packager walkthrough agent
 
 # --- what the README promises -------------------------------------------------------------------------------
@@ -117,14 +125,22 @@ done
 [ "$(podman inspect --format '{{.HostConfig.NetworkMode}}' oapp-packager)" = bridge ] || fail "not on the bridge network"
 
 podman healthcheck run oapp-packager || fail "packager HEALTHCHECK"
-log "packager health check: $(podman inspect --format '{{.State.Health.Status}}' oapp-packager)"
-if podman exec oapp-agent node -e "fetch('http://127.0.0.1:39576/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then
-  podman healthcheck run oapp-agent || fail "agent HEALTHCHECK"
-  log "agent health check: $(podman inspect --format '{{.State.Health.Status}}' oapp-agent)"
-  log "agent admin listener through 127.0.0.1:$P39576: /ready $(curl -fsS "http://127.0.0.1:$P39576/ready")"
-else
-  log "agent health check NOT VERIFIED: nothing answers GET 127.0.0.1:39576/health in the container (no admin listener in this build)"
-fi
+health="$(podman inspect --format '{{.State.Health.Status}}' oapp-packager)"
+log "packager health check: $health"
+[ "$health" = healthy ] || fail "packager health status $health"
+podman healthcheck run oapp-agent || fail "agent HEALTHCHECK (GET 127.0.0.1:39576/health in the container)"
+health="$(podman inspect --format '{{.State.Health.Status}}' oapp-agent)"
+log "agent health check: $health"
+[ "$health" = healthy ] || fail "agent health status $health"
+# /ready and /metrics of both, through the ports published on the host's loopback.
+for svc in "packager $P39575" "agent admin listener $P39576"; do
+  port="${svc##* }"
+  ready="$(curl -sS -o "$WORK/ready" -w '%{http_code}' "http://127.0.0.1:$port/ready")" || fail "${svc% *} /ready"
+  [ "$ready" = 200 ] || fail "${svc% *} /ready answered $ready: $(cat "$WORK/ready")"
+  curl -fsS "http://127.0.0.1:$port/metrics" >"$WORK/metrics" || fail "${svc% *} /metrics"
+  grep -q '^# TYPE ' "$WORK/metrics" || fail "${svc% *} /metrics is not Prometheus text"
+  log "${svc% *} through 127.0.0.1:$port: /ready $ready $(cat "$WORK/ready"), /metrics $(grep -c '^# TYPE ' "$WORK/metrics") metrics"
+done
 
 # --- stop: SIGTERM, exit code 0 ------------------------------------------------------------------------------
 block stop | grep -v '^docker rm ' >"$WORK/stop.sh"
@@ -141,24 +157,28 @@ for n in oapp-agent oapp-packager; do
   last="$(podman logs "$n" 2>/dev/null | tail -n 1)"
   log "$n stopped with exit code $code: $last"
   [ "$code" = 0 ] || fail "$n: unclean stop"
+  podman logs "$n" 2>/dev/null | grep -q '"signal":"SIGTERM"' || fail "$n: no SIGTERM in its log"
 done
 log "docker stop of both took ${took} s"
 [ "$took" -lt 10 ] || fail "the stop waited for the kill timeout"
 run_blocks stop
 
-# --- another working directory (-w) --------------------------------------------------------------------------
+# --- another working directory (-w), read-only root ----------------------------------------------------------
 DIR="$(cat "$WORK/cwd")"
 pw="$(free_port)"
 podman run -d --name oapp-smoke-w1 --read-only -w /tmp -p "127.0.0.1:$pw:39575" oapp-packager >/dev/null
 curl -fsS --retry 30 --retry-all-errors --retry-delay 1 "http://127.0.0.1:$pw/health" >/dev/null || fail "packager with -w /tmp"
+podman healthcheck run oapp-smoke-w1 || fail "packager HEALTHCHECK with -w /tmp"
 podman stop oapp-smoke-w1 >/dev/null
 pw="$(free_port)"
-AGENT_BOOTSTRAP="$(cat "$DIR/container-bootstrap.json")" podman run -d --name oapp-smoke-w2 --read-only -w / \
+AGENT_BOOTSTRAP="$(cat "$DIR/container-bootstrap.json")" podman run -d --name oapp-smoke-w2 --read-only -w /tmp \
   -e AGENT_BOOTSTRAP -v "$DIR/config:/config:ro" -p "127.0.0.1:$pw:8080" oapp-agent >/dev/null
 reply="$(curl -fsS --retry 30 --retry-all-errors --retry-delay 1 -X POST "http://127.0.0.1:$pw/hello" \
-  -H 'Content-Type: application/json' -d '{"name":"w"}')" || fail "agent with -w /"
+  -H 'Content-Type: application/json' -d '{"name":"w"}')" || fail "agent with -w /tmp"
+podman healthcheck run oapp-smoke-w2 || fail "agent HEALTHCHECK with -w /tmp"
 podman stop oapp-smoke-w2 >/dev/null
-log "with -w /tmp the packager answered /health; with -w / the agent answered $reply"
+log "with --read-only -w /tmp the packager answered /health, the agent answered $reply; both health checks passed"
 [ "$(podman inspect --format '{{.State.ExitCode}}' oapp-smoke-w1) $(podman inspect --format '{{.State.ExitCode}}' oapp-smoke-w2)" = '0 0' ] ||
   fail "unclean stop with -w"
+log "took $(elapsed)"
 log "OK"
