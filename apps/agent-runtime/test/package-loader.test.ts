@@ -30,7 +30,7 @@ describe('loadWorkflow', () => {
     expect(JSON.stringify(loaded.workflow)).toContain('"stepId":"echo"');
   });
 
-  // Issue 13 (ADR 0085): verified content that is not the JCS form of a compiled workflow is refused.
+  // Regression (ADR 0085): verified content that is not the JCS form of a compiled workflow is refused.
   it('refuses an uncompiled workflow as package content with WORKFLOW_NOT_COMPILED', async () => {
     const uncompiled = {
       workflows: [{ name: 'w', steps: [{ stepId: 'echo', resultsProcessor: { resource: 'a.js' } }] }],

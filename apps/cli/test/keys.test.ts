@@ -102,7 +102,7 @@ describe('key sources', () => {
     }
   });
 
-  // Issue 13: the purpose alias lookup read inherited properties (purpose "toString" became a function).
+  // Regression: the purpose alias lookup read inherited properties (purpose "toString" became a function).
   it.each(['rsa', ...PROTOTYPE_NAMES])(
     'key-gen JSON with purpose %s is refused as an unknown purpose',
     async (name) => {

@@ -56,7 +56,7 @@ describe('GET /key-gen', () => {
     expect(body.error.code).toBe('invalid_purpose');
   });
 
-  // Issue 13: the alias lookup read inherited properties, so `purpose=toString` answered 500.
+  // Regression: the alias lookup read inherited properties, so `purpose=toString` answered 500.
   it.each(PROTOTYPE_NAMES)(
     'answers purpose=%s with 400 REQUEST_INVALID_PURPOSE (no inherited lookup)',
     async (name) => {

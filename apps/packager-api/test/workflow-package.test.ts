@@ -73,7 +73,7 @@ describe('POST /workflow-package', () => {
     expect(body.detail).toContain('stream');
   });
 
-  // Issue 13: a third part after body and stream was 413 UPLOAD_PARTS_LIMIT; it is an unexpected part.
+  // Regression: a third part after body and stream was 413 UPLOAD_PARTS_LIMIT; it is an unexpected part.
   it('rejects an extra third part with 400 UPLOAD_UNKNOWN_PART, as an extra first part', async () => {
     const third = form(packageRequest(packageKeys()), workflow);
     third.append('extra', 'x');

@@ -78,7 +78,7 @@ describe('readUpload: multipart accepted', () => {
     expect(res.json).toMatchObject({ body: 'é'.repeat(FIELD_CAP / 2), bytes: 0 });
   });
 
-  // Issue 13: a stream part named only by filename* (RFC 8187 / RFC 6266) was refused as malformed.
+  // Regression: a stream part named only by filename* (RFC 8187 / RFC 6266) was refused as malformed.
   it("accepts a stream part named only by filename*=UTF-8''… and keeps the decoded name", async () => {
     const head = (params: string) => ({
       headers: [`Content-Disposition: form-data; name="stream"; ${params}`],

@@ -39,7 +39,7 @@ function make(
 }
 
 describe('openPackage', () => {
-  // Issue 13 (SPEC.md §6 step 2): each section is parsed before the next one is read.
+  // Regression (SPEC.md §6 step 2): each section is parsed before the next one is read.
   it('parses HEADER before reading STATEMENT: a bad HEADER with a truncated STATEMENT is the HEADER error', async () => {
     const pkg = make();
     const bad = mutateJsonSection(pkg, 1, (s) => s.replace('"format":"oapp/v1"', '"format":"oapp/v9"'));

@@ -95,7 +95,7 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     'FORMAT_BAD_FIELD--header-size-negative': header('negative', '"size":16', '"size":-1'),
     'FORMAT_BAD_FIELD--header-c1-control-in-package-id': rogue(base('c1', { packageId: 'hello-app', headerBytes: edit('"packageId":"hello-app"', '"packageId":"hello-app\\u0085"') })),
     'FORMAT_BAD_FIELD--header-leap-second': header('leap', '12:00:00.000Z', '23:59:60.000Z'),
-    // Issue 13: above the format's own maximum is a field out of range, not FORMAT_PAYLOAD_TOO_LARGE (§6 step 3)
+    // Regression: above the format's own maximum is a field out of range, not FORMAT_PAYLOAD_TOO_LARGE (§6 step 3)
     'FORMAT_BAD_FIELD--header-plaintext-size-over-format-limit': header('plain-over', '"plaintextSize":16', '"plaintextSize":4026531841'),
     'FORMAT_TOO_MANY_RECIPIENTS--header-declares-1025': header('1025', '"recipients":1', '"recipients":1025'),
     'FORMAT_BAD_FIELD--header-uppercase-hex': rogue(base('upper', { headerBytes: (b) => te.encode(new TextDecoder().decode(b).replace(/"packager":"([0-9a-f]+)"/, (_, h: string) => `"packager":"${h.toUpperCase()}"`)) })),
@@ -114,7 +114,7 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     'FORMAT_BAD_RECIPIENTS--stanzas-one-byte-short': mutateSection(small, SECTION.RECIPIENTS, (v) => v.subarray(0, v.length - 1)),
     'FORMAT_BAD_RECIPIENTS--stanzas-one-byte-long': mutateSection(small, SECTION.RECIPIENTS, (v) => u8(v, [0])),
     'FORMAT_BAD_RECIPIENTS--count-differs-from-header': mutateSection(multi, SECTION.RECIPIENTS, (v) => v.subarray(0, 112)),
-    // Issue 13: stanzas the writer never makes (§4.4)
+    // Regression: stanzas the writer never makes (§4.4)
     'FORMAT_DUPLICATE_RECIPIENT--two-stanzas-same-recipient': rogue(base('dup-recipient', { recipients: [fx.deployment, fx.deployment] })),
     'FORMAT_DUPLICATE_NONCE--two-stanzas-one-nonce': rogue(base('dup-nonce', { recipients: [fx.otherDeployment, fx.deployment], stanzaNonce: () => new Uint8Array(24).fill(7) })),
     'FORMAT_BAD_SIGNATURES--record-truncated': mutateSection(small, SECTION.SIGNATURES, (v) => v.subarray(0, v.length - 1)),

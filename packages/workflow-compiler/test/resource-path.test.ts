@@ -27,7 +27,7 @@ describe('parseResourcePath', () => {
     ['./a.js', 'dot segment'],
     ['a/./b.js', 'inner dot segment'],
     ['x'.repeat(1025), 'too long'],
-    // Issue 13: trailing dots and spaces alias other names on some file systems.
+    // Regression: trailing dots and spaces alias other names on some file systems.
     ['a.js.', 'trailing dot'],
     ['a.js ', 'trailing space'],
     ['a.js..', 'trailing dots'],

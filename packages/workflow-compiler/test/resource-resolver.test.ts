@@ -49,7 +49,7 @@ describe('resolveFile', () => {
     expect((await resolve('only-two.js')).dir).toBe(two);
   });
 
-  // Issue 13: such names resolved here, and on Windows or SMB they open another file (`dotted.js`).
+  // Regression: such names resolved here, and on Windows or SMB they open another file (`dotted.js`).
   it('refuses a name ending in "." or a space even when such a file exists', async () => {
     await expect(resolve('dotted.js.')).rejects.toThrowCode(WorkflowError, 'WORKFLOW_RESOURCE_PATH_INVALID');
     await expect(resolve('/spaced.js ')).rejects.toThrowCode(WorkflowError, 'WORKFLOW_RESOURCE_PATH_INVALID');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createWorkflowEngine } from '../src/index.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
-// Issue 13: property and header lookups in the sandbox read inherited properties of plain objects, so
+// Regression: property and header lookups in the sandbox read inherited properties of plain objects, so
 // `getProperty('toString')` answered a function and `setHeader('__proto__', …)` replaced a prototype.
 
 async function run(steps: unknown[], stepId = 's', inp = input('in')) {

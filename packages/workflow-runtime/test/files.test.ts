@@ -122,7 +122,7 @@ describe('files(id) confinement', () => {
     expect(readdirSync(join(root, 'outside'))).toEqual(['secret.txt']);
   });
 
-  // Issue 13: a name ending in "." or a space opens another file on Windows and SMB (`a.txt.` is `a.txt`).
+  // Regression: a name ending in "." or a space opens another file on Windows and SMB (`a.txt.` is `a.txt`).
   it('refuses names ending in "." or a space, even when such a file exists', async () => {
     const { root, box } = tree();
     writeFileSync(join(box, 'dotted.txt.'), 'aliased');

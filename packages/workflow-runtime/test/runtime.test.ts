@@ -180,7 +180,7 @@ describe('createRuntime', () => {
     expect([res.status, await res.text()]).toEqual([200, 'hi 1700000000000']);
   });
 
-  // Issue 13: the port table was read with inherited properties, so a server named `toString` got a function.
+  // Regression: the port table was read with inherited properties, so a server named `toString` got a function.
   it.each(PROTOTYPE_NAMES)('a server named %s takes its own port, not an inherited property', async (id) => {
     const rec = record({ allowHttpServerAccess: [{ id, port: 4242 }] });
     const redactor = new Redactor();

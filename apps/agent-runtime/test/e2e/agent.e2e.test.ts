@@ -333,7 +333,7 @@ describe.skipIf(!existsSync(AGENT) || !existsSync(PACKAGER))('agent dist/main.js
       }),
       'POLICY_SIGNER_THRESHOLD_NOT_MET',
     ],
-    // Issue 13 (ADR 0085): app content is the JCS form of a compiled workflow, nothing else.
+    // Regression (ADR 0085): app content is the JCS form of a compiled workflow, nothing else.
     [
       'an uncompiled workflow as package content',
       () => ({
