@@ -23,22 +23,12 @@ export interface ParseStrictJsonOptions {
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
 // A run of string characters that need no attention: not a quote, backslash or control character.
 // eslint-disable-next-line no-control-regex -- control characters end the run on purpose
 const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
+/** Strings longer than this are scanned with {@link PLAIN_RUN} after a first stretch scanned by hand. */
+const HAND_SCAN = 64;
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const ESCAPES: Readonly<Record<string, string>> = Object.freeze({
-  '"': '"',
-  '\\': '\\',
-  '/': '/',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-});
 const nullObject = (): JsonObject => Object.create(null) as JsonObject;
 
 /**
@@ -52,7 +42,8 @@ const nullObject = (): JsonObject => Object.create(null) as JsonObject;
  */
 export function parseStrictJson(input: Uint8Array | string, options: ParseStrictJsonOptions): JsonValue {
   const { maxBytes } = options;
-  const text = typeof input === 'string' ? checkString(input, maxBytes) : decodeBytes(input, maxBytes);
+  const fromString = typeof input === 'string';
+  const text = fromString ? checkString(input, maxBytes) : decodeBytes(input, maxBytes);
   if (text.charCodeAt(0) === 0xfeff)
     throw new StrictJsonError('JSON_INVALID', 'a byte order mark is not allowed', 0);
   const p = new Parser(
@@ -60,6 +51,8 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseStrict
     options.maxDepth ?? MAX_JSON_DEPTH,
     options.integersOnly ?? false,
     options.newObject ?? nullObject,
+    // Text decoded from valid UTF-8 holds no raw lone surrogate; a string input may.
+    fromString,
   );
   p.skipWs();
   const value = p.value(0);
@@ -96,6 +89,16 @@ function isWellFormed(s: string): boolean {
   return nativeIsWellFormed !== undefined ? nativeIsWellFormed.call(s) : !LONE_SURROGATE.test(s);
 }
 
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const l = c | 0x20;
+  return l >= 0x61 && l <= 0x66 ? l - 0x57 : -1;
+}
+
+/**
+ * One pass over the text with `charCodeAt`, building the value as it goes: no regular expression or substring per
+ * token except for long string runs and numbers that are not short integers.
+ */
 class Parser {
   i = 0;
   constructor(
@@ -103,6 +106,7 @@ class Parser {
     readonly maxDepth: number,
     readonly integersOnly: boolean,
     readonly newObject: () => JsonObject,
+    readonly rawSurrogates: boolean,
   ) {}
 
   error(reason: string, code: StrictJsonErrorCode = 'JSON_INVALID'): never {
@@ -116,14 +120,15 @@ class Parser {
   }
 
   value(depth: number): JsonValue {
-    const c = this.s.charCodeAt(this.i);
+    const s = this.s;
+    const c = s.charCodeAt(this.i);
     if (c === 0x22) return this.string();
     if (c === 0x7b) return this.object(depth + 1);
     if (c === 0x5b) return this.array(depth + 1);
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number();
-    if (this.s.startsWith('true', this.i)) return this.literal(4, true);
-    if (this.s.startsWith('false', this.i)) return this.literal(5, false);
-    if (this.s.startsWith('null', this.i)) return this.literal(4, null);
+    if (c === 0x74 && s.startsWith('true', this.i)) return this.literal(4, true);
+    if (c === 0x66 && s.startsWith('false', this.i)) return this.literal(5, false);
+    if (c === 0x6e && s.startsWith('null', this.i)) return this.literal(4, null);
     return this.error('unexpected character, expected a JSON value');
   }
 
@@ -142,9 +147,10 @@ class Parser {
   object(depth: number): JsonObject {
     this.enter(depth);
     const out = this.newObject();
-    if (this.s.charCodeAt(this.i) === 0x7d) return this.literal(1, out);
+    const s = this.s;
+    if (s.charCodeAt(this.i) === 0x7d) return this.literal(1, out);
     for (;;) {
-      if (this.s.charCodeAt(this.i) !== 0x22) this.error('expected a property name in double quotes');
+      if (s.charCodeAt(this.i) !== 0x22) this.error('expected a property name in double quotes');
       const start = this.i;
       const key = this.string();
       // Values are never undefined and objects inherit no key (newObject's contract): a plain read suffices.
@@ -152,8 +158,12 @@ class Parser {
         this.i = start;
         this.error(`duplicate property name ${quoteKey(key)}`, 'JSON_DUPLICATE_KEY');
       }
-      this.skipWs();
-      if (this.s.charCodeAt(this.i) !== 0x3a) this.error("expected ':' after a property name");
+      let c = s.charCodeAt(this.i);
+      if (c !== 0x3a) {
+        this.skipWs();
+        c = s.charCodeAt(this.i);
+        if (c !== 0x3a) this.error("expected ':' after a property name");
+      }
       this.i++;
       this.skipWs();
       out[key] = this.value(depth);
@@ -173,8 +183,12 @@ class Parser {
 
   /** After a member: consumes `,` (returns false) or the closing bracket (returns true). */
   separator(close: number): boolean {
-    this.skipWs();
-    const c = this.s.charCodeAt(this.i);
+    const s = this.s;
+    let c = s.charCodeAt(this.i);
+    if (c !== close && c !== 0x2c) {
+      this.skipWs();
+      c = s.charCodeAt(this.i);
+    }
     if (c === close) {
       this.i++;
       return true;
@@ -187,52 +201,138 @@ class Parser {
 
   string(): string {
     const s = this.s;
-    let i = this.i + 1;
-    let out = '';
+    const start = this.i + 1;
+    let i = start;
+    let c = s.charCodeAt(i);
+    // The common case: a short string without escapes, scanned by hand and returned as one slice.
+    const handEnd = start + HAND_SCAN;
+    // `!(c >= 0x20)` also stops at the end of the text (NaN).
+    while (c !== 0x22 && c !== 0x5c && c >= 0x20 && i < handEnd) c = s.charCodeAt(++i);
+    if (c === 0x22) {
+      const out = s.slice(start, i);
+      this.i = i + 1;
+      if (this.rawSurrogates && !isWellFormed(out))
+        this.error('string contains a lone surrogate', 'JSON_LONE_SURROGATE');
+      return out;
+    }
+    return this.longString(start, i);
+  }
+
+  /** A string with escapes or a long one: plain runs by {@link PLAIN_RUN}, escapes decoded one by one. */
+  longString(start: number, from: number): string {
+    const s = this.s;
+    let out = s.slice(start, from);
+    let i = from;
+    let check = this.rawSurrogates;
     for (;;) {
       PLAIN_RUN.lastIndex = i;
       PLAIN_RUN.test(s);
       const j = PLAIN_RUN.lastIndex;
-      out += s.slice(i, j);
+      if (j > i) out += s.slice(i, j);
       this.i = j;
       const c = s.charCodeAt(j);
       if (c === 0x22) break;
       if (c !== 0x5c) this.error('unterminated string or control character in a string');
-      out += this.escape();
+      const unit = this.escape();
+      if (unit >= 0xd800 && unit <= 0xdfff) check = true;
+      out += String.fromCharCode(unit);
       i = this.i;
     }
     this.i++;
     // Pairs may be escaped (\ud83d\ude00) or literal; only a half left alone is refused.
-    if (!isWellFormed(out)) this.error('string contains a lone surrogate', 'JSON_LONE_SURROGATE');
+    if (check && !isWellFormed(out)) this.error('string contains a lone surrogate', 'JSON_LONE_SURROGATE');
     return out;
   }
 
-  escape(): string {
-    const e = this.s[this.i + 1] ?? '';
-    const simple = ESCAPES[e];
-    if (simple !== undefined) {
-      this.i += 2;
-      return simple;
+  /** Decodes the escape at `this.i` (a backslash) to one UTF-16 unit and moves past it. */
+  escape(): number {
+    const s = this.s;
+    const e = s.charCodeAt(this.i + 1);
+    let unit = -1;
+    switch (e) {
+      case 0x22: // "
+      case 0x5c: // \
+      case 0x2f: // /
+        unit = e;
+        break;
+      case 0x62: // b
+        unit = 0x08;
+        break;
+      case 0x66: // f
+        unit = 0x0c;
+        break;
+      case 0x6e: // n
+        unit = 0x0a;
+        break;
+      case 0x72: // r
+        unit = 0x0d;
+        break;
+      case 0x74: // t
+        unit = 0x09;
+        break;
+      case 0x75: {
+        // u: exactly four hex digits
+        const a = hexValue(s.charCodeAt(this.i + 2));
+        const b = hexValue(s.charCodeAt(this.i + 3));
+        const c = hexValue(s.charCodeAt(this.i + 4));
+        const d = hexValue(s.charCodeAt(this.i + 5));
+        if ((a | b | c | d) < 0) this.error('invalid escape sequence in a string');
+        this.i += 6;
+        return (a << 12) | (b << 8) | (c << 4) | d;
+      }
     }
-    const hex = this.s.slice(this.i + 2, this.i + 6);
-    if (e !== 'u' || !/^[0-9a-fA-F]{4}$/.test(hex)) this.error('invalid escape sequence in a string');
-    this.i += 6;
-    return String.fromCharCode(parseInt(hex, 16));
+    if (unit < 0) this.error('invalid escape sequence in a string');
+    this.i += 2;
+    return unit;
   }
 
   number(): number {
-    NUMBER.lastIndex = this.i;
-    const m = NUMBER.exec(this.s);
-    if (m === null) return this.error('invalid number');
-    const token = m[0];
-    const v = Number(token);
-    if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) {
-      this.error('number is outside the exactly representable integer range ±(2^53-1)', 'JSON_BAD_NUMBER');
+    const s = this.s;
+    const start = this.i;
+    let i = start;
+    let c = s.charCodeAt(i);
+    const negative = c === 0x2d;
+    if (negative) c = s.charCodeAt(++i);
+    let v = 0;
+    if (c === 0x30) c = s.charCodeAt(++i);
+    else if (c >= 0x31 && c <= 0x39) {
+      do {
+        v = v * 10 + (c - 0x30);
+        c = s.charCodeAt(++i);
+      } while (c >= 0x30 && c <= 0x39);
+    } else return this.error('invalid number');
+    const intEnd = i;
+    // A fraction or an exponent counts only with at least one digit (otherwise the text after it is refused).
+    if (c === 0x2e) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0x30 && d <= 0x39) {
+        i += 2;
+        c = s.charCodeAt(i);
+        while (c >= 0x30 && c <= 0x39) c = s.charCodeAt(++i);
+      }
     }
-    if (this.integersOnly && !INTEGER.test(token)) {
+    if (c === 0x65 || c === 0x45) {
+      let k = i + 1;
+      let d = s.charCodeAt(k);
+      if (d === 0x2b || d === 0x2d) d = s.charCodeAt(++k);
+      if (d >= 0x30 && d <= 0x39) {
+        do d = s.charCodeAt(++k);
+        while (d >= 0x30 && d <= 0x39);
+        i = k;
+      }
+    }
+    const integerForm = i === intEnd;
+    // Up to 15 digits the sum above is exact; anything else is converted by Number() from the token.
+    if (!integerForm || intEnd - start - (negative ? 1 : 0) > 15) {
+      v = Number(s.slice(start, i));
+      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) {
+        this.error('number is outside the exactly representable integer range ±(2^53-1)', 'JSON_BAD_NUMBER');
+      }
+    } else if (negative) v = -v;
+    if (this.integersOnly && (!integerForm || Object.is(v, -0))) {
       this.error('only integers are allowed, without fraction, exponent or minus zero', 'JSON_BAD_NUMBER');
     }
-    this.i += token.length;
+    this.i = i;
     return v;
   }
 }

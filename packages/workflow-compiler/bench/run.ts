@@ -69,9 +69,19 @@ function setup(root: string): { dirs: string[]; bytes: Uint8Array } {
   return { dirs, bytes: new TextEncoder().encode(text) };
 }
 
+/** CPU time (user + system) of this process in seconds. */
+function cpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+/** Median CPU seconds of each contender, filled by {@link timeBoth}. */
+const cpuMedians: [number, number] = [0, 0];
+
 /**
  * Runs both contenders alternately (the machine may be shared: interleaving exposes both to the same load) and
- * returns the median seconds of each.
+ * returns the median seconds of each. Also records the median CPU time of each in {@link cpuMedians}: on a loaded
+ * machine elapsed time says how much of a core the process got, CPU time what the work costs.
  */
 async function timeBoth(a: () => Promise<void>, b: () => void): Promise<[number, number]> {
   for (let i = 0; i < 3; i++) {
@@ -80,15 +90,23 @@ async function timeBoth(a: () => Promise<void>, b: () => void): Promise<[number,
   }
   const sa: number[] = [];
   const sb: number[] = [];
+  const ca: number[] = [];
+  const cb: number[] = [];
   for (let i = 0; i < ITERATIONS; i++) {
+    let c0 = cpuSeconds();
     let t0 = process.hrtime.bigint();
     await a();
     sa.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    ca.push(cpuSeconds() - c0);
+    c0 = cpuSeconds();
     t0 = process.hrtime.bigint();
     b();
     sb.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    cb.push(cpuSeconds() - c0);
   }
   const median = (xs: number[]): number => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  cpuMedians[0] = median(ca);
+  cpuMedians[1] = median(cb);
   return [median(sa), median(sb)];
 }
 
@@ -128,6 +146,9 @@ async function main(): Promise<void> {
       baselineMs: +(baseline * 1000).toFixed(2),
       baselineMBps: +(mb / baseline).toFixed(1),
       ratio: +(ours / baseline).toFixed(2),
+      oursCpuMs: +(cpuMedians[0] * 1000).toFixed(2),
+      baselineCpuMs: +(cpuMedians[1] * 1000).toFixed(2),
+      cpuRatio: +(cpuMedians[0] / cpuMedians[1]).toFixed(2),
       loadBefore,
       loadAfter: load(),
     };
@@ -141,6 +162,9 @@ async function main(): Promise<void> {
       `JSON.parse + stringify  ${result.baselineMBps} MB/s (${result.baselineMs} ms)  (${out.length} chars)`,
     );
     console.log(`ratio ${result.ratio}× (issue 3: ≤ 4×; issue 14: ≤ 2×)`);
+    console.log(
+      `CPU time: compile + hash ${result.oursCpuMs} ms, baseline ${result.baselineCpuMs} ms, ratio ${result.cpuRatio}×`,
+    );
     console.log(`load average (1, 5, 15 min) before ${loadBefore}, after ${result.loadAfter}`);
     console.log(JSON.stringify(result));
   } finally {

@@ -30,8 +30,35 @@ export function canonicalize(value: unknown): string {
  * @internal
  */
 export function canonicalizeChecked(value: unknown, forbidden: string | null): string {
+  const w = new Writer(forbidden, null);
+  write(w, value);
+  return w.out;
+}
+
+/** Receives the canonical text in pieces, in order (a hash's `update`). */
+export interface CanonicalSink {
+  update(piece: string, encoding: 'utf8'): unknown;
+}
+
+/**
+ * {@link canonicalizeChecked} into `sink` in pieces of about {@link FLUSH_CHARS} UTF-16 units, without building
+ * the whole text: hashing many short pieces costs less than one string of ~10^5 concatenations that must be
+ * flattened first. The pieces, joined, are exactly the text {@link canonicalizeChecked} returns.
+ *
+ * @internal
+ */
+export function canonicalizeInto(value: unknown, forbidden: string | null, sink: CanonicalSink): void {
+  const w = new Writer(forbidden, sink);
+  write(w, value);
+  if (w.out.length > 0) sink.update(w.out, 'utf8');
+}
+
+/** Pieces handed to a sink are at least this long (except the last). */
+const FLUSH_CHARS = 16 * 1024;
+
+function write(w: Writer, value: unknown): void {
   try {
-    return new Writer(forbidden).value(value, 0, false);
+    w.value(value, 0, false);
   } catch (err) {
     if (err instanceof NotCanonical) {
       throw (
@@ -46,42 +73,59 @@ export function canonicalizeChecked(value: unknown, forbidden: string | null): s
 class Writer {
   /** Quoted member names, per call (names can be data; nothing is kept between calls). */
   private readonly names = new Map<string, string>();
+  /** Text not yet handed to the sink (all of it without a sink). */
+  out = '';
 
-  constructor(private readonly forbidden: string | null) {}
+  constructor(
+    private readonly forbidden: string | null,
+    private readonly sink: CanonicalSink | null,
+  ) {}
 
-  value(v: unknown, depth: number, free: boolean): string {
+  value(v: unknown, depth: number, free: boolean): void {
     switch (typeof v) {
       case 'string':
-        return quote(v);
+        this.out += quote(v);
+        return;
       case 'number':
-        return number(v);
+        this.out += number(v);
+        return;
       case 'boolean':
-        return v ? 'true' : 'false';
+        this.out += v ? 'true' : 'false';
+        return;
       case 'object':
-        if (v === null) return 'null';
+        if (v === null) {
+          this.out += 'null';
+          return;
+        }
         if (depth >= MAX_JSON_DEPTH) throw new NotCanonical();
-        return Array.isArray(v) ? this.array(v, depth + 1, free) : this.object(v, depth + 1, free);
+        if (Array.isArray(v)) this.array(v, depth + 1, free);
+        else this.object(v, depth + 1, free);
+        if (this.sink !== null && this.out.length >= FLUSH_CHARS) {
+          this.sink.update(this.out, 'utf8');
+          this.out = '';
+        }
+        return;
       default:
         throw new NotCanonical();
     }
   }
 
-  array(v: unknown[], depth: number, free: boolean): string {
-    let out = '[';
+  array(v: unknown[], depth: number, free: boolean): void {
+    this.out += '[';
     for (let i = 0; i < v.length; i++) {
-      if (i > 0) out += ',';
-      out += this.value(v[i], depth, free);
+      if (i > 0) this.out += ',';
+      this.value(v[i], depth, free);
     }
-    return `${out}]`;
+    this.out += ']';
   }
 
-  object(v: object, depth: number, free: boolean): string {
+  object(v: object, depth: number, free: boolean): void {
     if (!isPlainPrototype(Object.getPrototypeOf(v))) throw new NotCanonical();
     const keys = sortNames(Object.keys(v));
-    let out = '{';
+    this.out += '{';
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i] as string;
-      if (i > 0) out += ',';
+      if (i > 0) this.out += ',';
       if (!free && k === this.forbidden) {
         throw new WorkflowError(
           'WORKFLOW_NOT_COMPILED',
@@ -89,9 +133,10 @@ class Writer {
         );
       }
       const child = (v as Record<string, unknown>)[k];
-      out += this.name(k) + this.value(child, depth, free || FREE_FORM_KEYS.has(k));
+      this.out += this.name(k);
+      this.value(child, depth, free || FREE_FORM_KEYS.has(k));
     }
-    return `${out}}`;
+    this.out += '}';
   }
 
   name(k: string): string {

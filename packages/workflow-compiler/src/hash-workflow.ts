@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalizeChecked } from './canonical-json.js';
+import { canonicalizeChecked, canonicalizeInto } from './canonical-json.js';
 import { WorkflowError } from './errors.js';
 import { forEachProcessor } from './internal/walk.js';
 import { hasKey, isJsonObject, toPointer } from './json-value.js';
@@ -21,7 +21,12 @@ export const WORKFLOW_HASH_ALGORITHM = 'sha-256';
  *   `WORKFLOW_VALUE_INVALID` / `WORKFLOW_JSON_TOO_DEEP` when the value has no canonical JSON form.
  */
 export function hashWorkflow(compiled: CompiledWorkflow): string {
-  return createHash('sha256').update(canonicalCompiled(compiled), 'utf8').digest('hex');
+  assertNoResources(compiled);
+  // The canonical text goes to the hash in pieces (SPEC.md §5 steps 1–3 in one pass): the same bytes as
+  // hashing canonicalCompiled(compiled), without holding all of it.
+  const hash = createHash('sha256');
+  canonicalizeInto(compiled, 'comment', hash);
+  return hash.digest('hex');
 }
 
 /**

@@ -1,7 +1,14 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WorkflowError, compileWorkflow, hashWorkflow, type CompiledWorkflow } from '../src/index.js';
+import {
+  WorkflowError,
+  canonicalize,
+  compileWorkflow,
+  hashWorkflow,
+  type CompiledWorkflow,
+} from '../src/index.js';
 import { reformat } from './arbitraries.js';
 import { RESOURCE_DIRS, TESTDATA, oneStep, scratch } from './fixtures.js';
 
@@ -35,6 +42,23 @@ describe('hashWorkflow', () => {
     const a = hashWorkflow(await compile(oneStep({ resource: '/general/clear-headers.js' })));
     const b = hashWorkflow(await compile(oneStep({ resource: 'general/clear-headers.js' })));
     expect(b).toBe(a);
+  });
+
+  it('hashes exactly the canonical text when it reaches the hash in many pieces', async () => {
+    // Large enough that the canonical text goes to the hash in dozens of pieces, with non-ASCII text and
+    // surrogate pairs across the piece boundaries.
+    const steps = Array.from({ length: 400 }, (_, i) => ({
+      stepId: `s${i}`,
+      trigger: { timer: { period: 1000 + i } },
+      resultsProcessor: {
+        script: `context.setBody('é😀 ${'x'.repeat(i % 97)}')`,
+        data: { k: ['ü', i, 1.5] },
+      },
+    }));
+    const wf = await compile({ workflows: [{ name: 'big', steps }] });
+    const text = canonicalize(wf);
+    expect(text.length).toBeGreaterThan(64 * 1024);
+    expect(hashWorkflow(wf)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
   });
 
   it('changes when one byte of an inline script changes', async () => {
