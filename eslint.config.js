@@ -6,10 +6,23 @@ import tseslint from 'typescript-eslint';
 const NOT_IN_QUICKJS = [
   ...['process', 'require', 'module', 'exports', '__dirname', '__filename', 'Buffer', 'global', 'console'],
   ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'queueMicrotask'],
-  ...['structuredClone', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'fetch', 'URL', 'performance', 'crypto'],
+  ...[
+    'structuredClone',
+    'TextEncoder',
+    'TextDecoder',
+    'atob',
+    'btoa',
+    'fetch',
+    'URL',
+    'performance',
+    'crypto',
+  ],
   ...['WebAssembly', 'MessageChannel', 'navigator', 'window', 'self'],
 ].map((name) => ({ name, message: `${name} does not exist inside QuickJS (realm scripts, ADR 0050)` }));
-const ONLY_REALM_IMPORTS = { regex: '^(?!\\./)', message: 'realm scripts run inside QuickJS: import only other realm files' };
+const ONLY_REALM_IMPORTS = {
+  regex: '^(?!\\./)',
+  message: 'realm scripts run inside QuickJS: import only other realm files',
+};
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
@@ -94,11 +107,13 @@ export default tseslint.config(
           message: 'parse untrusted JSON with the strict parser (S117), not JSON.parse',
         },
         {
-          selector: "CallExpression[callee.object.name='Buffer'][callee.property.name='from'][arguments.1.value=/^(hex|base64|base64url)$/]",
+          selector:
+            "CallExpression[callee.object.name='Buffer'][callee.property.name='from'][arguments.1.value=/^(hex|base64|base64url)$/]",
           message: 'decode hex/Base64 with the strict decoders in envelope-crypto (S117)',
         },
         {
-          selector: "NewExpression[callee.name='TextDecoder']:not(:has(Property[key.name='fatal'][value.value=true]))",
+          selector:
+            "NewExpression[callee.name='TextDecoder']:not(:has(Property[key.name='fatal'][value.value=true]))",
           message: 'decode format bytes with a fatal TextDecoder (S117)',
         },
       ],

@@ -450,7 +450,9 @@ describe('the deadline of a split step (limits.splitTimeMs, ADR 0069)', () => {
         return new Promise<never>(() => undefined);
       },
     });
-    const { result } = await runSplit({ splitGenerator: postItems }, '["a", "b"]', host, { splitTimeMs: 1000 }); // both items start long before (4 at a time)
+    const { result } = await runSplit({ splitGenerator: postItems }, '["a", "b"]', host, {
+      splitTimeMs: 1000,
+    }); // both items start long before (4 at a time)
     expect(result.errors).toEqual([
       'ENGINE_SPLIT_DEADLINE: split step "fan" passed its deadline of 1000 ms with 0 of 2 items completed',
     ]);

@@ -79,8 +79,7 @@ describe('describeUnsupported', () => {
       scriptStep('off', "context.files('x')", { enabled: false }),
     ]);
     // `assets` (httpFile) is host-served, not unsupported.
-    expect(describeUnsupported(wf)).toEqual([
-    ]);
+    expect(describeUnsupported(wf)).toEqual([]);
   });
 
   it('rejects what is not a compiled workflow with ENGINE_INVALID_WORKFLOW', () => {

@@ -252,9 +252,7 @@ describe('createInProcessDeployer (oapp test)', () => {
   });
 
   it('persistence works in a private data directory that is removed after the run', async () => {
-    const before = new Set(
-      readdirSync(tmpdir()).filter((n) => n.startsWith('oapp-test-')),
-    );
+    const before = new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('oapp-test-')));
     const { by } = await run(
       {
         'tests/c.test.json': base('count', { theseMetricsShouldHaveBeenSent: [{ key: 'count', value: 1 }] }),
@@ -262,9 +260,7 @@ describe('createInProcessDeployer (oapp test)', () => {
       { iterations: 2 },
     );
     expect(by('c').status).toBe('passed');
-    const after = readdirSync(tmpdir()).filter(
-      (n) => n.startsWith('oapp-test-') && !before.has(n),
-    );
+    const after = readdirSync(tmpdir()).filter((n) => n.startsWith('oapp-test-') && !before.has(n));
     expect(after).toEqual([]);
   });
 

@@ -33,7 +33,9 @@ function judge(err: unknown, cls: string, code: string) {
   return {
     pass,
     message: () =>
-      pass ? `expected not to throw ${cls} ${code}` : `expected ${cls} with code ${code}, but ${describe(err)}`,
+      pass
+        ? `expected not to throw ${cls} ${code}`
+        : `expected ${cls} with code ${code}, but ${describe(err)}`,
   };
 }
 
