@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import { requestIdFrom } from './request-id.js';
+import { requestIdFrom } from '@org/http-problem';
 
 import { PROBLEM_CODE_LOCAL } from '@org/http-problem';
 

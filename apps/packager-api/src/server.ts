@@ -6,7 +6,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { writeProblem } from '@org/http-problem';
 import { problemBody } from './http-errors.js';
-import { requestIdFrom } from './request-id.js';
+import { requestIdFrom } from '@org/http-problem';
 import { uploadOptionsByPath } from './upload.js';
 
 /**

@@ -20,3 +20,4 @@ export { codedErrorGuard } from './guard.js';
 export type { CodedError } from './guard.js';
 export { writeInternalProblem } from './internal-error.js';
 export type { ProblemLog } from './internal-error.js';
+export { MAX_REQUEST_ID_CHARS, REQUEST_ID_PATTERN, requestIdFrom } from './request-id.js';

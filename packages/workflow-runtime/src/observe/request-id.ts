@@ -1,19 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { requestIdFrom } from '@org/http-problem';
 
-/** Longest inbound `X-Request-Id` kept; a longer one is replaced. */
-export const MAX_REQUEST_ID_CHARS = 128;
-
-/** The characters an inbound `X-Request-Id` may use (no spaces, quotes or control characters: safe in logs). */
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/**
- * The request id of a request: its `X-Request-Id` when that is one value of 1 to 128 characters of
- * `[A-Za-z0-9._:-]`, else a fresh UUID.
- */
-export function requestIdOf(header: string | readonly string[] | undefined): string {
-  return typeof header === 'string' && REQUEST_ID_PATTERN.test(header) ? header : randomUUID();
-}
+// The rule lives with the problem writer, shared with the packager; re-exported under the runtime's names.
+export { MAX_REQUEST_ID_CHARS, REQUEST_ID_PATTERN } from '@org/http-problem';
+/** The request id of a request: its valid `X-Request-Id` (1 to 128 of `[A-Za-z0-9._:-]`), else a fresh UUID. */
+export const requestIdOf: (header: string | readonly string[] | undefined) => string = requestIdFrom;
 
 const store = new AsyncLocalStorage<string>();
 
