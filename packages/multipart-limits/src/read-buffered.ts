@@ -38,9 +38,9 @@ function overCap(plan: UploadPlan): UploadError {
 
 /**
  * The multipart rules of SPEC.md §5 on a whole form, in the order the streaming reader applies them to a form
- * that arrives in one chunk: request cap, then the framing guard over every byte (framing, part count, header
- * blocks, part rules, `body` cap and UTF-8, closing delimiter), then a `stream` without a required `body`, the
- * `stream` cap, and the required parts.
+ * that arrives in one chunk: the request cap, then one scan in byte order in which the first defect wins
+ * (framing, part count, header blocks, part rules, a `stream` part without a required `body`, the `body` cap
+ * and UTF-8, the `stream` cap), then the closing delimiter and the required parts.
  */
 function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: ResolvedOptions): BufferedUpload {
   if (bytes.length > byteCap) throw requestTooLarge(byteCap);
@@ -62,6 +62,8 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
         current = rules.admit(head);
         parts++;
         if (current === 'stream') {
+          // Where the streaming reader refuses it too: at the stream part's headers, before later bytes.
+          if (o.requireParts.has('body') && !rules.has('body')) throw missingPart('body');
           sawStream = true;
           streamFilename = head.filename;
         }
@@ -70,8 +72,9 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
       onPartContent: (buf, from, to) => {
         if (current !== 'stream') return;
         streamBytes += to - from;
-        // Counted past the cap (the error comes after the scan, as in the streaming reader), never kept.
-        if (streamBytes <= limit) slices.push(Buffer.from(buf.subarray(from, to)));
+        // At the first byte past the cap, as in the streaming reader: a later framing defect is not reached.
+        if (streamBytes > limit) throw streamTooLarge(limit);
+        slices.push(Buffer.from(buf.subarray(from, to)));
       },
       onPartEnd: (captured) => {
         current = undefined;
@@ -88,8 +91,6 @@ function parseForm(bytes: Buffer, boundary: string, byteCap: number, o: Resolved
   try {
     scanner.push(bytes);
     scanner.end();
-    if (sawStream && o.requireParts.has('body') && !rules.has('body')) throw missingPart('body');
-    if (streamBytes > limit) throw streamTooLarge(limit);
     const absent = (['body', 'stream'] as const).find((p) => o.requireParts.has(p) && !rules.has(p));
     if (absent !== undefined) throw missingPart(absent);
     if (parts === 0) throw missingPart(undefined);

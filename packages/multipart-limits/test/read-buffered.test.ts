@@ -152,6 +152,31 @@ describe('parseUploadBuffer and readUploadBuffered', () => {
     });
   });
 
+  it('reports the first defect in byte order, as readUpload does, on a form that also ends too early', async () => {
+    // Found by the token property below (fast-check seed -1063497842): a stream part without the required
+    // body part, never closed, was UPLOAD_MALFORMED here and UPLOAD_MISSING_PART in readUpload.
+    const tokens = [
+      `--${BOUNDARY}`,
+      '\r\n',
+      'Content-Disposition: form-data; name="stream"; filename="a"',
+      '\r\n\r\n',
+    ];
+    expect(await expectSameAsStreaming(HEADERS, Buffer.from(tokens.join('')), OPTIONS, true)).toMatchObject({
+      code: 'UPLOAD_MISSING_PART',
+      details: { parts: ['body'] },
+    });
+    // The same rule for the stream cap: past L, then cut before the closing delimiter.
+    const over = buildForm([bodyPart('{}'), streamPart(Buffer.alloc(400, 7))]);
+    expect(
+      await expectSameAsStreaming(HEADERS, over.subarray(0, over.length - 20), OPTIONS, true),
+    ).toMatchObject({ code: 'UPLOAD_FILE_TOO_LARGE' });
+    // Within L and cut: the missing closing delimiter.
+    const within = buildForm([bodyPart('{}'), streamPart(Buffer.alloc(100, 7))]);
+    expect(
+      await expectSameAsStreaming(HEADERS, within.subarray(0, within.length - 20), OPTIONS, true),
+    ).toMatchObject({ code: 'UPLOAD_MALFORMED' });
+  });
+
   it('judges the headers first: declared length, media type, multipart not enabled', () => {
     const form = buildForm([bodyPart('{}'), streamPart('x')]);
     const declared = { ...HEADERS, 'content-length': String(256 + 64 + 64 * 1024 + 1) };
