@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
 import type express from 'express';
+import { requestListener } from './app.js';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -98,13 +99,15 @@ export function createHttpServer(
   metrics?: Metrics,
 ): Server {
   const uploads = uploadOptionsByPath(limits);
-  const server = createServer(app);
+  // The app's own listener: its routes without Express's router, anything else through the app (ADR 0112).
+  const listener = requestListener(app);
+  const server = createServer(listener);
   server.on(
     'checkContinue',
     createCheckContinueListener({
       optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
       onRejected: refuser(log, new Set(uploads.keys()), metrics),
-      onRequest: app,
+      onRequest: listener,
     }),
   );
   trackResponses(server);
