@@ -203,9 +203,12 @@ function routeFront(
 /** Runs a handler as Express's router does: a throw or a rejected promise goes to `next(err)`. */
 function run(handler: RequestHandler, req: Request, res: Response, next: NextFunction): void {
   try {
-    const out = handler(req, res, next) as unknown;
-    if (out instanceof Promise)
-      out.then(undefined, (err: unknown) => next(err ?? new Error('Rejected promise')));
+    const out: unknown = handler(req, res, next);
+    // Any thenable, as the router's own check.
+    if (typeof out === 'object' && out !== null && typeof (out as PromiseLike<void>).then === 'function')
+      (out as PromiseLike<void>).then(undefined, (err: unknown) =>
+        next(err ?? new Error('Rejected promise')),
+      );
   } catch (err) {
     next(err);
   }

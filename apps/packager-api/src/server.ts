@@ -76,7 +76,8 @@ function trackResponses(server: Server): void {
   const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
     drain.open.add(res);
     if (drain.draining) lastOnConnection(server, res);
-    res.once('close', () => {
+    // `close` comes once per response: `on` needs no once-wrapper to allocate and remove.
+    res.on('close', () => {
       drain.open.delete(res);
       if (drain.draining) server.closeIdleConnections();
     });
