@@ -192,7 +192,8 @@ function routeFront(
       }
     };
     const next: NextFunction = (err?: unknown) => {
-      if (err === undefined || err === null || err === 'route' || err === 'router') {
+      // No error (the router's test is truthiness), or a skip: on to the fallback, the next layer.
+      if (!err || err === 'route' || err === 'router') {
         run(otherwise, req, res, fail);
       } else fail(err);
     };
