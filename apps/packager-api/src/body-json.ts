@@ -57,14 +57,12 @@ const BODY_CODE_OF = {
  *   `REQUEST_BODY_TOO_DEEP`.
  */
 export function parseBody(text: string, maxBytes: number): unknown {
-  // The bytes carry the request's key text: zeroed once parsed (the strings are beyond reach).
-  const bytes = Buffer.from(text, 'utf8');
+  // Parsed as the text it already is (measured as UTF-8 against `maxBytes`, lone surrogates refused): no
+  // UTF-8 copy of the request's key text is made, so none is left to zero (ADR 0112).
   try {
-    return parseStrictJson(bytes, { maxBytes, maxDepth: MAX_BODY_DEPTH });
+    return parseStrictJson(text, { maxBytes, maxDepth: MAX_BODY_DEPTH });
   } catch (err) {
     if (!isStrictJsonError(err)) throw err;
     throw new RequestError(BODY_CODE_OF[err.code], `body: ${err.message}`, { cause: err });
-  } finally {
-    bytes.fill(0);
   }
 }

@@ -12,7 +12,12 @@ export const JSON_TYPE = 'application/json';
  */
 export function negotiate(req: Request, offered: readonly string[]): string {
   // The answer depends on Accept: caches must key on it (also for the 406 below).
-  req.res?.vary('Accept');
+  const res = req.res;
+  // As `res.vary('Accept')` would set it; that call (which parses and merges an existing value) only when there is one.
+  if (res !== undefined) {
+    if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Accept');
+    else res.vary('Accept');
+  }
   // The common cases, answered as `req.accepts` answers them: no header or `*/*` takes the first offer, and a
   // header that is exactly one offered type (no parameters, no list) takes that type.
   const accept = req.headers.accept;

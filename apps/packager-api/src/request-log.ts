@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { requestIdFrom } from '@org/http-problem';
@@ -9,19 +9,20 @@ import { PROBLEM_CODE_LOCAL } from '@org/http-problem';
 export const ROUTE_LOCAL = 'routeTemplate';
 
 /** The route template a request matched (`/key-gen`), or `unmatched`: a bounded label, never the raw path. */
-function routeOf(res: Parameters<RequestHandler>[1]): string {
+function routeOf(res: Response): string {
   const path: unknown = res.locals[ROUTE_LOCAL];
   return typeof path === 'string' ? path : 'unmatched';
 }
 
+/** What {@link requestLog} does for one request before handing it on (see there). */
+export type RequestLogStart = (req: Request, res: Response) => void;
+
 /**
- * Gives every request an id (`X-Request-Id`: the inbound one when valid, else a new UUID; also the problem
- * `instance`) and logs one line when it ends: method, path (without the query: key-gen's is harmless, but no
- * query is ever logged), status, duration, the request's content type and length, and the problem `code` of an
- * error answer. Never bodies, other headers or key material. The same end feeds the request metrics.
+ * The start of {@link requestLog} without the `next()` call, for a middleware that logs and dispatches in one
+ * Express layer (the app's, ADR 0112).
  */
-export function requestLog(log: Logger, metrics?: Metrics): RequestHandler {
-  return (req, res, next) => {
+export function requestLogStart(log: Logger, metrics?: Metrics): RequestLogStart {
+  return (req, res) => {
     const reqId = requestIdFrom(req.headers['x-request-id']);
     const start = process.hrtime.bigint();
     res.locals['requestId'] = reqId;
@@ -36,6 +37,7 @@ export function requestLog(log: Logger, metrics?: Metrics): RequestHandler {
       const status = res.headersSent ? res.statusCode : 0;
       const code = status >= 400 ? (res.locals[PROBLEM_CODE_LOCAL] as string | undefined) : undefined;
       metrics?.observe({ route: routeOf(res), method: req.method, status, seconds: ms / 1000, code });
+      // One object literal in the line's field order; an undefined `code` is left out of the JSON line.
       log.info('request', {
         reqId,
         method: req.method,
@@ -44,12 +46,26 @@ export function requestLog(log: Logger, metrics?: Metrics): RequestHandler {
         ms: Math.round(ms * 100) / 100,
         contentType: req.headers['content-type'],
         contentLength: req.headers['content-length'],
-        ...(code === undefined ? {} : { code }),
+        code,
         aborted: !res.writableFinished,
       });
     };
-    // A response emits `close` after `finish`, and also when the connection goes first: one listener for both.
-    res.once('close', done);
+    // A response emits `close` once, after `finish`, and also when the connection goes first: one listener for
+    // both (`on`, not `once`: no wrapper to allocate and remove for an event that comes once).
+    res.on('close', done);
+  };
+}
+
+/**
+ * Gives every request an id (`X-Request-Id`: the inbound one when valid, else a new UUID; also the problem
+ * `instance`) and logs one line when it ends: method, path (without the query: key-gen's is harmless, but no
+ * query is ever logged), status, duration, the request's content type and length, and the problem `code` of an
+ * error answer. Never bodies, other headers or key material. The same end feeds the request metrics.
+ */
+export function requestLog(log: Logger, metrics?: Metrics): RequestHandler {
+  const begin = requestLogStart(log, metrics);
+  return (req, res, next) => {
+    begin(req, res);
     next();
   };
 }

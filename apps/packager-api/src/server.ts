@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
 import type express from 'express';
+import { requestListener } from './app.js';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -75,7 +76,8 @@ function trackResponses(server: Server): void {
   const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
     drain.open.add(res);
     if (drain.draining) lastOnConnection(server, res);
-    res.once('close', () => {
+    // `close` comes once per response: `on` needs no once-wrapper to allocate and remove.
+    res.on('close', () => {
       drain.open.delete(res);
       if (drain.draining) server.closeIdleConnections();
     });
@@ -98,13 +100,15 @@ export function createHttpServer(
   metrics?: Metrics,
 ): Server {
   const uploads = uploadOptionsByPath(limits);
-  const server = createServer(app);
+  // The app's own listener: its routes without Express's router, anything else through the app (ADR 0112).
+  const listener = requestListener(app);
+  const server = createServer(listener);
   server.on(
     'checkContinue',
     createCheckContinueListener({
       optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
       onRejected: refuser(log, new Set(uploads.keys()), metrics),
-      onRequest: app,
+      onRequest: listener,
     }),
   );
   trackResponses(server);

@@ -70,7 +70,10 @@ export function uploadOptionsFor(
 
 /** The media type essence of a request (`multipart/form-data` of `multipart/form-data; boundary=x`). */
 function essenceOf(req: IncomingMessage): string {
-  return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const type = req.headers['content-type'] ?? '';
+  // The usual form of a form upload, answered without splitting, trimming or lowering the header.
+  if (type.startsWith('multipart/form-data;')) return 'multipart/form-data';
+  return type.split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
 /**
