@@ -88,7 +88,10 @@ describe('POST /workflow-package', () => {
       { packageId: 'invoice-uploader', packagerIdentities: ['packager'], requiredSigners: ['author', 'ops'] },
       keys,
     );
-    const opened = await openPackage(bytes, { policy, recipientSecretKey: parseKey(spec(k.alice, 'secret')) });
+    const opened = await openPackage(bytes, {
+      policy,
+      recipientSecretKey: parseKey(spec(k.alice, 'secret')),
+    });
     expect(createHash('sha256').update(opened.content).digest('hex')).toBe(
       'fb8a201e23a8ad3c68faa10d86f0d91d7e71f2b9a7bbcfb16c9bc632ee24bcec',
     );

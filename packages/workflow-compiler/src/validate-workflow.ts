@@ -1,6 +1,13 @@
 import { throwDetails, checkSchema, compileSchema } from './internal/schema-check.js';
 import { forEachProcessor } from './internal/walk.js';
-import { hasKey, isJsonObject, toJsonValue, toPointer, type JsonObject, type JsonValue } from './json-value.js';
+import {
+  hasKey,
+  isJsonObject,
+  toJsonValue,
+  toPointer,
+  type JsonObject,
+  type JsonValue,
+} from './json-value.js';
 import { parseStrictJson, type ParseStrictJsonOptions } from './strict-json.js';
 import type { WorkflowErrorDetail } from './errors.js';
 import type { WorkflowFile } from './types.js';
@@ -79,7 +86,7 @@ function checkUniqueStepIds(file: JsonObject): void {
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i];
       if (!isJsonObject(step)) continue;
-      const id = String(step['stepId']);
+      const id = step['stepId'] as string; // a string: the schema was checked first
       const first = seen.get(id);
       if (first === undefined) seen.set(id, i);
       else issues.push({ pointer: pointer(w, i), detail: `stepId repeats the one at ${pointer(w, first)}` });
