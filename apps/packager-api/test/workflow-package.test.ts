@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { MAGIC, openPackage, policyFromBootstrap } from '@org/oapp-format';
 import { parseKey } from '@org/envelope-crypto';
 import { describe, expect, it } from 'vitest';
@@ -45,6 +46,55 @@ describe('POST /workflow-package', () => {
       expect(content.workflows[0].steps[0].resultsProcessor.script).toContain("context.setBody('hello')");
       expect(opened.signers.required.map((s) => s.id)).toEqual(['author', 'ops']);
     }
+  });
+
+  // The content is the JCS form of the compiled workflow (ADR 0085). Its SHA-256 for this fixed workflow is pinned:
+  // comments stripped outside free-form data, `"resource": ""` dropped, a resource inlined twice, a processor chain
+  // under httpStatusHandling, numbers and escapes in their canonical form. A change of the compiler's or the
+  // writer's code must leave these bytes as they are.
+  it('packages the JCS form of the compiled workflow, byte for byte as pinned', async () => {
+    const pinned = {
+      comment: 'top',
+      defaultStepProperties: { comment: 'd', urlGenerator: { script: 'u', comment: 'c' } },
+      workflows: [
+        {
+          name: 'pinned',
+          comment: 'w',
+          data: { comment: 'kept: data is free-form', z: 1, a: [1, 2.5, -0, 1.5e-7, 'é\u2028"\\\n'] },
+          steps: [
+            {
+              stepId: 's1',
+              trigger: { runOnce: true },
+              resultsProcessor: { resource: '/general/hello.js', comment: 'r' },
+            },
+            {
+              stepId: 's2',
+              payloadGenerator: { script: 'p', resource: '' },
+              httpStatusHandling: {
+                comment: 'h',
+                '404': { processors: [{ script: 'a' }, { resource: 'general/hello.js' }] },
+              },
+            },
+          ],
+        },
+      ],
+    };
+    const k = packageKeys();
+    const res = await postForm(endpoint(), form(packageRequest(k), JSON.stringify(pinned)));
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const keys = [spec(k.packager, 'public'), spec(k.author, 'public'), spec(k.ops, 'public')];
+    const policy = policyFromBootstrap(
+      { packageId: 'invoice-uploader', packagerIdentities: ['packager'], requiredSigners: ['author', 'ops'] },
+      keys,
+    );
+    const opened = await openPackage(bytes, {
+      policy,
+      recipientSecretKey: parseKey(spec(k.alice, 'secret')),
+    });
+    expect(createHash('sha256').update(opened.content).digest('hex')).toBe(
+      'fb8a201e23a8ad3c68faa10d86f0d91d7e71f2b9a7bbcfb16c9bc632ee24bcec',
+    );
   });
 
   it('honours a missing Accept and */*', async () => {

@@ -173,7 +173,14 @@ export function createPackage(options: CreatePackageOptions): Uint8Array {
 }
 
 /** Internal: what {@link encodePackagePrefix} needs besides the file key and the payload digest. */
-export type PrefixInput = Omit<AssembleInput, 'content' | 'random'> & { readonly plaintextSize: number };
+export type PrefixInput = Omit<AssembleInput, 'content' | 'random'> & {
+  readonly plaintextSize: number;
+  /**
+   * The packager's public key in hex, when the caller derived it already (the writer lays the HEADER out twice:
+   * once for its length, once for its bytes); derived from `packagerSecretKey` when absent.
+   */
+  readonly packagerPublicHex?: string | undefined;
+};
 
 /** Checks the writer inputs that do not depend on the content (packager key, chunk size, recipients). */
 export function checkAssembleInput(
@@ -185,6 +192,10 @@ export function checkAssembleInput(
   checkRecipients(input.recipients);
 }
 
+function packagerPublicHex(secretKey: Key): string {
+  return encodeHex(derivePublicKey(secretKey).bytes);
+}
+
 /** Internal: the HEADER of a package (SPEC.md §4.2) for a given ciphertext digest. */
 export function buildHeader(input: PrefixInput, ciphertextSha256: Uint8Array): Header {
   return {
@@ -192,7 +203,7 @@ export function buildHeader(input: PrefixInput, ciphertextSha256: Uint8Array): H
     packageId: input.statement.packageId,
     createdAt: input.createdAt.toISOString(),
     content: input.statement.content,
-    packager: encodeHex(derivePublicKey(input.packagerSecretKey).bytes),
+    packager: input.packagerPublicHex ?? packagerPublicHex(input.packagerSecretKey),
     recipients: input.recipients.length,
     payload: {
       aead: PAYLOAD_AEAD,
@@ -254,7 +265,12 @@ export function assemblePackage(input: AssembleInput): Uint8Array {
   checkAssembleInput(input);
   // Encoded (and checked) before any randomness is drawn, as before the streaming writer shared this code.
   const signaturesValue = encodeSignatures(input.signatures);
-  const prefixInput: PrefixInput = { ...input, plaintextSize: input.content.length };
+  const prefixInput: PrefixInput = {
+    ...input,
+    plaintextSize: input.content.length,
+    // One X25519 base-point multiplication for both layouts of the HEADER below, not one each.
+    packagerPublicHex: packagerPublicHex(input.packagerSecretKey),
+  };
   // The package is laid out in one buffer and the payload sealed into its place: no copy of the payload.
   const offset = prefixLength(prefixInput, signaturesValue);
   const out = new Uint8Array(offset + payloadLength(input.content.length, input.chunkSize));

@@ -81,11 +81,12 @@ function compileNow(input: unknown, options: CompileWorkflowOptions): CompileWor
     maxBytes: options.maxInputBytes ?? MAX_JSON_BYTES,
   }) as unknown as JsonObject;
   const workflow = stripComments(source) as JsonObject;
-  dropEmptyResources(workflow);
   const refs = collectRefs(workflow);
   const maxCompiled = options.maxCompiledBytes ?? MAX_COMPILED_BYTES;
   let budget = maxCompiled - inputBytes(input, workflow);
   if (budget < 0) throw compiledTooLarge(maxCompiled);
+  if (refs.length === 0) return { workflow: workflow as unknown as CompiledWorkflow, resources: [] };
+  // Only a workflow that references files needs the directories (a realpath each).
   const roots = prepareRoots(options.resourceDirs ?? DEFAULT_RESOURCE_DIRS);
   const files = loadAll(refs, roots, options.maxResourceBytes ?? MAX_RESOURCE_BYTES, maxCompiled);
   const resources = new Map<string, CompiledResource>();
@@ -107,18 +108,19 @@ function compileNow(input: unknown, options: CompileWorkflowOptions): CompileWor
   return { workflow: workflow as unknown as CompiledWorkflow, resources: [...resources.values()] };
 }
 
-/** `"resource": ""` counts as absent (validate-workflow.ts): the compiled form does not carry it. */
-function dropEmptyResources(workflow: JsonObject): void {
-  forEachProcessor(workflow, (processor) => {
-    if (processor['resource'] === '') delete processor['resource'];
-  });
-}
-
-/** Every processor with a `resource`, in document order; every path is checked before any I/O (S103). */
+/**
+ * Every processor with a `resource`, in document order; every path is checked before any I/O (S103). In the same
+ * walk, `"resource": ""` is dropped: it counts as absent (validate-workflow.ts), so the compiled form does not
+ * carry it.
+ */
 function collectRefs(workflow: JsonObject): Ref[] {
   const refs: Ref[] = [];
   forEachProcessor(workflow, (processor) => {
     const path = processor['resource'];
+    if (path === '') {
+      delete processor['resource'];
+      return;
+    }
     if (typeof path !== 'string') return;
     refs.push({ processor, path: `/${parseResourcePath(path).join('/')}` });
   });

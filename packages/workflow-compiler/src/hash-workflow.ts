@@ -43,7 +43,8 @@ export function canonicalCompiled(compiled: unknown): string {
 function assertNoResources(v: unknown): void {
   if (!isJsonObject(v)) throw notCompiled('', 'a compiled workflow is an object');
   forEachProcessor(v, (p, at) => {
-    if (hasKey(p, 'resource')) throw notCompiled(toPointer([...at, 'resource']), 'resource was not inlined');
+    if (hasKey(p, 'resource'))
+      throw notCompiled(toPointer([...at(), 'resource']), 'resource was not inlined');
   });
 }
 

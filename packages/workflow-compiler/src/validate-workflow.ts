@@ -1,6 +1,13 @@
 import { throwDetails, checkSchema, compileSchema } from './internal/schema-check.js';
-import { forEachProcessor, listSteps } from './internal/walk.js';
-import { hasKey, toJsonValue, toPointer, type JsonObject, type JsonValue } from './json-value.js';
+import { forEachProcessor } from './internal/walk.js';
+import {
+  hasKey,
+  isJsonObject,
+  toJsonValue,
+  toPointer,
+  type JsonObject,
+  type JsonValue,
+} from './json-value.js';
 import { parseStrictJson, type ParseStrictJsonOptions } from './strict-json.js';
 import type { WorkflowErrorDetail } from './errors.js';
 import type { WorkflowFile } from './types.js';
@@ -45,13 +52,13 @@ function processorFormIssues(file: JsonObject): WorkflowErrorDetail[] {
     const forms = Number(hasScript) + Number(hasResource(p)) + Number(hasKey(p, 'processors'));
     if (forms !== 1) {
       issues.push({
-        pointer: toPointer(at),
+        pointer: toPointer(at()),
         detail: `a processor needs exactly one of script, resource, processors; found ${forms}`,
       });
     }
     if (hasKey(p, 'resourceName') && !hasScript) {
       issues.push({
-        pointer: toPointer([...at, 'resourceName']),
+        pointer: toPointer([...at(), 'resourceName']),
         detail: 'resourceName is only allowed beside script',
       });
     }
@@ -66,15 +73,23 @@ function hasResource(p: JsonObject): boolean {
 
 /** ADR 0060: a `stepId` is unique within its workflow; other workflows of the file may reuse it. */
 function checkUniqueStepIds(file: JsonObject): void {
-  const seen = new Map<string, (string | number)[]>();
   const issues: WorkflowErrorDetail[] = [];
-  for (const { step, at } of listSteps(file)) {
-    const id = `${String(at[1])}\u0000${step['stepId'] as string}`;
-    const first = seen.get(id);
-    if (first === undefined) seen.set(id, at);
-    else {
-      const pointer = toPointer([...at, 'stepId']);
-      issues.push({ pointer, detail: `stepId repeats the one at ${toPointer([...first, 'stepId'])}` });
+  const workflows = file['workflows'];
+  if (!Array.isArray(workflows)) return;
+  const pointer = (w: number, i: number) => toPointer(['workflows', w, 'steps', i, 'stepId']);
+  for (let w = 0; w < workflows.length; w++) {
+    const wf = workflows[w];
+    const steps = isJsonObject(wf) ? wf['steps'] : undefined;
+    if (!Array.isArray(steps)) continue;
+    // Index of the first step with each id, in this workflow; locations are built only for a repeat.
+    const seen = new Map<string, number>();
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i];
+      if (!isJsonObject(step)) continue;
+      const id = step['stepId'] as string; // a string: the schema was checked first
+      const first = seen.get(id);
+      if (first === undefined) seen.set(id, i);
+      else issues.push({ pointer: pointer(w, i), detail: `stepId repeats the one at ${pointer(w, first)}` });
     }
   }
   if (issues.length > 0) throwDetails('WORKFLOW_DUPLICATE_STEP_ID', 'workflow', issues);
