@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redactor, setSandboxWorkers } from '@org/workflow-engine';
+import { Redactor, setSandboxIdleMs, setSandboxWorkers } from '@org/workflow-engine';
 import { createAdminServer, Readiness } from './admin.js';
 import { createApp, type Agent } from './app.js';
 import { createAgentMetrics } from './metrics.js';
@@ -83,6 +83,7 @@ function listenAdmin(server: Server, at: AdminListen): Promise<{ port: number; a
 async function start(argv: readonly string[]): Promise<void> {
   const config = loadConfig(process.env, argv);
   if (config.sandboxWorkers !== undefined) setSandboxWorkers(config.sandboxWorkers);
+  if (config.sandboxIdleMs !== undefined) setSandboxIdleMs(config.sandboxIdleMs);
   const readiness = new Readiness();
   const metrics = createAgentMetrics({ defaults: true });
   const admin =
