@@ -1,8 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { EngineError } from './errors.js';
 
-/** Workers kept for top-level runs by default; nested `sendToStep` runs may add more (bounded by the send depth). */
-export const MAX_POOLED_WORKERS = Math.max(2, Math.min(8, availableParallelism() * 2));
+/**
+ * Workers kept for top-level runs by default, one per core from 2 to 8 (ADR 0119; twice the cores before); nested
+ * `sendToStep` runs may add more (bounded by the send depth).
+ */
+export const MAX_POOLED_WORKERS = Math.max(2, Math.min(8, availableParallelism()));
 /** The most sandbox workers {@link setSandboxWorkers} takes. */
 export const MAX_SANDBOX_WORKERS = 64;
 

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_SANDBOX_IDLE_MS,
@@ -375,6 +376,10 @@ describe('worker pool', () => {
       expect((err as EngineError).code).toBe('ENGINE_LIMIT');
       expect((err as EngineError).message).toContain(String(bad));
     }
+  });
+
+  it('keeps one worker per core by default, from 2 to 8 (ADR 0119)', () => {
+    expect(MAX_POOLED_WORKERS).toBe(Math.max(2, Math.min(8, availableParallelism())));
   });
 
   it('refuses a worker count that is not an integer from 1 to the maximum, naming the value', () => {
