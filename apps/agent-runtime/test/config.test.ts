@@ -80,6 +80,17 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads AGENT_OPTIMIZE_FOR_SIZE, false unless set to true', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).optimizeForSize).toBe(false);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'false' }).optimizeForSize).toBe(
+      false,
+    );
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'true' }).optimizeForSize).toBe(true);
+    const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'yes' }));
+    expect(e.code).toBe('AGENT_CONFIG_INVALID');
+    expect(e.message).toContain('AGENT_OPTIMIZE_FOR_SIZE');
+  });
+
   it('reads AGENT_SCRIPT_TIME_MS, defaulting to the engine default and bounded by the engine maximum', () => {
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).timeouts.scriptMs).toBe(ENGINE_DEFAULT_LIMITS.timeMs);
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SCRIPT_TIME_MS: '250' }).timeouts.scriptMs).toBe(250);

@@ -47,7 +47,7 @@ export interface Config {
   readonly admin?: AdminListen | 'off' | undefined;
   /**
    * `AGENT_SANDBOX_WORKERS`: sandbox workers kept for top-level runs (engine `setSandboxWorkers`); absent means the
-   * engine's default (twice the available cores, 2 to 8).
+   * engine's default (one per available core, 2 to 8).
    */
   readonly sandboxWorkers?: number | undefined;
   /**
@@ -55,6 +55,11 @@ export interface Config {
    * `0` keeps idle workers; absent means the engine's default (5 minutes).
    */
   readonly sandboxIdleMs?: number | undefined;
+  /**
+   * `AGENT_OPTIMIZE_FOR_SIZE` (default false): `true` sets V8's `--optimize-for-size` at start, so the heaps grow by
+   * small steps and are collected sooner, at a CPU cost on large uploads (ADR 0119). Absent (tests): left as it is.
+   */
+  readonly optimizeForSize?: boolean | undefined;
 }
 
 /** Where the admin listener listens. */
@@ -227,5 +232,6 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
     admin: adminListen(env),
     sandboxWorkers: boundedInt(env, 'AGENT_SANDBOX_WORKERS', MAX_POOLED_WORKERS, MAX_SANDBOX_WORKERS),
     sandboxIdleMs: zeroToMax(env, 'AGENT_SANDBOX_IDLE_MS', DEFAULT_SANDBOX_IDLE_MS, MAX_SANDBOX_IDLE_MS),
+    optimizeForSize: flag(env, 'AGENT_OPTIMIZE_FOR_SIZE'),
   };
 }
