@@ -1,6 +1,6 @@
 // pnpm --filter @org/agent-runtime bench — loopback only; see README.md here. Never runs in CI.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -18,6 +18,10 @@ const RPS_SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 /** Seconds of the sustained-load memory item (5); 0 skips it. */
 const LOAD_SECONDS = Number(process.env['BENCH_LOAD_SECONDS'] ?? 60);
+/** Seconds item (5) then waits without load before it measures once more (workers ending when idle); 0 skips. */
+const IDLE_SECONDS = Number(process.env['BENCH_IDLE_SECONDS'] ?? 0);
+/** Item (5) breaks the agent's resident memory down (`/proc/<pid>/smaps`, a heap probe in every thread) unless 0. */
+const BREAKDOWN = process.env['BENCH_BREAKDOWN'] !== '0';
 /** Items to run, e.g. `1,5`; all when unset. */
 const ONLY = process.env['BENCH_ONLY']?.split(',');
 /** Extra node flags for the servers under test, e.g. `--cpu-prof` (space-separated). */
@@ -183,11 +187,16 @@ function spawnServer(
 const bareServer = (kind: keyof typeof BARE_SERVERS) =>
   spawnServer(['-e', BARE_SERVERS[kind]], {}, (l) => l['port'] as number | undefined);
 
-function agentServer(path: string): Promise<ChildServer> {
+function agentServer(
+  path: string,
+  extra: { args: string[]; env: Record<string, string> } = { args: [], env: {} },
+): Promise<ChildServer> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const text = Buffer.from(JSON.stringify(bootstrap(path, port))).toString('base64');
-  return spawnServer([...AGENT_NODE_ARGS, MAIN], { ...AGENT_ENV, AGENT_BOOTSTRAP: text }, (l) =>
-    l['msg'] === 'listening' ? port : undefined,
+  return spawnServer(
+    [...AGENT_NODE_ARGS, ...extra.args, MAIN],
+    { ...AGENT_ENV, ...extra.env, AGENT_BOOTSTRAP: text },
+    (l) => (l['msg'] === 'listening' ? port : undefined),
   );
 }
 
@@ -324,11 +333,91 @@ async function benchEcho(path: string): Promise<void> {
   );
 }
 
+/**
+ * Resident bytes of a process by kind of mapping (Linux `/proc/<pid>/smaps`). A wasm memory (QuickJS's heap) is
+ * an accessible mapping followed by the rest of its reservation, several GiB without access; a glibc thread arena
+ * starts at a multiple of 64 MiB; V8 heaps, thread stacks and the rest of `malloc` are the other anonymous ones.
+ */
+function residentByKind(pid: number): Record<string, number> {
+  const maps: { start: number; end: number; perm: string; path: string; rss: number }[] = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m)
+      maps.push({ start: parseInt(m[1]!, 16), end: parseInt(m[2]!, 16), perm: m[3]!, path: m[4]!, rss: 0 });
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) maps[maps.length - 1]!.rss = Number(rss[1]) * 1024;
+  }
+  const out: Record<string, number> = {};
+  maps.forEach((m, i) => {
+    const next = maps[i + 1];
+    let kind;
+    if (/\/node$/.test(m.path)) kind = 'node binary';
+    else if (/\.(so[.0-9]*|node)$/.test(m.path)) kind = 'libraries';
+    else if (m.path === '[heap]') kind = 'brk heap';
+    else if (m.path !== '') kind = 'other files';
+    else if (next && next.start === m.end && next.perm === '---p' && next.end - next.start >= 2 ** 30)
+      kind = 'wasm';
+    else if (m.start % 2 ** 26 === 0 && m.perm === 'rw-p') kind = 'malloc arenas';
+    else kind = 'anonymous';
+    out[kind] = (out[kind] ?? 0) + m.rss;
+  });
+  return out;
+}
+
+/** The heap probe's latest figures per live thread (`bench/probe.cjs`). */
+function probed(
+  probeDir: string,
+): { threadId: number; spaces: Record<string, number>; arrayBuffers: number }[] {
+  const now = Date.now();
+  return readdirSync(probeDir)
+    .map(
+      (f) =>
+        JSON.parse(readFileSync(join(probeDir, f), 'utf8')) as ReturnType<typeof probed>[number] & {
+          at: number;
+        },
+    )
+    .filter((p) => now - p.at < 3000)
+    .sort((a, b) => a.threadId - b.threadId);
+}
+
+/** One line of item (5)'s breakdown: VmRSS, smaps by kind, and per thread its V8 heap (new/old/code/other). */
+function breakdown(label: string, pid: number, probeDir: string): void {
+  const { rss } = memoryOf(pid);
+  console.log(`    ${label}: VmRSS ${mib(rss)} MiB (load ${load()})`);
+  if (!BREAKDOWN) return;
+  const kinds = Object.entries(residentByKind(pid)).sort((a, b) => b[1] - a[1]);
+  console.log(`      smaps: ${kinds.map(([k, v]) => `${k} ${mib(v)}`).join(', ')}`);
+  for (const p of probed(probeDir)) {
+    const s = p.spaces;
+    const total = Object.values(s).reduce((a, b) => a + b, 0);
+    const other = total - (s['new_space'] ?? 0) - (s['old_space'] ?? 0) - (s['code_space'] ?? 0);
+    console.log(
+      `      ${p.threadId === 0 ? 'main thread' : `worker ${p.threadId}`}: V8 heap ${mib(total)} (new ${mib(s['new_space'] ?? 0)}, old ${mib(s['old_space'] ?? 0)}, code ${mib(s['code_space'] ?? 0)}, other ${mib(other)}), array buffers ${mib(p.arrayBuffers)}`,
+    );
+  }
+}
+
 /** (5) Resident memory of one agent under sustained load: echo requests with a 16 MiB upload every 10 s. */
 async function benchLoad(path: string): Promise<void> {
-  const agent = await agentServer(path);
+  const probeDir = join(dir, 'probe');
+  rmSync(probeDir, { recursive: true, force: true });
+  mkdirSync(probeDir);
+  const probe: { args: string[]; env: Record<string, string> } = BREAKDOWN
+    ? {
+        args: ['--require', join(dirname(fileURLToPath(import.meta.url)), 'probe.cjs')],
+        env: { BENCH_PROBE_DIR: probeDir },
+      }
+    : { args: [], env: {} };
+  const agent = await agentServer(path, probe);
   const cold = memoryOf(agent.pid);
   const l = load();
+  console.log(`(5) ${LOAD_SECONDS} s of JSON echo (10 connections) and a 16 MiB upload every 10 s`);
+  await new Promise((r) => setTimeout(r, 1500));
+  breakdown('at start', agent.pid, probeDir);
+  await rps(agent.port, '/echo', 2);
+  await upload(agent.port, '/count', 16 * MiB);
+  await new Promise((r) => setTimeout(r, 1500));
+  breakdown('after a warm-up (2 s of echo, one upload)', agent.pid, probeDir);
   let uploads = 0;
   let stop = false;
   const uploader = (async () => {
@@ -339,13 +428,20 @@ async function benchLoad(path: string): Promise<void> {
       for (let i = 0; i < 100 && !stop; i++) await new Promise((r) => setTimeout(r, 100));
     }
   })();
+  const cpu0 = cpuOf(agent.pid);
   const requests = await rps(agent.port, '/echo', LOAD_SECONDS);
   stop = true;
   await uploader;
+  const cpuUs = ((cpuOf(agent.pid) - cpu0) * 1e6) / (requests * LOAD_SECONDS);
   const after = memoryOf(agent.pid);
+  breakdown('after the load', agent.pid, probeDir);
+  if (IDLE_SECONDS > 0) {
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+    breakdown(`after ${IDLE_SECONDS} s idle`, agent.pid, probeDir);
+  }
   agent.stop();
   console.log(
-    `(5) ${LOAD_SECONDS} s of JSON echo (10 connections, ${requests.toFixed(0)} req/s) and ${uploads} uploads of 16 MiB (load ${l} at the start, ${load()} at the end)`,
+    `    ${requests.toFixed(0)} req/s, ${cpuUs.toFixed(0)} µs agent CPU per request (uploads included), ${uploads} uploads (load ${l} at the start, ${load()} at the end)`,
   );
   console.log(
     `    agent resident: ${mib(cold.rss)} MiB at start, ${mib(after.rss)} MiB after the load, peak ${mib(after.hwm)} MiB; growth ${mib(after.rss - cold.rss)} MiB (target after 5 minutes < 128 MiB resident)`,

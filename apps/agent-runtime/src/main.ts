@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redactor, setSandboxWorkers } from '@org/workflow-engine';
+import { setFlagsFromString } from 'node:v8';
+import { Redactor, setSandboxIdleMs, setSandboxWorkers } from '@org/workflow-engine';
 import { createAdminServer, Readiness } from './admin.js';
 import { createApp, type Agent } from './app.js';
 import { createAgentMetrics } from './metrics.js';
@@ -82,7 +83,10 @@ function listenAdmin(server: Server, at: AdminListen): Promise<{ port: number; a
 
 async function start(argv: readonly string[]): Promise<void> {
   const config = loadConfig(process.env, argv);
+  // Process-wide: the main thread's heap checks it as it grows, and sandbox workers start with it (ADR 0119).
+  if (config.optimizeForSize === true) setFlagsFromString('--optimize-for-size');
   if (config.sandboxWorkers !== undefined) setSandboxWorkers(config.sandboxWorkers);
+  if (config.sandboxIdleMs !== undefined) setSandboxIdleMs(config.sandboxIdleMs);
   const readiness = new Readiness();
   const metrics = createAgentMetrics({ defaults: true });
   const admin =

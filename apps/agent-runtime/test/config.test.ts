@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS,
+  DEFAULT_SANDBOX_IDLE_MS,
   MAX_LIMITS,
   MAX_POOLED_WORKERS,
+  MAX_SANDBOX_IDLE_MS,
   MAX_SANDBOX_WORKERS,
 } from '@org/workflow-engine';
 import { loadConfig } from '../src/startup/config.js';
@@ -65,6 +67,28 @@ describe('loadConfig', () => {
       expect(e.code).toBe('AGENT_CONFIG_INVALID');
       expect(e.message).toContain('AGENT_SANDBOX_WORKERS');
     }
+  });
+
+  it('reads AGENT_SANDBOX_IDLE_MS, defaulting to the engine default, 0 keeping idle workers', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).sandboxIdleMs).toBe(DEFAULT_SANDBOX_IDLE_MS);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_IDLE_MS: '0' }).sandboxIdleMs).toBe(0);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_IDLE_MS: '60000' }).sandboxIdleMs).toBe(60000);
+    for (const bad of ['-1', '1.5', 'off', String(MAX_SANDBOX_IDLE_MS + 1)]) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_IDLE_MS: bad }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain('AGENT_SANDBOX_IDLE_MS');
+    }
+  });
+
+  it('reads AGENT_OPTIMIZE_FOR_SIZE, false unless set to true', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).optimizeForSize).toBe(false);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'false' }).optimizeForSize).toBe(
+      false,
+    );
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'true' }).optimizeForSize).toBe(true);
+    const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'yes' }));
+    expect(e.code).toBe('AGENT_CONFIG_INVALID');
+    expect(e.message).toContain('AGENT_OPTIMIZE_FOR_SIZE');
   });
 
   it('reads AGENT_SCRIPT_TIME_MS, defaulting to the engine default and bounded by the engine maximum', () => {

@@ -4,7 +4,15 @@ export { EngineError, ENGINE_ERROR_CODES, isEngineError } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { MIN_SECRET_CHARS, REDACTED, Redactor, SECRET_FORMS } from './redact.js';
 export { MAX_SEND_DEPTH } from './send-ops.js';
-export { MAX_POOLED_WORKERS, MAX_SANDBOX_WORKERS, setSandboxWorkers } from './sandbox-workers.js';
+export {
+  DEFAULT_SANDBOX_IDLE_MS,
+  MAX_POOLED_WORKERS,
+  MAX_SANDBOX_IDLE_MS,
+  MAX_SANDBOX_WORKERS,
+  sandboxWorkersStarted,
+  setSandboxIdleMs,
+  setSandboxWorkers,
+} from './sandbox-workers.js';
 export { MAX_FILE_ID_CHARS, MAX_FILE_PATH_CHARS } from './file-ops.js';
 export type { FileEntry, FileHost } from './file-ops.js';
 export { listSteps } from './list-steps.js';

@@ -40,6 +40,8 @@ function isOutOfMemory(e: { message: string } | undefined): boolean {
 export class SandboxWorker {
   readonly ready: Promise<void>;
   alive = true;
+  /** When the pool last put this worker aside as idle (`Date.now()`). */
+  idleSince = 0;
   private readonly worker: Worker;
   private readonly flag: Int32Array;
   private pending: Pending | undefined;

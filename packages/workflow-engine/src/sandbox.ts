@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EngineError } from './errors.js';
-import { sandboxWorkers } from './sandbox-workers.js';
+import { countStarted, sandboxIdleMs, sandboxWorkers, sandboxWorkersStarted } from './sandbox-workers.js';
 import { readSandboxScripts, sandboxWorkerUrl } from './sandbox-files.js';
 import type { SandboxWorkerData } from './sandbox/protocol.js';
 import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
@@ -82,9 +82,12 @@ function spawn(b: Boot): SandboxWorker {
 
 /** A process-wide pool of sandbox workers. */
 class SandboxPool {
+  /** Idle workers, the most recently released last (taken first); their `idleSince` rises from index 0. */
   private readonly idle: SandboxWorker[] = [];
   private readonly waiting: ((w: SandboxWorker) => void)[] = [];
-  private total = 0;
+  /** The pending check for workers idle longer than {@link sandboxIdleMs}, and when it is due. */
+  private sweep: NodeJS.Timeout | undefined;
+  private sweepAt = 0;
 
   async run(job: SandboxJob, handler: HostHandler, nested: boolean): Promise<SandboxOutcome> {
     const worker = await this.acquire(nested);
@@ -98,18 +101,18 @@ class SandboxPool {
   private async acquire(nested: boolean): Promise<SandboxWorker> {
     for (let w = this.idle.pop(); w; w = this.idle.pop()) {
       if (w.alive) return w;
-      this.total--; // died while idle
+      countStarted(-1); // died while idle
     }
-    if (this.total >= sandboxWorkers() && !nested) {
+    if (sandboxWorkersStarted() >= sandboxWorkers() && !nested) {
       return new Promise((resolve) => this.waiting.push(resolve));
     }
-    this.total++;
+    countStarted(1);
     try {
       const w = spawn(await loadBoot());
       await w.ready;
       return w;
     } catch (cause) {
-      this.total--;
+      countStarted(-1);
       if (cause instanceof EngineError) throw cause;
       throw new EngineError('ENGINE_SANDBOX_FAILED', 'the sandbox could not start', { cause });
     }
@@ -117,19 +120,45 @@ class SandboxPool {
 
   private release(w: SandboxWorker): void {
     if (!w.alive) {
-      this.total--;
+      countStarted(-1);
       this.replaceFor(this.waiting.shift());
       return;
     }
     const next = this.waiting.shift();
     if (next) return next(w);
     if (this.idle.length >= sandboxWorkers()) {
-      this.total--;
+      countStarted(-1);
       void w.terminate();
       return;
     }
     w.unref();
+    w.idleSince = Date.now();
     this.idle.push(w);
+    this.scheduleSweep(w.idleSince + sandboxIdleMs());
+  }
+
+  /** Makes sure a check runs by `at` (a check due earlier is kept; the idle time may have been shortened). */
+  private scheduleSweep(at: number): void {
+    if (sandboxIdleMs() === 0 || (this.sweep && this.sweepAt <= at)) return;
+    if (this.sweep) clearTimeout(this.sweep);
+    this.sweepAt = at;
+    this.sweep = setTimeout(() => this.endIdle(), Math.max(0, at - Date.now()));
+    this.sweep.unref();
+  }
+
+  /** Ends the workers idle for {@link sandboxIdleMs} or longer (the least recently used first). */
+  private endIdle(): void {
+    this.sweep = undefined;
+    const limit = sandboxIdleMs();
+    if (limit === 0) return;
+    const now = Date.now();
+    for (let w = this.idle[0]; w && now - w.idleSince >= limit; w = this.idle[0]) {
+      this.idle.shift();
+      countStarted(-1);
+      if (w.alive) void w.terminate();
+    }
+    const oldest = this.idle[0];
+    if (oldest) this.scheduleSweep(oldest.idleSince + limit);
   }
 
   /** A dead worker's place goes to the next waiting run, on a new worker. */

@@ -1,9 +1,14 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_SANDBOX_IDLE_MS,
   EngineError,
   MAX_POOLED_WORKERS,
+  MAX_SANDBOX_IDLE_MS,
   MAX_SANDBOX_WORKERS,
   createWorkflowEngine,
+  sandboxWorkersStarted,
+  setSandboxIdleMs,
   setSandboxWorkers,
 } from '../src/index.js';
 import type { EngineOptions } from '../src/index.js';
@@ -325,6 +330,56 @@ describe('worker pool', () => {
     } finally {
       setSandboxWorkers(MAX_POOLED_WORKERS);
     }
+  });
+
+  it('ends workers idle for the set time and starts them again when runs come', async () => {
+    const engine = await engineFor({ s: "context.sleep(5); context.setBody('ok')" });
+    setSandboxIdleMs(50);
+    try {
+      const first = await Promise.all(Array.from({ length: 3 }, () => engine.runStep('s', input())));
+      expect(first.map((r) => r.body)).toEqual(['ok', 'ok', 'ok']);
+      expect(sandboxWorkersStarted()).toBeGreaterThan(0);
+      // Polled, not timed: the pool ends its idle workers some time after 50 ms.
+      for (let i = 0; i < 200 && sandboxWorkersStarted() > 0; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      expect(sandboxWorkersStarted()).toBe(0);
+      const again = await engine.runStep('s', input());
+      expect(again.body).toBe('ok');
+    } finally {
+      setSandboxIdleMs(DEFAULT_SANDBOX_IDLE_MS);
+    }
+  });
+
+  it('keeps idle workers when the idle time is 0', async () => {
+    const engine = await engineFor({ s: "context.setBody('ok')" });
+    setSandboxIdleMs(0);
+    try {
+      expect((await engine.runStep('s', input())).body).toBe('ok');
+      const started = sandboxWorkersStarted();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(sandboxWorkersStarted()).toBe(started);
+      expect(started).toBeGreaterThan(0);
+    } finally {
+      setSandboxIdleMs(DEFAULT_SANDBOX_IDLE_MS);
+    }
+  });
+
+  it('refuses an idle time that is not an integer from 0 to the maximum, naming the value', () => {
+    for (const bad of [-1, 0.5, Number.NaN, MAX_SANDBOX_IDLE_MS + 1]) {
+      let err: unknown;
+      try {
+        setSandboxIdleMs(bad);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(EngineError);
+      expect((err as EngineError).code).toBe('ENGINE_LIMIT');
+      expect((err as EngineError).message).toContain(String(bad));
+    }
+  });
+
+  it('keeps one worker per core by default, from 2 to 8 (ADR 0119)', () => {
+    expect(MAX_POOLED_WORKERS).toBe(Math.max(2, Math.min(8, availableParallelism())));
   });
 
   it('refuses a worker count that is not an integer from 1 to the maximum, naming the value', () => {

@@ -1,7 +1,9 @@
 import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
 import {
+  DEFAULT_SANDBOX_IDLE_MS,
   MAX_LIMITS as ENGINE_MAX_LIMITS,
   MAX_POOLED_WORKERS,
+  MAX_SANDBOX_IDLE_MS,
   MAX_SANDBOX_WORKERS,
 } from '@org/workflow-engine';
 import {
@@ -45,9 +47,19 @@ export interface Config {
   readonly admin?: AdminListen | 'off' | undefined;
   /**
    * `AGENT_SANDBOX_WORKERS`: sandbox workers kept for top-level runs (engine `setSandboxWorkers`); absent means the
-   * engine's default (twice the available cores, 2 to 8).
+   * engine's default (one per available core, 2 to 8).
    */
   readonly sandboxWorkers?: number | undefined;
+  /**
+   * `AGENT_SANDBOX_IDLE_MS`: how long an idle sandbox worker is kept before it ends (engine `setSandboxIdleMs`);
+   * `0` keeps idle workers; absent means the engine's default (5 minutes).
+   */
+  readonly sandboxIdleMs?: number | undefined;
+  /**
+   * `AGENT_OPTIMIZE_FOR_SIZE` (default false): `true` sets V8's `--optimize-for-size` at start, so the heaps grow by
+   * small steps and are collected sooner, at a CPU cost on large uploads (ADR 0119). Absent (tests): left as it is.
+   */
+  readonly optimizeForSize?: boolean | undefined;
 }
 
 /** Where the admin listener listens. */
@@ -81,6 +93,15 @@ function boundedInt(env: Env, name: string, fallback: number, max: number): numb
   const value = positiveInt(env, name, fallback);
   if (value > max) invalid(name, `must be at most ${max}`);
   return value;
+}
+
+/** An integer from 0 to `max` (0 is a value here, not "unset"). */
+function zeroToMax(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]{1,15}$/.test(raw)) invalid(name, 'must be a non-negative integer');
+  if (Number(raw) > max) invalid(name, `must be at most ${max}`);
+  return Number(raw);
 }
 
 function flag(env: Env, name: string): boolean {
@@ -210,5 +231,7 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
     tcp: tcpLimits(env),
     admin: adminListen(env),
     sandboxWorkers: boundedInt(env, 'AGENT_SANDBOX_WORKERS', MAX_POOLED_WORKERS, MAX_SANDBOX_WORKERS),
+    sandboxIdleMs: zeroToMax(env, 'AGENT_SANDBOX_IDLE_MS', DEFAULT_SANDBOX_IDLE_MS, MAX_SANDBOX_IDLE_MS),
+    optimizeForSize: flag(env, 'AGENT_OPTIMIZE_FOR_SIZE'),
   };
 }
