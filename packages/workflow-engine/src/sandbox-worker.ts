@@ -179,7 +179,13 @@ export class SandboxWorker {
    */
   private replyBytes(b: ByteChunks): void {
     const owned = b.byteLength > 0 ? b.buffers() : undefined;
-    if (owned) return this.reply({ parts: b.chunks as Uint8Array[], stream: true }, owned);
+    if (owned) {
+      try {
+        return this.reply({ parts: b.chunks as Uint8Array[], stream: true }, owned);
+      } catch {
+        // A buffer that cannot be moved (DataCloneError, thrown before anything is detached): copied below.
+      }
+    }
     const i = this.spares.findIndex((x) => x.byteLength === b.byteLength);
     const bytes = i < 0 ? b.concat() : new Uint8Array(this.spares.splice(i, 1)[0]!);
     if (i >= 0) b.copyTo(bytes);
