@@ -25,6 +25,22 @@ const workflow = {
           },
         },
         {
+          stepId: 'upload-sum',
+          trigger: {
+            http: {
+              server: 'api',
+              method: 'post',
+              path: '/upload-sum',
+              multiPartUploadByteLimit: 8 * 1024 * 1024,
+            },
+          },
+          resultsProcessor: {
+            // Reads of mixed sizes, all kept to the end: each must hold its own bytes.
+            script:
+              'const r = context.getStream(); const kept = []; for (const n of [1000, 1048576, 65536, 3000000]) kept.push(r.read(n)); kept.push(r.readAll()); let sum = 0, len = 0; for (const c of kept) { for (let i = 0; i < c.length; i++) sum = (sum * 31 + c[i]) >>> 0; len += c.length; } context.setBody(len + ":" + sum);',
+          },
+        },
+        {
           stepId: 'binary',
           trigger: { http: { server: 'api', method: 'PUT', path: '/bin/[a-z]+' } },
           resultsProcessor: { script: "context.setBody('n=' + context.getStream().readAll().length)" },
@@ -143,6 +159,15 @@ describe('http triggers', () => {
     const bytes = new Uint8Array(LIMIT).fill(7);
     const res = await fetch(`${a.url()}/upload`, { method: 'POST', body: form('{"ref":"x"}', bytes) });
     expect(await res.json()).toEqual({ body: '{"ref":"x"}', bytes: LIMIT, first: 7 });
+  });
+
+  it('delivers a multi-MiB stream part byte for byte to reads of mixed sizes, each read its own bytes', async () => {
+    const bytes = new Uint8Array(2.5 * 1024 * 1024 + 123);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 16)) % 251;
+    let sum = 0;
+    for (const b of bytes) sum = (sum * 31 + b) >>> 0;
+    const res = await fetch(`${a.url()}/upload-sum`, { method: 'POST', body: form('{"ref":"x"}', bytes) });
+    expect(await res.text()).toBe(`${bytes.length}:${sum}`);
   });
 
   it('accepts a body part alone with an empty stream (S18)', async () => {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import {
+  BOUNDARY,
   bodyPart,
   buildForm,
   chunkedEncoding,
@@ -14,6 +17,7 @@ import {
   streamPart,
 } from './helpers.js';
 import type { TestServer } from './helpers.js';
+import { readUpload } from '../src/index.js';
 
 const L = 64 * 1024; // the step's multiPartUploadByteLimit
 const FIELD_CAP = 4096;
@@ -350,5 +354,40 @@ describe('readUpload: multipart refused', () => {
     expect(answer?.status).toBe(413);
     expect(JSON.parse(answer!.body)).toEqual({ code: 'UPLOAD_REQUEST_TOO_LARGE' });
     expect(await stillServes(agent.url)).toBe(true);
+  });
+});
+
+describe('readUpload: what the stream chunks hold', () => {
+  it('gives every stream chunk an ArrayBuffer of its own (whole request chunks as views, other bytes copied unpooled)', async () => {
+    const content = Buffer.alloc(200 * 1024);
+    for (let i = 0; i < content.length; i++) content[i] = (i * 7) % 253;
+    const form = buildForm([bodyPart(BODY), streamPart(content)]);
+    // Request chunks of every kind: ones spanning their whole ArrayBuffer, pooled slices (small Buffer.from
+    // copies), and ones shorter than a delimiter, which the scanner joins to its carry.
+    const feed: Buffer[] = [];
+    for (let at = 0, i = 0; at < form.length; i++) {
+      const size = [5, 3000, 70 * 1024, 17, 64 * 1024][i % 5]!;
+      const piece = form.subarray(at, at + size);
+      feed.push(size >= 4096 ? Buffer.concat([piece], piece.length) : Buffer.from(piece));
+      at += size;
+    }
+    const wholeBuffers = new Set(
+      feed.filter((c) => c.byteLength === c.buffer.byteLength).map((c) => c.buffer),
+    );
+    const req = Readable.from(feed, { objectMode: false }) as unknown as IncomingMessage;
+    Object.assign(req, {
+      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+      complete: false,
+    });
+    req.once('end', () => Object.assign(req, { complete: true }));
+    const up = await readUpload(req, { multipartByteLimit: 1024 * 1024, bodyFieldByteLimit: FIELD_CAP });
+    const chunks: Buffer[] = [];
+    up.stream!.on('data', (c: Buffer) => chunks.push(c));
+    await new Promise((r) => up.stream!.once('end', r));
+    expect(Buffer.concat(chunks).equals(content)).toBe(true);
+    expect(new Set(chunks.map((c) => c.buffer)).size).toBe(chunks.length);
+    for (const c of chunks)
+      expect(wholeBuffers.has(c.buffer) || c.buffer.byteLength === c.byteLength).toBe(true);
+    expect(chunks.some((c) => wholeBuffers.has(c.buffer))).toBe(true);
   });
 });

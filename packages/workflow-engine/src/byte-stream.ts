@@ -3,12 +3,35 @@ import { Readable } from 'node:stream';
 /** Most bytes read ahead of the script: while it works on one read, the next one is already being received. */
 export const MAX_READ_AHEAD_BYTES = 1024 * 1024;
 
+/** `bytes` in a new ArrayBuffer of their own. */
+function copyOf(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return copy;
+}
+
 /** Bytes of one read, still in the chunks they arrived in: copied once, straight to where they are used. */
 export class ByteChunks {
+  /**
+   * @param owned every chunk's ArrayBuffer belongs to this read alone (no other chunk, read or holder uses it):
+   * the buffers may be moved (transferred) to another thread instead of copied.
+   */
   constructor(
     readonly chunks: readonly Uint8Array[],
     readonly byteLength: number,
+    readonly owned = false,
   ) {}
+
+  /** The distinct ArrayBuffers of an `owned` read (to transfer); undefined when it is not owned. */
+  buffers(): ArrayBuffer[] | undefined {
+    if (!this.owned) return undefined;
+    const seen = new Set<ArrayBuffer>();
+    for (const c of this.chunks) {
+      if (!(c.buffer instanceof ArrayBuffer) || c.buffer.byteLength === 0) return undefined;
+      seen.add(c.buffer);
+    }
+    return [...seen];
+  }
 
   /** Copies the bytes to `target` (at least `byteLength` long). */
   copyTo(target: Uint8Array): void {
@@ -37,6 +60,10 @@ export class ByteChunks {
  * A Node `Readable` is consumed chunk by chunk in flowing mode and paused at that mark (its async iterator would
  * join every buffered chunk into a new buffer first); any other async iterable is iterated. A failure of the
  * source, also one met while reading ahead, is thrown whenever more bytes are needed.
+ *
+ * `transferable`: the source promises that each chunk's ArrayBuffer is used by nothing else once delivered
+ * (`StepInput.streamTransferable`). Reads then hand over whole chunks as `owned` (a chunk a read splits
+ * has the part it returns copied, since the rest stays queued), so the sandbox worker gets them moved, not copied.
  */
 export class ByteStream {
   private readonly chunks: Uint8Array[] = [];
@@ -53,8 +80,14 @@ export class ByteStream {
   private cap = 0;
   private waiter: ((what: 'data' | 'end' | 'error') => void) | undefined;
 
+  private readonly transferable: boolean;
+
   /** Nothing is read from `source` until a script reads (a step that ignores the stream leaves it untouched). */
-  constructor(source: AsyncIterable<Uint8Array> | Uint8Array | undefined) {
+  constructor(
+    source: AsyncIterable<Uint8Array> | Uint8Array | undefined,
+    options: { transferable?: boolean } = {},
+  ) {
+    this.transferable = options.transferable === true;
     if (source instanceof Uint8Array) this.push(source);
     else if (source instanceof Readable) this.readable = source;
     else this.source = source;
@@ -185,12 +218,20 @@ export class ByteStream {
     while (off < n) {
       const c = this.chunks[0] as Uint8Array;
       const k = Math.min(c.byteLength, n - off);
-      out.push(k === c.byteLength ? c : c.subarray(0, k));
+      // A split chunk's buffer stays queued: transferable reads return a copy of its first part.
+      out.push(k === c.byteLength ? c : this.transferable ? copyOf(c.subarray(0, k)) : c.subarray(0, k));
       off += k;
       if (k === c.byteLength) this.chunks.shift();
       else this.chunks[0] = c.subarray(k);
     }
     this.buffered -= n;
-    return new ByteChunks(out, n);
+    return new ByteChunks(out, n, this.transferable && !this.sharesBuffer(out));
+  }
+
+  /** Whether a queued chunk shares an ArrayBuffer with `out` (a source breaking its promise): then it is copied. */
+  private sharesBuffer(out: readonly Uint8Array[]): boolean {
+    if (this.chunks.length === 0) return false;
+    const taken = new Set(out.map((c) => c.buffer));
+    return this.chunks.some((c) => taken.has(c.buffer));
   }
 }

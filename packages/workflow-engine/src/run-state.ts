@@ -68,7 +68,7 @@ export function initialState(input: StepInput): RunState {
     method: null,
     errors: [],
     ended: false,
-    stream: new ByteStream(input.stream),
+    stream: new ByteStream(input.stream, { transferable: input.streamTransferable === true }),
   };
 }
 

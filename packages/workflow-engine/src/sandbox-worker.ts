@@ -174,10 +174,20 @@ export class SandboxWorker {
   }
 
   /**
-   * Stream bytes are moved (transferred), not cloned, in a buffer of exactly their size; the worker copies them
-   * into the sandbox and gives the buffer back with its next call, so a long run of equal reads allocates nothing.
+   * Stream bytes are moved (transferred), not cloned. Chunks the stream owns outright (`ByteChunks.owned`) go as
+   * they are, their buffers moved, and the worker copies them straight into the sandbox: no copy on this thread.
+   * Others are copied into a buffer of exactly their size, which the worker gives back with its next call, so a
+   * long run of equal reads allocates nothing.
    */
   private replyBytes(b: ByteChunks): void {
+    const owned = b.byteLength > 0 ? b.buffers() : undefined;
+    if (owned) {
+      try {
+        return this.reply({ parts: b.chunks as Uint8Array[], stream: true }, owned);
+      } catch {
+        // A buffer that cannot be moved (DataCloneError, thrown before anything is detached): copied below.
+      }
+    }
     const i = this.spares.findIndex((x) => x.byteLength === b.byteLength);
     const bytes = i < 0 ? b.concat() : new Uint8Array(this.spares.splice(i, 1)[0]!);
     if (i >= 0) b.copyTo(bytes);

@@ -92,6 +92,12 @@ export interface StepInput {
   body: string | undefined;
   /** `getStream()`; undefined → an empty reader. */
   stream: AsyncIterable<Uint8Array> | undefined;
+  /**
+   * True when every chunk of `stream` is a view into an ArrayBuffer nothing else uses once the chunk is
+   * delivered (e.g. `@org/multipart-limits`' multipart `stream`): the engine then moves whole chunks to the
+   * sandbox worker instead of copying them. Default false (chunks are copied).
+   */
+  streamTransferable?: boolean;
   /** `getHeader(name)`; names are matched case-insensitively. */
   headers: Record<string, string[]>;
   /** Run properties, e.g. `http.method`, `http.path`, `http.query`, `http.uri` (README.md). */

@@ -35,6 +35,13 @@ function bytesOf(r: { chunks: readonly Uint8Array[]; byteLength: number }): Uint
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
+async function* asAsyncOf(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const c of chunks) {
+    await Promise.resolve();
+    yield c;
+  }
+}
+
 describe('ByteStream', () => {
   it('pulls nothing before the first read', async () => {
     const { stream, pulled } = source(4, KiB);
@@ -87,6 +94,45 @@ describe('ByteStream', () => {
   it('refuses readAll beyond maxBytes', async () => {
     const { stream } = source(4, KiB);
     await expect(new ByteStream(stream).read(-1, 3 * KiB)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('ByteStream of a transferable source', () => {
+  it('hands over whole chunks as owned, copying the part of a chunk a read splits', async () => {
+    const { stream } = source(4, 4 * KiB);
+    const s = new ByteStream(stream, { transferable: true });
+    const first = await s.read(6 * KiB, Infinity);
+    expect(first.owned).toBe(true);
+    expect(first.chunks.map((c) => c.byteLength)).toEqual([4 * KiB, 2 * KiB]);
+    // the split chunk's first part is a copy: its buffer is not the one still queued
+    expect(first.chunks[1]!.buffer.byteLength).toBe(2 * KiB);
+    expect(first.buffers()).toHaveLength(2);
+    const second = await s.read(10 * KiB, Infinity);
+    expect(second.owned).toBe(true);
+    expect(second.chunks[0]!.byteLength).toBe(2 * KiB); // the rest of the split chunk, a view of its own buffer
+    const all = new Uint8Array(16 * KiB);
+    all.set(bytesOf(first), 0);
+    all.set(bytesOf(second), 6 * KiB);
+    expect(all.every((b, i) => b === i % 251)).toBe(true);
+  });
+
+  it('hands over nothing as owned when a queued chunk shares a buffer with the read (a broken promise)', async () => {
+    const shared = new Uint8Array(8 * KiB).map((_, i) => i % 251);
+    const s = new ByteStream(asAsyncOf([shared.subarray(0, 4 * KiB), shared.subarray(4 * KiB)]), {
+      transferable: true,
+    });
+    // The read takes the first chunk whole and splits the second, whose rest (same buffer) stays queued.
+    const r = await s.read(6 * KiB, Infinity);
+    expect(r.owned).toBe(false);
+    expect(bytesOf(r)).toEqual(shared.subarray(0, 6 * KiB));
+    expect(bytesOf(await s.read(2 * KiB, Infinity))).toEqual(shared.subarray(6 * KiB));
+  });
+
+  it('hands over nothing as owned without the promise', async () => {
+    const { stream } = source(2, 4 * KiB);
+    const r = await new ByteStream(stream).read(8 * KiB, Infinity);
+    expect(r.owned).toBe(false);
+    expect(r.buffers()).toBeUndefined();
   });
 });
 
@@ -190,6 +236,39 @@ describe('stream bytes into the sandbox', () => {
       const r = await engine.runStep('mixed', input(undefined, { stream }));
       expect(r.errors).toEqual([]);
       expect(r.body).toBe(expected(chunks * size));
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('delivers every byte of a transferable source, its whole chunks moved to the worker', async () => {
+    const size = 64 * KiB;
+    const chunks = 3 * (MiB / size) + 3;
+    const engine = await createWorkflowEngine(
+      workflow([
+        scriptStep(
+          'mixed',
+          checksum(
+            `add(r.read(${MiB})); add(r.read(${MiB})); add(r.read(1000)); add(r.read(${MiB})); add(r.readAll());`,
+          ),
+        ),
+      ]),
+      { host: fakeHost(), data: {}, limits: { memoryBytes: 64 * 1024 * KiB } },
+    );
+    try {
+      const moved: Uint8Array[] = [];
+      const t = source(chunks, size);
+      const tracked = (async function* () {
+        for await (const c of t.stream) yield (moved.push(c), c);
+      })();
+      const r = await engine.runStep(
+        'mixed',
+        input(undefined, { stream: tracked, streamTransferable: true }),
+      );
+      expect(r.errors).toEqual([]);
+      expect(r.body).toBe(expected(chunks * size));
+      // moved chunks are detached here
+      expect(moved.filter((c) => c.byteLength === 0).length).toBeGreaterThan(chunks / 2);
     } finally {
       engine.dispose();
     }

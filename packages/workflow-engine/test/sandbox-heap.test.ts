@@ -26,6 +26,16 @@ describe('newArrayBufferChecked', () => {
     expect(out.error).toBe('InternalError: out of memory');
     expect(out.kept).toBeLessThan(8);
     expect(await runJson(engine, 'after', input('still serving'))).toBe('still serving');
+    // The same with chunks moved to the worker and written into the heap one by one (a transferable stream).
+    const moved = Array.from({ length: 32 }, (_, i) => new Uint8Array(MiB).fill(i));
+    const out2 = (await runJson(
+      engine,
+      'hoard',
+      input(undefined, { stream: asAsync(moved), streamTransferable: true }),
+    )) as { kept: number; error: string };
+    expect(out2.error).toBe('InternalError: out of memory');
+    expect(out2.kept).toBeLessThan(8);
+    expect(await runJson(engine, 'after', input('still serving'))).toBe('still serving');
     engine.dispose();
   });
 });

@@ -10,6 +10,20 @@ import { PartRules } from './part-rules.js';
 import { decodeUtf8 } from './raw-body.js';
 import { abortedError, watchRequest } from './request-watch.js';
 
+/**
+ * Content bytes `[from, to)` of `buf` as a chunk of the delivered stream whose ArrayBuffer holds nothing anyone
+ * else uses (§6): a view of the request's own chunk when that chunk spans its whole ArrayBuffer (Node's HTTP
+ * parser gives every body chunk a buffer of its own, never reused), otherwise a copy in an unpooled buffer
+ * (a joined buffer is the scanner's; a pooled copy would share its ArrayBuffer with unrelated bytes).
+ */
+function ownedPiece(buf: Buffer, from: number, to: number, requestChunk: boolean): Buffer {
+  if (requestChunk && buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength)
+    return buf.subarray(from, to);
+  const copy = Buffer.allocUnsafeSlow(to - from);
+  buf.copy(copy, 0, from, to);
+  return copy;
+}
+
 function malformed(cause?: unknown): UploadError {
   return new UploadError('UPLOAD_MALFORMED', 'the multipart body is malformed', { cause });
 }
@@ -94,9 +108,7 @@ class MultipartSession {
     this.streamBytes += to - from;
     // Never a byte past the limit, and never a silent cut: the stream errors instead.
     if (this.streamBytes > limit) throw streamTooLarge(limit);
-    // A slice of the request's own chunk is never reused by Node; a joined buffer is the scanner's: copy it.
-    const piece = buf === this.chunk ? buf.subarray(from, to) : Buffer.from(buf.subarray(from, to));
-    if (!this.output.push(piece)) this.req.pause();
+    if (!this.output.push(ownedPiece(buf, from, to, buf === this.chunk))) this.req.pause();
   }
 
   private deliver(): void {

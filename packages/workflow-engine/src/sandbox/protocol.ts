@@ -69,4 +69,6 @@ export interface HostReply {
   error?: string;
   /** The value is a stream read's buffer, moved to the worker: it comes back as `spare` with the next call. */
   stream?: boolean;
+  /** A stream read's bytes as the chunks they arrived in, their buffers moved to the worker (the value is unset). */
+  parts?: Uint8Array[];
 }

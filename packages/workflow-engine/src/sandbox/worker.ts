@@ -10,7 +10,7 @@
  * goes out on a dedicated port and the worker blocks on `Atomics.wait` until the reply is there
  * (`receiveMessageOnPort`). Time spent blocked in a host call does not count against the script's deadline.
  */
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { MessageChannel, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import * as variantModule from '@jitl/quickjs-wasmfile-release-sync';
 import {
   newQuickJSWASMModuleFromVariant,
@@ -28,7 +28,7 @@ import type {
   WorkerResult,
 } from './protocol.js';
 import { LOCAL_OPS, runLocalOp } from './local-ops.js';
-import { newArrayBufferChecked } from './heap.js';
+import { newArrayBufferChecked, newArrayBufferOfParts } from './heap.js';
 
 const { rpcPort, signal, wasmModule, prelude, utilSource } = workerData as SandboxWorkerData;
 const parent = parentPort!;
@@ -58,6 +58,22 @@ const WAITING_OPS = new Set([
 
 // The buffer of the last stream read, already copied into the sandbox: handed back with the next call for reuse.
 let spare: ArrayBuffer | undefined;
+
+// A port whose other end is closed: a buffer transferred to it is detached and freed at once. The chunks of a
+// stream read end there once copied into the sandbox; left to this thread's garbage collector, which rarely
+// runs (its heap barely grows), they would pile up until a full collection: tens of MiB during an upload.
+const sink = new MessageChannel();
+sink.port2.close();
+function release(parts: readonly Uint8Array[]): void {
+  const buffers = new Set<ArrayBuffer>();
+  for (const p of parts)
+    if (p.buffer instanceof ArrayBuffer && p.buffer.byteLength > 0) buffers.add(p.buffer);
+  try {
+    sink.port1.postMessage(undefined, [...buffers]);
+  } catch {
+    /* left to the garbage collector */
+  }
+}
 
 function hostCall(op: string, args: HostCallMessage['args']): HostReply {
   const started = Date.now();
@@ -138,7 +154,14 @@ function installHost(ctx: QuickJSContext, stringify: QuickJSHandle, memoryBytes:
       }
       const reply = hostCall(op, { json: args, bytes, text });
       if (reply.error) return { error: ctx.newError({ name: 'Error', message: reply.error }) };
-      const handle = toHandle(ctx, reply.value);
+      let handle: QuickJSHandle;
+      if (reply.parts) {
+        try {
+          handle = newArrayBufferOfParts(ctx, reply.parts);
+        } finally {
+          release(reply.parts);
+        }
+      } else handle = toHandle(ctx, reply.value);
       if (
         reply.stream &&
         reply.value instanceof Uint8Array &&

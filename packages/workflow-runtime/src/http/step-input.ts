@@ -43,6 +43,8 @@ export function stepInputOf(req: IncomingMessage, upload: Upload): StepInput {
   return {
     body: upload.body,
     stream,
+    // A multipart `stream`'s chunks each own their ArrayBuffer (@org/multipart-limits SPEC §6): moved, not copied.
+    streamTransferable: upload.kind === 'multipart' && upload.stream !== undefined,
     headers: headersOf(req),
     properties: {
       [REQUEST_PROPERTIES.method]: (req.method ?? 'GET').toUpperCase(),
