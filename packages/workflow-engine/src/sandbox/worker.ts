@@ -105,17 +105,58 @@ function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
   return ctx.newString(JSON.stringify(value));
 }
 
+/** The parts of quickjs-emscripten 0.32's context that `getString` uses (not public API; checked before use). */
+interface ContextInternals {
+  ffi?: { QTS_GetString?(ctx: number, value: number): number; QTS_FreeCString?(ctx: number, ptr: number): void };
+  module?: { HEAPU8?: Uint8Array };
+  ctx?: { value?: number };
+}
+
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
 /**
- * Reads a sandbox string exactly. `getString` goes through a C string: it stops at a NUL, and a lone surrogate
- * comes out as U+FFFD. When the text read is shorter or longer than the string, or holds a U+FFFD, the string is
- * read again as JSON (the realm's own `JSON.stringify`, taken before any script ran), which escapes both. Used for
- * the write buffer's text (ADR 0066): it is joined, not escaped, in the sandbox.
+ * `getString` for a string of `length` UTF-16 code units, without emscripten's scan for the NUL in JavaScript
+ * (ADR 0066): the C string's UTF-8 is at least `length` bytes, so its end is the first NUL from there, found by
+ * `indexOf` (native); the bytes are decoded as they are. A NUL or lone surrogate in the text gives a result of
+ * another length or with U+FFFD, which {@link exactString} reads again as JSON. Falls back to `getString` when the
+ * library's internals are not as expected.
+ */
+function readText(ctx: QuickJSContext, h: QuickJSHandle, length: number): string {
+  const x = ctx as unknown as ContextInternals;
+  const ffi = x.ffi,
+    heap = x.module?.HEAPU8,
+    c = x.ctx?.value,
+    value = (h as unknown as { value?: unknown }).value;
+  if (
+    !ffi?.QTS_GetString ||
+    !ffi.QTS_FreeCString ||
+    !(heap instanceof Uint8Array) ||
+    typeof c !== 'number' ||
+    typeof value !== 'number' ||
+    length < 0
+  )
+    return ctx.getString(h);
+  const ptr = ffi.QTS_GetString(c, value);
+  try {
+    const mem = x.module!.HEAPU8!; // after the call: the heap may have grown
+    const end = mem.indexOf(0, ptr + length);
+    return utf8.decode(mem.subarray(ptr, end < 0 ? ptr : end));
+  } finally {
+    ffi.QTS_FreeCString(c, ptr);
+  }
+}
+
+/**
+ * Reads a sandbox string exactly. A C string stops at a NUL, and a lone surrogate comes out as U+FFFD. When the
+ * text read is shorter or longer than the string, or holds a U+FFFD, the string is read again as JSON (the realm's
+ * own `JSON.stringify`, taken before any script ran), which escapes both. Used for the write buffer's text
+ * (ADR 0066): it is joined, not escaped, in the sandbox.
  */
 function exactString(ctx: QuickJSContext, h: QuickJSHandle, stringify: QuickJSHandle): string {
-  const s = ctx.getString(h);
   const lengthH = ctx.getProp(h, 'length');
   const length = ctx.typeof(lengthH) === 'number' ? ctx.getNumber(lengthH) : -1;
   lengthH.dispose();
+  const s = readText(ctx, h, length);
   if (s.length === length && !s.includes('\uFFFD')) return s;
   const r = ctx.callFunction(stringify, ctx.undefined, h);
   if (r.error) {
