@@ -20,9 +20,11 @@ import {
   type PersistenceSpec,
   type PersistentStore,
 } from '../src/index.js';
-import { LmdbStore } from '../src/persistence/lmdb-store.js';
+import { LmdbStore, loadLmdb } from '../src/persistence/lmdb-store.js';
 import { resolveStore } from '../src/persistence/paths.js';
 import { KEY_A, KEY_B, sha256File, tempDataDir } from './persistence-helpers.js';
+
+const lmdb = await loadLmdb();
 
 const spec = (file: string, extra: Partial<PersistenceSpec> = {}): PersistenceSpec => ({
   file,
@@ -211,7 +213,7 @@ describe('S126: store paths stay inside the data directory', () => {
         const { realRoot, path } = resolveStore(dir, file, 'step s');
         swap(out);
         expect(() =>
-          LmdbStore.open(realRoot, path, spec(file), DEFAULT_PERSISTENCE_LIMITS, 'step s'),
+          LmdbStore.open(lmdb, realRoot, path, spec(file), DEFAULT_PERSISTENCE_LIMITS, 'step s'),
         ).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_INVALID');
         expect(readdirSync(out)).toEqual([]);
       } finally {

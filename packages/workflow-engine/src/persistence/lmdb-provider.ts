@@ -1,5 +1,5 @@
 import { EngineError } from '../errors.js';
-import { LmdbStore } from './lmdb-store.js';
+import { LmdbStore, loadLmdb } from './lmdb-store.js';
 import { resolveStore, resolveStorePath } from './paths.js';
 import { StoreCodec } from './store-codec.js';
 import type { PersistenceLimits, PersistenceProvider, PersistenceSpec, PersistentStore } from './types.js';
@@ -68,7 +68,8 @@ export function createLmdbPersistence(options: LmdbPersistenceOptions): Persiste
   const prefix = options.label === undefined ? '' : `${options.label}: `;
   if (options.root !== undefined) resolveStorePath(options.dataDir, options.root, `${prefix}persistenceRoot`);
   return {
-    open(stepId: string, spec: PersistenceSpec): Promise<PersistentStore> {
+    async open(stepId: string, spec: PersistenceSpec): Promise<PersistentStore> {
+      const lmdb = await loadLmdb();
       return new Promise((resolve) => {
         const where = `${prefix}step ${JSON.stringify(stepId.slice(0, 200))}`;
         const rel = options.root === undefined ? spec.file : `${options.root}/${spec.file}`;
@@ -82,7 +83,7 @@ export function createLmdbPersistence(options: LmdbPersistenceOptions): Persiste
             );
           return resolve(open);
         }
-        const store = LmdbStore.open(realRoot, path, spec, limits, where);
+        const store = LmdbStore.open(lmdb, realRoot, path, spec, limits, where);
         stores.set(path, store);
         resolve(store);
       });

@@ -1,10 +1,23 @@
 import { fstatSync, readSync } from 'node:fs';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
 import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
 import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
 import { StoreFiles } from './store-files.js';
 import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
+
+/** The `lmdb` package's exports. */
+export type LmdbModule = typeof import('lmdb');
+
+let lmdbModule: Promise<LmdbModule> | undefined;
+
+/**
+ * Loads `lmdb` on first use, not when the engine loads: its native library and buffers cost ≈ 10 MiB of resident
+ * memory, which a deployment without persistence does not need.
+ */
+export function loadLmdb(): Promise<LmdbModule> {
+  return (lmdbModule ??= import('lmdb'));
+}
 
 /** The LMDB meta page magic (0xBEEFC0DE, little-endian) at offset 24 of page 0 (lmdb-js 3.x data format). */
 const LMDB_MAGIC = [0xde, 0xc0, 0xef, 0xbe];
@@ -76,6 +89,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
    *   `ENGINE_PERSISTENCE_FAILED`.
    */
   static open(
+    lmdb: LmdbModule,
     realRoot: string,
     path: string,
     spec: PersistenceSpec,
@@ -89,7 +103,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
       files = StoreFiles.open(realRoot, path, where);
       if (files.existed) checkExistingFile(files.fd, where);
       files = files.openLock(where);
-      db = open<Buffer, Buffer>({
+      db = lmdb.open<Buffer, Buffer>({
         path: files.lmdbPath,
         noSubdir: true,
         encoding: 'binary',
