@@ -1,7 +1,6 @@
 // pnpm --filter @org/agent-runtime bench — loopback only; see README.md here. Never runs in CI.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +9,7 @@ import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { canonicalize } from '@org/workflow-compiler';
 import { tempDir } from '../test/fixtures.js';
+import { memoryOf, uploadMultipart } from './upload-client.js';
 
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = Number(process.env['BENCH_UPLOAD_MIB'] ?? 256) * MiB;
@@ -98,45 +98,9 @@ function bootstrap(path: string, port = 18090) {
   ];
 }
 
-const BOUNDARY = 'benchBoundary7MA4YWxkTrZu0gW';
-const HEAD = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="body"\r\n\r\n{"ref":"bench"}\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="stream"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-const TAIL = `\r\n--${BOUNDARY}--\r\n`;
-
-/** Streams a multipart upload of `total` bytes from one reused 1 MiB chunk; returns MiB/s and the reply. */
+/** Streams a multipart upload of `total` bytes (default `BENCH_UPLOAD_MIB`); returns MiB/s and the reply. */
 function upload(port: number, path: string, total = UPLOAD_BYTES): Promise<{ mibs: number; reply: string }> {
-  const chunk = Buffer.alloc(MiB, 0x61);
-  const length = Buffer.byteLength(HEAD) + total + Buffer.byteLength(TAIL);
-  const started = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        port,
-        path,
-        method: 'POST',
-        headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': length },
-      },
-      (res) => {
-        let reply = '';
-        res.on('data', (d: Buffer) => (reply += d.toString()));
-        res.on('end', () => {
-          const s = Number(process.hrtime.bigint() - started) / 1e9;
-          resolve({ mibs: total / MiB / s, reply });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.write(HEAD);
-    let sent = 0;
-    const pump = () => {
-      while (sent < total) {
-        const n = Math.min(MiB, total - sent);
-        sent += n;
-        if (!req.write(n === MiB ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
-      }
-      req.end(TAIL);
-    };
-    pump();
-  });
+  return uploadMultipart(port, path, total);
 }
 
 /** A server in a child process (so neither the client nor the load generator shares its event loop). */
@@ -198,13 +162,6 @@ function agentServer(
     { ...AGENT_ENV, ...extra.env, AGENT_BOOTSTRAP: text },
     (l) => (l['msg'] === 'listening' ? port : undefined),
   );
-}
-
-/** Resident set size and its high-water mark of a process, in bytes (Linux /proc). */
-function memoryOf(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
 /** CPU seconds (user + system, all threads) a process has used so far (Linux /proc). */

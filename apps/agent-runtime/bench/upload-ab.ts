@@ -5,7 +5,6 @@
 // switches, so a change of the stream path shows up per thread. BENCH_UPLOAD_MIB (256), BENCH_ROUNDS (4).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +12,7 @@ import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { canonicalize } from '@org/workflow-compiler';
 import { tempDir } from '../test/fixtures.js';
+import { memoryOf, uploadMultipart } from './upload-client.js';
 
 const MiB = 1024 * 1024;
 const TOTAL = Number(process.env['BENCH_UPLOAD_MIB'] ?? 256) * MiB;
@@ -54,44 +54,7 @@ writeFileSync(
   }),
 );
 
-const BOUNDARY = 'benchBoundary7MA4YWxkTrZu0gW';
-const HEAD = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="body"\r\n\r\n{"ref":"bench"}\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="stream"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-const TAIL = `\r\n--${BOUNDARY}--\r\n`;
-
-function upload(port: number, path: string, total: number): Promise<{ mibs: number; reply: string }> {
-  const chunk = Buffer.alloc(MiB, 0x61);
-  const length = Buffer.byteLength(HEAD) + total + Buffer.byteLength(TAIL);
-  const started = process.hrtime.bigint();
-  return new Promise((done, reject) => {
-    const req = request(
-      {
-        port,
-        path,
-        method: 'POST',
-        headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': length },
-      },
-      (res) => {
-        let reply = '';
-        res.on('data', (d: Buffer) => (reply += d.toString()));
-        res.on('end', () =>
-          done({ mibs: total / MiB / (Number(process.hrtime.bigint() - started) / 1e9), reply }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.write(HEAD);
-    let sent = 0;
-    const pump = () => {
-      while (sent < total) {
-        const n = Math.min(MiB, total - sent);
-        sent += n;
-        if (!req.write(n === MiB ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
-      }
-      req.end(TAIL);
-    };
-    pump();
-  });
-}
+const upload = uploadMultipart;
 
 interface Child {
   pid: number;
@@ -197,12 +160,6 @@ function threads(pid: number): Map<string, ThreadStat> {
   }
   return out;
 }
-function memoryOf(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
-}
-
 interface Figures {
   mibs: number;
   cpu: number;

@@ -2,50 +2,25 @@
 // alternates), and the server CPU per request of each is taken from /proc. Printed: every round, the medians and
 // the median of the per-round differences, with the load average (README.md, round three).
 //   pnpm exec tsx bench/paired.ts <A dist/main.js> <B dist/main.js>     (BENCH_ROUNDS, BENCH_DURATION_S)
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { stringEncryptRequest } from './fixtures.js';
+import { cpuSeconds, startChild } from './processes.js';
 
 const [MAIN_A, MAIN_B] = process.argv.slice(2);
 const ROUNDS = Math.max(1, Number(process.env['BENCH_ROUNDS'] ?? 10));
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 3);
 const CONNECTIONS = 16;
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat times. */
-const CLOCK_TICKS = 100;
 
-interface Server {
-  child: ChildProcess;
-  port: number;
-}
-
-function start(main: string, resources: string): Promise<Server> {
-  const child = spawn(process.execPath, [main], {
-    env: { ...process.env, PORT: '0', PACKAGER_BIND_ADDRESS: '127.0.0.1', PACKAGER_RESOURCE_DIRS: resources },
-    stdio: ['ignore', 'pipe', 'inherit'],
+function start(main: string, resources: string): Promise<{ child: ChildProcess; port: number }> {
+  return startChild([main], {
+    PORT: '0',
+    PACKAGER_BIND_ADDRESS: '127.0.0.1',
+    PACKAGER_RESOURCE_DIRS: resources,
   });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    let found = false;
-    child.stdout.on('data', (d: Buffer) => {
-      if (found) return; // keep draining the pipe (request log lines), nothing more
-      buffered += d.toString();
-      const line = buffered.split('\n').find((l) => l.includes('"listening"'));
-      if (line === undefined) return;
-      found = true;
-      resolve({ child, port: (JSON.parse(line) as { port: number }).port });
-    });
-    child.once('exit', (code) => reject(new Error(`${main} exited with ${code}`)));
-  });
-}
-
-/** User + system CPU seconds a process has used so far (Linux /proc). */
-function cpuSeconds(pid: number | undefined): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 function median(xs: readonly number[]): number {

@@ -1,7 +1,6 @@
 // pnpm bench: loads the packager (built dist/main.js) and a bare Express endpoint, each in its own process on
 // loopback, with autocannon in this process: fixed duration and connections, in interleaved rounds (README.md).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,6 +10,7 @@ import { createPackage } from '@org/oapp-format';
 import { canonicalize, compileWorkflow } from '@org/workflow-compiler';
 import autocannon from 'autocannon';
 import { stringEncryptRequest, workflowPackageRequest, type BenchRequest } from './fixtures.js';
+import { cpuSeconds, startChild } from './processes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MAIN = process.env['BENCH_MAIN'] ?? join(HERE, '..', 'dist', 'main.js');
@@ -18,8 +18,6 @@ const MAIN_B = process.env['BENCH_MAIN_B'];
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 4);
 const ROUNDS = Math.max(1, Number(process.env['BENCH_ROUNDS'] ?? 5));
 const FLOOR_MS = 1000;
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat times. */
-const CLOCK_TICKS = 100;
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 16);
 
 interface Figures {
@@ -30,40 +28,6 @@ interface Figures {
   p99: number;
   errors: number;
   requests: number;
-}
-
-function startChild(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    let found = false;
-    child.stdout.on('data', (d: Buffer) => {
-      if (found) return; // keep draining the pipe (request log lines), nothing more
-      buffered += d.toString();
-      const line = buffered.split('\n').find((l) => l.includes('"listening"'));
-      if (line === undefined) return;
-      found = true;
-      resolve({ child, port: (JSON.parse(line) as { port: number }).port });
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-/** User + system CPU seconds a process has used so far (Linux /proc; NaN elsewhere). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 async function load(name: string, opts: autocannon.Options, pid: number | undefined): Promise<Figures> {

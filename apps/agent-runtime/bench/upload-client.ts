@@ -1,0 +1,57 @@
+// What the agent's upload benchmarks share: a multipart upload streamed from one reused 1 MiB chunk, and a process's
+// resident memory (Linux /proc).
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+
+const MiB = 1024 * 1024;
+const BOUNDARY = 'benchBoundary7MA4YWxkTrZu0gW';
+const HEAD = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="body"\r\n\r\n{"ref":"bench"}\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="stream"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+const TAIL = `\r\n--${BOUNDARY}--\r\n`;
+
+/** Streams a multipart upload of `total` bytes from one reused 1 MiB chunk; returns MiB/s and the reply. */
+export function uploadMultipart(
+  port: number,
+  path: string,
+  total: number,
+): Promise<{ mibs: number; reply: string }> {
+  const chunk = Buffer.alloc(MiB, 0x61);
+  const length = Buffer.byteLength(HEAD) + total + Buffer.byteLength(TAIL);
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        port,
+        path,
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': length },
+      },
+      (res) => {
+        let reply = '';
+        res.on('data', (d: Buffer) => (reply += d.toString()));
+        res.on('end', () => {
+          const s = Number(process.hrtime.bigint() - started) / 1e9;
+          resolve({ mibs: total / MiB / s, reply });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.write(HEAD);
+    let sent = 0;
+    const pump = () => {
+      while (sent < total) {
+        const n = Math.min(MiB, total - sent);
+        sent += n;
+        if (!req.write(n === MiB ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
+      }
+      req.end(TAIL);
+    };
+    pump();
+  });
+}
+
+/** Resident set size and its high-water mark of a process, in bytes (Linux /proc). */
+export function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
