@@ -14,7 +14,13 @@ if (dir) {
     const m = process.memoryUsage();
     writeFileSync(
       join(dir, `${threadId}.json`),
-      JSON.stringify({ at: Date.now(), threadId, spaces, arrayBuffers: m.arrayBuffers, external: m.external }),
+      JSON.stringify({
+        at: Date.now(),
+        threadId,
+        spaces,
+        arrayBuffers: m.arrayBuffers,
+        external: m.external,
+      }),
     );
   };
   setInterval(write, 1000).unref();

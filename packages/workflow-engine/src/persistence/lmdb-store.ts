@@ -1,4 +1,5 @@
 import { fstatSync, readSync } from 'node:fs';
+import type * as Lmdb from 'lmdb';
 import type { RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
 import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
@@ -7,7 +8,7 @@ import { StoreFiles } from './store-files.js';
 import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
 
 /** The `lmdb` package's exports. */
-export type LmdbModule = typeof import('lmdb');
+export type LmdbModule = typeof Lmdb;
 
 let lmdbModule: Promise<LmdbModule> | undefined;
 

@@ -107,7 +107,10 @@ function toHandle(ctx: QuickJSContext, value: unknown): QuickJSHandle {
 
 /** The parts of quickjs-emscripten 0.32's context that `getString` uses (not public API; checked before use). */
 interface ContextInternals {
-  ffi?: { QTS_GetString?(ctx: number, value: number): number; QTS_FreeCString?(ctx: number, ptr: number): void };
+  ffi?: {
+    QTS_GetString?(ctx: number, value: number): number;
+    QTS_FreeCString?(ctx: number, ptr: number): void;
+  };
   module?: { HEAPU8?: Uint8Array };
   ctx?: { value?: number };
 }
