@@ -9,7 +9,7 @@ import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { canonicalize } from '@org/workflow-compiler';
 import { tempDir } from '../test/fixtures.js';
-import { memoryOf, uploadMultipart } from './upload-client.js';
+import { memoryOf, spawnChildServer, uploadMultipart, type ChildServer } from './upload-client.js';
 
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = Number(process.env['BENCH_UPLOAD_MIB'] ?? 256) * MiB;
@@ -103,13 +103,6 @@ function upload(port: number, path: string, total = UPLOAD_BYTES): Promise<{ mib
   return uploadMultipart(port, path, total);
 }
 
-/** A server in a child process (so neither the client nor the load generator shares its event loop). */
-interface ChildServer {
-  pid: number;
-  port: number;
-  stop(): void;
-}
-
 const BARE_SERVERS = {
   // Counts the request body bytes, like the agent's counting step.
   count: `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`,
@@ -122,30 +115,7 @@ function spawnServer(
   env: Record<string, string>,
   portOf: (line: Record<string, unknown>) => number | undefined,
 ): Promise<ChildServer> {
-  const child = spawn(process.execPath, [...CHILD_NODE_ARGS, ...args], {
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    cwd: join(dirname(MAIN), '..'),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let found = false;
-    child.stdout.on('data', (d: Buffer) => {
-      if (found) return; // keep draining the pipe (request log lines), nothing more
-      out += d.toString();
-      const lines = out.split('\n');
-      out = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.startsWith('{')) continue;
-        const port = portOf(JSON.parse(line) as Record<string, unknown>);
-        if (port === undefined) continue;
-        found = true;
-        resolve({ pid: child.pid!, port, stop: () => child.kill('SIGTERM') });
-        return;
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+  return spawnChildServer([...CHILD_NODE_ARGS, ...args], env, portOf, join(dirname(MAIN), '..'));
 }
 
 const bareServer = (kind: keyof typeof BARE_SERVERS) =>

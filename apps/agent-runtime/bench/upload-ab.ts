@@ -12,7 +12,7 @@ import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { canonicalize } from '@org/workflow-compiler';
 import { tempDir } from '../test/fixtures.js';
-import { memoryOf, uploadMultipart } from './upload-client.js';
+import { memoryOf, spawnChildServer, uploadMultipart, type ChildServer } from './upload-client.js';
 
 const MiB = 1024 * 1024;
 const TOTAL = Number(process.env['BENCH_UPLOAD_MIB'] ?? 256) * MiB;
@@ -56,50 +56,24 @@ writeFileSync(
 
 const upload = uploadMultipart;
 
-interface Child {
-  pid: number;
-  port: number;
-  stop(): void;
-}
-
 function spawnServer(
   args: string[],
   env: Record<string, string>,
   portOf: (l: Record<string, unknown>) => number | undefined,
   cwd: string,
-): Promise<Child> {
-  const child = spawn(process.execPath, [...CHILD_NODE_ARGS, ...args], {
-    env: { PATH: process.env['PATH'] ?? '', ...env },
+): Promise<ChildServer> {
+  return spawnChildServer(
+    [...CHILD_NODE_ARGS, ...args],
+    env,
+    portOf,
     cwd,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((done, reject) => {
-    let out = '';
-    let found = false;
-    child.stdout.on('data', (d: Buffer) => {
-      if (found) {
-        if (process.env['BENCH_STDOUT']) process.stdout.write(d);
-        return;
-      }
-      out += d.toString();
-      const lines = out.split('\n');
-      out = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.startsWith('{')) continue;
-        const port = portOf(JSON.parse(line) as Record<string, unknown>);
-        if (port === undefined) continue;
-        found = true;
-        done({ pid: child.pid!, port, stop: () => child.kill('SIGTERM') });
-        return;
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+    process.env['BENCH_STDOUT'] !== undefined,
+  );
 }
 
 const BARE = `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`;
 
-function agent(main: string): Promise<Child> {
+function agent(main: string): Promise<ChildServer> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const boot = [
     {

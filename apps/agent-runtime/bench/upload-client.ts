@@ -1,5 +1,6 @@
-// What the agent's upload benchmarks share: a multipart upload streamed from one reused 1 MiB chunk, and a process's
-// resident memory (Linux /proc).
+// What the agent's benchmarks share: servers in child processes, a multipart upload streamed from one reused 1 MiB chunk,
+// and a process's resident memory (Linux /proc).
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 
@@ -54,4 +55,51 @@ export function memoryOf(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** A server in a child process (so neither the client nor the load generator shares its event loop). */
+export interface ChildServer {
+  pid: number;
+  port: number;
+  stop(): void;
+}
+
+/**
+ * Starts `node <args>` in `cwd` with only `PATH` and `env`, and resolves once a JSON line of its standard output gives
+ * `portOf` a port. Later output is drained (written through with `echoStdout`).
+ */
+export function spawnChildServer(
+  args: string[],
+  env: Record<string, string>,
+  portOf: (line: Record<string, unknown>) => number | undefined,
+  cwd: string,
+  echoStdout = false,
+): Promise<ChildServer> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    cwd,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let found = false;
+    child.stdout.on('data', (d: Buffer) => {
+      if (found) {
+        if (echoStdout) process.stdout.write(d);
+        return;
+      }
+      out += d.toString();
+      const lines = out.split('\n');
+      out = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        const port = portOf(JSON.parse(line) as Record<string, unknown>);
+        if (port === undefined) continue;
+        found = true;
+        resolve({ pid: child.pid!, port, stop: () => child.kill('SIGTERM') });
+        return;
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
 }
