@@ -121,7 +121,7 @@ describe('writeProblem', () => {
 });
 
 describe('writeInternalProblem', () => {
-  it('logs one line with the request id, name and cause, and answers the generic 500 with the same id', async () => {
+  it('logs one line with the request id, name and stack frames (never the message), and answers the generic 500 with the same id', async () => {
     const lines: { msg: string; fields: Record<string, string | undefined> }[] = [];
     const log = {
       error: (msg: string, fields: Record<string, string | undefined>) => lines.push({ msg, fields }),
@@ -139,8 +139,18 @@ describe('writeInternalProblem', () => {
     expect(lines[0]!.fields).toMatchObject({
       reqId: r.headers['x-request-id'],
       error: 'RangeError',
-      cause: 'db down',
     });
+    expect(lines[0]!.fields['stack']).toMatch(/^    at /);
+    expect(JSON.stringify(lines[0])).not.toContain('db down');
+    // A message over several lines, and one that looks like a frame, stay out too.
+    const tricky = new Error('key AAAA\n    at not-a-frame (secret)');
+    const port2 = await server((req, res) => writeInternalProblem(req, res, tricky, log));
+    const c2 = await RawClient.open(port2);
+    c2.write(get);
+    await c2.response();
+    c2.destroy();
+    expect(JSON.stringify(lines[1])).not.toContain('secret');
+    expect(JSON.stringify(lines[1])).not.toContain('AAAA');
     expect(parsed.instance).toBe(`urn:uuid:${lines[0]!.fields['reqId']}`);
     expect(r.body).not.toContain('db down');
   });
