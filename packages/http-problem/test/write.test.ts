@@ -140,7 +140,7 @@ describe('writeInternalProblem', () => {
       reqId: r.headers['x-request-id'],
       error: 'RangeError',
     });
-    expect(lines[0]!.fields['stack']).toMatch(/^    at /);
+    expect(lines[0]!.fields['stack']).toMatch(/^ {4}at /);
     expect(JSON.stringify(lines[0])).not.toContain('db down');
     // A message over several lines, and one that looks like a frame, stay out too.
     const tricky = new Error('key AAAA\n    at not-a-frame (secret)');

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 /** Most bytes read ahead of the script: while it works on one read, the next one is already being received. */
 export const MAX_READ_AHEAD_BYTES = 1024 * 1024;
 
-/** `bytes` in a new ArrayBuffer of their own. */
+/** `bytes` in a new ArrayBuffer of their own (not `slice`, which on a Buffer is a view). */
 function copyOf(bytes: Uint8Array): Uint8Array {
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);

@@ -352,11 +352,13 @@ describe('worker pool', () => {
 
   it('keeps idle workers when the idle time is 0', async () => {
     const engine = await engineFor({ s: "context.setBody('ok')" });
-    setSandboxIdleMs(0);
+    // The run's worker goes idle under a 50 ms idle time, which is then set to 0: it must not end after 50 ms.
+    setSandboxIdleMs(50);
     try {
       expect((await engine.runStep('s', input())).body).toBe('ok');
+      setSandboxIdleMs(0);
       const started = sandboxWorkersStarted();
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 200));
       expect(sandboxWorkersStarted()).toBe(started);
       expect(started).toBeGreaterThan(0);
     } finally {

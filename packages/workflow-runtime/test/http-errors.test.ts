@@ -44,7 +44,7 @@ describe('errorMiddleware', () => {
     const line = lines.find((l) => l['msg'] === 'unhandled request error');
     expect(line).toMatchObject({ level: 'error', reqId, error: 'TypeError' });
     // Where it was thrown, never what it said: the message may quote request data.
-    expect(line!['stack']).toMatch(/^    at /);
+    expect(line!['stack']).toMatch(/^ {4}at /);
     expect(JSON.stringify(line)).not.toContain('internal detail');
   });
 
