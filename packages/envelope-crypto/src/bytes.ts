@@ -1,4 +1,5 @@
 import { randomFillSync, timingSafeEqual } from 'node:crypto';
+import { sodium } from './internal/sodium.js';
 
 /**
  * Compares two byte strings in constant time for a given length. Lengths are compared first
@@ -11,11 +12,24 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return timingSafeEqual(a, b);
 }
 
+// libsodium's `randombytes_buf` where sodium-native loaded (libsodium's CSPRNG, seeded by the operating system),
+// else OpenSSL's through `randomFillSync`: for a 24-byte nonce about 0.9 µs against 2.2 µs in a warm loop, and
+// against 12 µs in a busy server (the packager's `/string-encrypt` profile). Nothing here is seeded by us.
+const native = sodium;
+const fill: (out: Uint8Array) => void =
+  native === undefined
+    ? (out) => void randomFillSync(out)
+    : (out) => {
+        if (out.length !== 0) native.randombytes_buf(out);
+      };
+
 /** `n` bytes from the operating system's CSPRNG (no 64 KiB limit). */
 export function randomBytes(n: number): Uint8Array {
   if (!Number.isSafeInteger(n) || n < 0)
     throw new RangeError(`randomBytes: expected a non-negative integer, got ${n}`);
-  return randomFillSync(new Uint8Array(n));
+  const out = new Uint8Array(n);
+  fill(out);
+  return out;
 }
 
 /** Concatenates byte strings into a fresh array. */

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { assertBytes, concatBytes, equalBytes, randomBytes, wipe } from '../src/index.js';
+import { sodium } from '../src/internal/sodium.js';
 import { offsetView, thrownBy } from '@org/test-utils';
 
 describe('equalBytes', () => {
@@ -28,6 +29,20 @@ describe('randomBytes', () => {
     expect(randomBytes(32)).toHaveLength(32);
     expect(randomBytes(65_537)).toHaveLength(65_537);
     expect(randomBytes(32)).not.toEqual(randomBytes(32));
+  });
+
+  it("draws from libsodium's randombytes_buf where sodium-native loaded (test/fallback.test.ts: node:crypto)", () => {
+    expect(sodium).toBeDefined();
+    const spy = vi.spyOn(sodium!, 'randombytes_buf');
+    try {
+      const out = randomBytes(24);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(spy.mock.calls[0]![0]).toBe(out);
+      randomBytes(0); // nothing to fill: not called
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('throws RangeError for %s (caller bug)', (n) => {

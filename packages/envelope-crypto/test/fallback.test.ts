@@ -6,6 +6,7 @@ import {
   boxEasy,
   boxOpenEasy,
   defaultEngine,
+  randomBytes,
   ed25519PublicFromSeed,
   sealedBoxOpen,
   sealedBoxSeal,
@@ -77,5 +78,11 @@ describe('fallback when sodium-native does not load', () => {
       CryptoError,
       'CRYPTO_AUTH_FAILED',
     );
+  });
+
+  it('draws random bytes from node:crypto', () => {
+    expect(randomBytes(0)).toHaveLength(0);
+    expect(randomBytes(65_537)).toHaveLength(65_537);
+    expect(randomBytes(24)).not.toEqual(randomBytes(24));
   });
 });

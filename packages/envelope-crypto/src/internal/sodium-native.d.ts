@@ -16,4 +16,5 @@ declare module 'sodium-native' {
   export function crypto_box_seal(c: Bytes, m: Bytes, pk: Bytes): void;
   export function crypto_box_seal_open(m: Bytes, c: Bytes, pk: Bytes, sk: Bytes): boolean;
   export function sodium_memzero(buf: Bytes): void;
+  export function randombytes_buf(buf: Bytes): void;
 }

@@ -15,6 +15,7 @@ const REQUIRED = [
   'crypto_box_seal',
   'crypto_box_seal_open',
   'sodium_memzero',
+  'randombytes_buf',
 ] as const;
 
 /**
