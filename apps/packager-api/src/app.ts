@@ -14,6 +14,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, metricsRoute, type Metrics } from './metrics.js';
 import { Readiness, readyRoute } from './readiness.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
+import { sendJson, simplePath, type TableHandler } from './plain-http.js';
 import { requestLogStart, ROUTE_LOCAL, type RequestLogStart } from './request-log.js';
 import { bootstrapEncrypt, stringEncrypt } from './routes/encrypt.js';
 import { health, keyGen } from './routes/key-gen.js';
@@ -33,12 +34,14 @@ export interface CreateAppOptions {
   metrics?: Metrics | undefined;
 }
 
-/** One route: the OpenAPI document lists exactly these (checked by test/routing.test.ts). */
-export interface RouteSpec {
-  method: 'get' | 'post';
-  path: string;
-  handler: RequestHandler;
-}
+/**
+ * One route: the OpenAPI document lists exactly these (checked by test/routing.test.ts). A route's handler works
+ * with node:http's request and response (ADR 0120); one that needs Express's API on them says so with
+ * `express: true`, and then gets Express's prototypes, as every request did before.
+ */
+export type RouteSpec = { method: 'get' | 'post'; path: string } & (
+  { handler: TableHandler; express?: false } | { handler: RequestHandler; express: true }
+);
 
 /** Every route of the service. */
 export function routes(
@@ -54,11 +57,12 @@ export function routes(
     { method: 'post', path: '/workflow-inspect', handler: workflowInspect(deps) },
     { method: 'post', path: '/package-envelope', handler: packageEnvelope(deps) },
     { method: 'post', path: '/build-workflows', handler: buildWorkflowsRoute(deps) },
-    { method: 'get', path: '/key-gen', handler: keyGen() },
+    // key-gen reads Express's `req.query` (its query parser is the one the interface documents).
+    { method: 'get', path: '/key-gen', handler: keyGen(), express: true },
     { method: 'get', path: '/health', handler: health() },
     { method: 'get', path: '/ready', handler: readyRoute(ops.readiness) },
     { method: 'get', path: '/metrics', handler: metricsRoute(ops.metrics) },
-    { method: 'get', path: '/openapi.json', handler: (_req, res) => void res.json(OPENAPI_DOCUMENT) },
+    { method: 'get', path: '/openapi.json', handler: (_req, res) => sendJson(res, OPENAPI_DOCUMENT) },
   ];
 }
 
@@ -110,7 +114,8 @@ export function dispatch(table: readonly RouteSpec[], begin?: RequestLogStart): 
     }
     // The metrics label: the template, never the raw path (the table's paths have no parameters).
     res.locals[ROUTE_LOCAL] = route.path;
-    return route.handler(req, res, next);
+    // Express's request and response are node's with more on them: every handler takes them.
+    return (route.handler as RequestHandler)(req, res, next);
   };
 }
 
@@ -152,12 +157,14 @@ export function requestListener(app: express.Express): (req: IncomingMessage, re
 
 /**
  * Serves the table's routes without Express's router (ADR 0112), as one dispatch layer behind it would: the
- * request and response get the app's prototypes, circular references and `locals` (what `app.handle` does), the
- * request log starts, the route template is noted, and the handler runs. A handler's throw or rejected promise
+ * request and response get circular references and `locals` (what `app.handle` does), the request log starts,
+ * the route template is noted, and the handler runs. Express's prototypes go under them only for an
+ * `express: true` route, a URL that is not a plain path, and before the error middleware or the fallback runs
+ * (ADR 0120): a table route's handler works with node's objects. A handler's throw or rejected promise
  * goes to the app's error middleware, and a `next()` without an error to the 404/405 fallback, as Express's
  * router passes them on. A path no route has goes through the whole app (`app(req, res)`).
  */
-function routeFront(
+export function routeFront(
   app: express.Express,
   byKey: ReadonlyMap<string, RouteSpec>,
   begin: RequestLogStart,
@@ -170,13 +177,27 @@ function routeFront(
     const res = reply as Response;
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, request);
-    Object.setPrototypeOf(res, response);
-    const route = byKey.get(`${req.method} ${req.path}`);
+    // Express's prototypes go under a request only where its API is used: not for a table route whose handler
+    // takes node's objects (ADR 0120). A URL that is not a plain path is read by Express, as before.
+    let expressApi = false;
+    const toExpress = (): void => {
+      if (expressApi) return;
+      expressApi = true;
+      Object.setPrototypeOf(req, request);
+      Object.setPrototypeOf(res, response);
+    };
+    let path = simplePath(req.url);
+    if (path === undefined) {
+      toExpress();
+      path = req.path;
+    }
+    const route = byKey.get(`${req.method} ${path}`);
     if (route === undefined) {
+      toExpress();
       app(req, res);
       return;
     }
+    if (route.express === true) toExpress();
     // What Express's router sets before a layer runs.
     req.originalUrl ||= req.url;
     req.baseUrl = '';
@@ -184,6 +205,7 @@ function routeFront(
     begin(req, res);
     res.locals[ROUTE_LOCAL] = route.path;
     const fail = (err: unknown): void => {
+      toExpress();
       try {
         // The error middleware answers every error; nothing is passed on from it.
         onError(err, req, res, () => lastResort(res));
@@ -194,10 +216,11 @@ function routeFront(
     const next: NextFunction = (err?: unknown) => {
       // No error (the router's test is truthiness), or a skip: on to the fallback, the next layer.
       if (!err || err === 'route' || err === 'router') {
+        toExpress();
         run(otherwise, req, res, fail);
       } else fail(err);
     };
-    run(route.handler, req, res, next);
+    run(route.handler as RequestHandler, req, res, next);
   };
 }
 

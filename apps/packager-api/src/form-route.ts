@@ -1,16 +1,16 @@
-import type { Request, RequestHandler, Response } from 'express';
 import type { BodyValidator } from './body-json.js';
 import { parseBody } from './body-json.js';
 import type { AppDeps } from './deps.js';
 import { parseKeyring, type Keyring } from './keyring.js';
 import { negotiate } from './negotiate.js';
+import type { TableHandler, TableRequest, TableResponse } from './plain-http.js';
 import type { KeyInput } from './request-schemas.js';
 import { readForm, uploadOptionsFor } from './upload.js';
 
 /** What a keyed form route works with once its `body` part is valid and its keys are parsed. */
 export interface KeyedForm<T> {
-  req: Request;
-  res: Response;
+  req: TableRequest;
+  res: TableResponse;
   /** The negotiated response type. */
   type: string;
   /** The validated `body` part. */
@@ -42,7 +42,7 @@ export interface KeyedFormSpec<T> {
 export function keyedFormRoute<T extends { keys: readonly KeyInput[] }>(
   deps: AppDeps,
   spec: KeyedFormSpec<T>,
-): RequestHandler {
+): TableHandler {
   const options = uploadOptionsFor(deps.uploads, spec.path);
   const { bodyFieldBytes } = deps.limits;
   return async (req, res) => {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import { sendBody, type TableHandler } from './plain-http.js';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** Buckets of request durations, in seconds: 5 ms to 30 s (uploads and packaging are slower than lookups). */
@@ -61,10 +61,10 @@ export function createMetrics(options: { readonly defaults?: boolean } = {}): Me
 }
 
 /** GET /metrics: the Prometheus text exposition format. */
-export function metricsRoute(metrics: Metrics): RequestHandler {
+export function metricsRoute(metrics: Metrics): TableHandler {
   return async (_req, res) => {
     const text = await metrics.registry.metrics();
     res.setHeader('Cache-Control', 'no-store');
-    res.type(metrics.registry.contentType).send(text);
+    sendBody(res, metrics.registry.contentType, text);
   };
 }

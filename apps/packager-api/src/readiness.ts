@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import { sendJson, type TableHandler } from './plain-http.js';
 
 /** Where the service is in its life: `ready` only between listening and the start of a drain. */
 export type ReadinessState = 'starting' | 'ready' | 'draining';
@@ -18,10 +18,10 @@ export class Readiness {
 }
 
 /** GET /ready: 200 `{ok:true,status:"ready"}`, else 503 with the state (load balancers stop sending work). */
-export function readyRoute(readiness: Readiness): RequestHandler {
+export function readyRoute(readiness: Readiness): TableHandler {
   return (_req, res) => {
     const status = readiness.state;
     res.setHeader('Cache-Control', 'no-store');
-    res.status(status === 'ready' ? 200 : 503).json({ ok: status === 'ready', status });
+    sendJson(res, { ok: status === 'ready', status }, status === 'ready' ? 200 : 503);
   };
 }

@@ -1,6 +1,8 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { TableResponse } from './plain-http.js';
 import { requestIdFrom } from '@org/http-problem';
 
 import { PROBLEM_CODE_LOCAL } from '@org/http-problem';
@@ -9,13 +11,22 @@ import { PROBLEM_CODE_LOCAL } from '@org/http-problem';
 export const ROUTE_LOCAL = 'routeTemplate';
 
 /** The route template a request matched (`/key-gen`), or `unmatched`: a bounded label, never the raw path. */
-function routeOf(res: Response): string {
+function routeOf(res: TableResponse): string {
   const path: unknown = res.locals[ROUTE_LOCAL];
   return typeof path === 'string' ? path : 'unmatched';
 }
 
+/**
+ * The path to log: a matched route's template is its path (the table's paths have no parameters), which a table
+ * route's plain request has no getter for (ADR 0120); any other request went through Express and has `req.path`.
+ */
+function pathOf(req: IncomingMessage & { path?: string }, res: TableResponse): string | undefined {
+  const path: unknown = res.locals[ROUTE_LOCAL];
+  return typeof path === 'string' ? path : req.path;
+}
+
 /** What {@link requestLog} does for one request before handing it on (see there). */
-export type RequestLogStart = (req: Request, res: Response) => void;
+export type RequestLogStart = (req: IncomingMessage, res: TableResponse) => void;
 
 /**
  * The start of {@link requestLog} without the `next()` call, for a middleware that logs and dispatches in one
@@ -36,12 +47,12 @@ export function requestLogStart(log: Logger, metrics?: Metrics): RequestLogStart
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       const status = res.headersSent ? res.statusCode : 0;
       const code = status >= 400 ? (res.locals[PROBLEM_CODE_LOCAL] as string | undefined) : undefined;
-      metrics?.observe({ route: routeOf(res), method: req.method, status, seconds: ms / 1000, code });
+      metrics?.observe({ route: routeOf(res), method: req.method ?? '', status, seconds: ms / 1000, code });
       // One object literal in the line's field order; an undefined `code` is left out of the JSON line.
       log.info('request', {
         reqId,
         method: req.method,
-        path: req.path,
+        path: pathOf(req, res),
         status,
         ms: Math.round(ms * 100) / 100,
         contentType: req.headers['content-type'],

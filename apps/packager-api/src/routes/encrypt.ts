@@ -1,13 +1,14 @@
+import type { ServerResponse } from 'node:http';
 import { encryptString } from '@org/envelope-crypto';
 import { encryptBootstrap } from '@org/oapp-format';
 import { validateBootstrap } from '@org/workflow-compiler';
-import type { RequestHandler } from 'express';
 import { bodyValidator } from '../body-json.js';
 import type { AppDeps } from '../deps.js';
 import { RequestError } from '../errors.js';
 import { keyedFormRoute } from '../form-route.js';
 import { resolvePackager, resolveRecipients } from '../keyring.js';
 import { OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
+import type { TableHandler } from '../plain-http.js';
 import {
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
@@ -20,7 +21,7 @@ const validateStringRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUE
 /** Both answers are ASCII text (Base64, `-2/` + Base64), served as whichever of the two types the client accepts. */
 const TEXT_OFFERS = [TEXT_PLAIN, OCTET_STREAM] as const;
 
-function sendText(res: Parameters<RequestHandler>[1], type: string, text: string): void {
+function sendText(res: ServerResponse, type: string, text: string): void {
   // ASCII text sent as a string with its length: Node writes headers and body in one write.
   res.setHeader('Content-Type', type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM);
   res.setHeader('Content-Length', text.length);
@@ -28,7 +29,7 @@ function sendText(res: Parameters<RequestHandler>[1], type: string, text: string
 }
 
 /** POST /bootstrap-encrypt: validate the bootstrap, then encrypt it for every recipient → Base64 text. */
-export function bootstrapEncrypt(deps: AppDeps): RequestHandler {
+export function bootstrapEncrypt(deps: AppDeps): TableHandler {
   return keyedFormRoute(deps, {
     path: '/bootstrap-encrypt',
     offers: TEXT_OFFERS,
@@ -55,7 +56,7 @@ function exactlyOne(request: EncryptRequest): void {
 }
 
 /** POST /string-encrypt: one recipient, plaintext from `stream` → `-2/` text. */
-export function stringEncrypt(deps: AppDeps): RequestHandler {
+export function stringEncrypt(deps: AppDeps): TableHandler {
   return keyedFormRoute(deps, {
     path: '/string-encrypt',
     offers: TEXT_OFFERS,

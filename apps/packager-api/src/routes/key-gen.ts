@@ -2,6 +2,7 @@ import { generateKeyPair, keyToHex, wipe, type KeyPurpose } from '@org/envelope-
 import type { RequestHandler } from 'express';
 import { RequestError } from '../errors.js';
 import { JSON_TYPE, negotiate } from '../negotiate.js';
+import { sendJson, type TableHandler } from '../plain-http.js';
 
 export const KEY_GEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
 /**
@@ -61,8 +62,8 @@ export function keyGen(): RequestHandler {
 }
 
 /** GET /health. */
-export function health(): RequestHandler {
+export function health(): TableHandler {
   return (_req, res) => {
-    res.json({ ok: true });
+    sendJson(res, { ok: true });
   };
 }

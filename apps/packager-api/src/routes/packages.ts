@@ -1,11 +1,11 @@
 import type { Key } from '@org/envelope-crypto';
 import { inspectPackage, repackage, type DeploymentPolicy, type TrustedKey } from '@org/oapp-format';
-import type { RequestHandler } from 'express';
 import { bodyValidator } from '../body-json.js';
 import type { AppDeps } from '../deps.js';
 import { keyedFormRoute } from '../form-route.js';
 import { resolvePackager, resolveRecipients, resolveSigners, type Keyring } from '../keyring.js';
 import { JSON_TYPE, negotiate, OCTET_STREAM } from '../negotiate.js';
+import { sendBody, sendJson, type TableHandler } from '../plain-http.js';
 import {
   PACKAGE_ENVELOPE_REQUEST_SCHEMA,
   type PackageEnvelopeRequest,
@@ -16,12 +16,12 @@ import { readOctets, uploadOptionsFor } from '../upload.js';
 const validate = bodyValidator<PackageEnvelopeRequest>(PACKAGE_ENVELOPE_REQUEST_SCHEMA);
 
 /** POST /workflow-inspect: raw `.oapp` bytes → inspection JSON (no secret key needed). */
-export function workflowInspect(deps: AppDeps): RequestHandler {
+export function workflowInspect(deps: AppDeps): TableHandler {
   const options = uploadOptionsFor(deps.uploads, '/workflow-inspect');
   return async (req, res) => {
     negotiate(req, [JSON_TYPE]);
     const inspection = await inspectPackage(await readOctets(req, options));
-    res.json({ ok: true, ...inspection });
+    sendJson(res, { ok: true, ...inspection });
   };
 }
 
@@ -48,7 +48,7 @@ function policyOf(ring: Keyring, p: PackageEnvelopeRequest['packaging']): Deploy
 }
 
 /** POST /package-envelope: open an existing `.oapp` under the caller's policy, endorse, re-encrypt. */
-export function packageEnvelope(deps: AppDeps): RequestHandler {
+export function packageEnvelope(deps: AppDeps): TableHandler {
   return keyedFormRoute(deps, {
     path: '/package-envelope',
     offers: [OCTET_STREAM],
@@ -62,7 +62,7 @@ export function packageEnvelope(deps: AppDeps): RequestHandler {
       const recipients = resolveRecipients(ring, request.encryptionKeys);
       const signers = resolveSigners(ring, request.signers);
       const pkg = await repackage(await content(), { open, packagerSecretKey, recipients, signers });
-      res.type(OCTET_STREAM).send(Buffer.from(pkg.buffer, pkg.byteOffset, pkg.byteLength));
+      sendBody(res, OCTET_STREAM, Buffer.from(pkg.buffer, pkg.byteOffset, pkg.byteLength));
     },
   });
 }

@@ -1,17 +1,17 @@
 import { createPackage } from '@org/oapp-format';
 import { canonicalize, compileWorkflow } from '@org/workflow-compiler';
-import type { RequestHandler } from 'express';
 import { bodyValidator } from '../body-json.js';
 import type { AppDeps } from '../deps.js';
 import { keyedFormRoute } from '../form-route.js';
 import { resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
 import { OCTET_STREAM } from '../negotiate.js';
+import { sendBody, type TableHandler } from '../plain-http.js';
 import { PACKAGE_REQUEST_SCHEMA, type PackageRequest } from '../request-schemas.js';
 
 const validate = bodyValidator<PackageRequest>(PACKAGE_REQUEST_SCHEMA);
 
 /** POST /workflow-package: `body` = PackageRequest, `stream` = workflow JSON → compile → `.oapp` bytes. */
-export function workflowPackage(deps: AppDeps): RequestHandler {
+export function workflowPackage(deps: AppDeps): TableHandler {
   const compileOptions = { resourceDirs: deps.resourceDirs, maxInputBytes: deps.limits.workflowBytes };
   return keyedFormRoute(deps, {
     path: '/workflow-package',
@@ -33,7 +33,7 @@ export function workflowPackage(deps: AppDeps): RequestHandler {
           signers,
           license: request.license,
         });
-        res.type(OCTET_STREAM).send(Buffer.from(pkg.buffer, pkg.byteOffset, pkg.byteLength));
+        sendBody(res, OCTET_STREAM, Buffer.from(pkg.buffer, pkg.byteOffset, pkg.byteLength));
       } finally {
         packaged.fill(0);
       }
