@@ -96,15 +96,14 @@ function routeKeys(table: readonly RouteSpec[]): Map<string, RouteSpec> {
 }
 
 /**
- * Every route in one middleware: a `Map` from `METHOD path` to its handler (and `HEAD` to a `GET` route, as
+ * Every route in one middleware: the `Map` of {@link routeKeys} from `METHOD path` to its route (and `HEAD` to a `GET` route, as
  * Express routes it). Exact and case-sensitive like the app's `strict routing` and `case sensitive routing`: the
  * routes have no parameters, so one lookup replaces Express's walk of a layer per route (ADR 0099). A handler's
  * rejected promise reaches the error middleware through Express's own handling of the returned promise.
  * `begin`, when given, is the request log's start, run first for every request: logging and dispatch then take
  * one Express layer instead of two (ADR 0112).
  */
-export function dispatch(table: readonly RouteSpec[], begin?: RequestLogStart): RequestHandler {
-  const byKey = routeKeys(table);
+export function dispatch(byKey: ReadonlyMap<string, RouteSpec>, begin?: RequestLogStart): RequestHandler {
   return (req, res, next) => {
     begin?.(req, res);
     const route = byKey.get(`${req.method} ${req.path}`);
@@ -134,12 +133,13 @@ export function createApp(options: CreateAppOptions): express.Express {
   const table = routes(deps, ops);
   const begin = requestLogStart(options.log, ops.metrics);
   // The request log starts inside the dispatcher's layer (ADR 0112): every request, matched or not, passes it.
-  app.use(dispatch(table, begin));
+  const byKey = routeKeys(table);
+  app.use(dispatch(byKey, begin));
   const otherwise = fallback(table);
   app.all('/{*splat}', otherwise);
   const onError = errorMiddleware(options.log);
   app.use(onError);
-  listeners.set(app, routeFront(app, routeKeys(table), begin, otherwise, onError));
+  listeners.set(app, routeFront(app, byKey, begin, otherwise, onError));
   return app;
 }
 
