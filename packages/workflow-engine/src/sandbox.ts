@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort, type WorkerOptions } from 'node:worker_threads';
 import { EngineError } from './errors.js';
 import { countStarted, sandboxIdleMs, sandboxWorkers, sandboxWorkersStarted } from './sandbox-workers.js';
 import { readSandboxScripts, sandboxWorkerUrl } from './sandbox-files.js';
@@ -64,15 +64,44 @@ function workerExecArgv(argv: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * The flags a sandbox worker gets: {@link workerExecArgv} of the host's, less any a worker refuses. Node refuses
+ * V8 options and per-process options in a worker's `execArgv` (ERR_WORKER_INVALID_EXEC_ARGV: `--stack-trace-limit`,
+ * `--perf-basic-prof`, `--expose-gc`, `--jitless`, `--secure-heap`, …) and names them in the error: they are left
+ * out (they hold for the whole process anyway, or concern only the host), once per process. Should the names not
+ * be readable, the worker gets no flags.
+ */
+let acceptedArgv: readonly string[] | undefined;
+
+function startWorker(options: Omit<WorkerOptions, 'execArgv'>): Worker {
+  const argv = acceptedArgv ?? workerExecArgv(process.execArgv);
+  try {
+    const worker = new Worker(sandboxWorkerUrl(), { ...options, execArgv: [...argv] });
+    acceptedArgv = argv;
+    return worker;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV' || argv.length === 0) throw err;
+    acceptedArgv = withoutRefused(argv, String((err as Error).message));
+    return startWorker(options);
+  }
+}
+
+/** `argv` less the flags node's message names (`…invalid execArgv flags: --a, --b=1`), or none when unreadable. */
+export function withoutRefused(argv: readonly string[], message: string): string[] {
+  const listed = /flags: (.+)$/.exec(message)?.[1]?.split(', ') ?? [];
+  const refused = new Set(listed);
+  const kept = argv.filter((a) => !refused.has(a));
+  return kept.length === argv.length ? [] : kept;
+}
+
 function spawn(b: Boot): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   const signal = new SharedArrayBuffer(4);
   return new SandboxWorker(
     () =>
-      new Worker(sandboxWorkerUrl(), {
+      startWorker({
         workerData: { ...b, rpcPort: port2, signal } satisfies SandboxWorkerData,
         transferList: [port2],
-        execArgv: workerExecArgv(process.execArgv),
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
       }),
     port1,

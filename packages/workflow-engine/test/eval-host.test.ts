@@ -2,12 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { withoutRefused } from '../src/sandbox.js';
 
 const DIST = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js')).href;
 
-describe('hosting the engine from node -e', () => {
-  it('the sandbox starts when the host process runs with --input-type=module -e (flags are not passed on)', () => {
-    const code = `
+const CODE = `
       import { createWorkflowEngine } from ${JSON.stringify(DIST)};
       const host = { callOutbound: () => { throw new Error('no'); }, getRestrictedData: async () => undefined,
         registerSecret() {}, log() {}, metric() {}, now: Date.now };
@@ -16,6 +15,11 @@ describe('hosting the engine from node -e', () => {
       const r = await e.runStep('a', { body: undefined, stream: undefined, headers: {}, properties: {} });
       e.dispose();
       console.log(r.body);`;
+
+const code = CODE;
+
+describe('hosting the engine from node -e', () => {
+  it('the sandbox starts when the host process runs with --input-type=module -e (flags are not passed on)', () => {
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('ran');
@@ -27,5 +31,29 @@ describe('hosting the engine from node -e', () => {
     );
     expect(sized.stderr).toBe('');
     expect(sized.stdout.trim()).toBe('ran');
+  });
+
+  it('the sandbox starts when the host runs with V8 or per-process flags a worker refuses (they are left out)', () => {
+    // node refuses each of these in a worker's execArgv (ERR_WORKER_INVALID_EXEC_ARGV); --trace-warnings it takes.
+    const flags = ['--stack-trace-limit=50', '--expose-gc', '--secure-heap=0', '--trace-warnings'];
+    const r = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', code], {
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('ran');
+  });
+});
+
+describe('withoutRefused', () => {
+  it("drops the flags node's message names, and every flag when it names none of them", () => {
+    const argv = ['--trace-warnings', '--stack-trace-limit=50', '--expose-gc'];
+    expect(
+      withoutRefused(
+        argv,
+        'Initiated Worker with invalid execArgv flags: --stack-trace-limit=50, --expose-gc',
+      ),
+    ).toEqual(['--trace-warnings']);
+    expect(withoutRefused(argv, 'something else')).toEqual([]);
+    expect(withoutRefused(argv, 'Initiated Worker with invalid execArgv flags: --other')).toEqual([]);
   });
 });
