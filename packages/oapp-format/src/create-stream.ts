@@ -14,6 +14,7 @@ import {
   checkKindArg,
   checkStatementArgs,
   encodePackagePrefix,
+  packagerPublicHex,
   statementFor,
   type CreatePackageOptions,
   type PackageSigner,
@@ -72,6 +73,8 @@ interface Plan {
   readonly recipients: readonly Key[];
   readonly createdAt: Date;
   readonly chunkSize: number;
+  /** Derived once: the HEADER is laid out twice (its length, then its bytes). */
+  readonly packagerPublicHex: string;
 }
 
 function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
@@ -87,6 +90,11 @@ function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
     expectKey(s.secretKey, 'sign', 'secret', 'signers');
     signTextBytes(s.signText);
   }
+  checkAssembleInput({
+    packagerSecretKey: options.packagerSecretKey,
+    recipients: options.recipients,
+    chunkSize: options.chunkSize ?? DEFAULT_CHUNK_BYTES,
+  });
   const plan: Plan = {
     kind,
     packageId: options.packageId,
@@ -96,8 +104,8 @@ function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
     recipients: options.recipients,
     createdAt: options.createdAt ?? new Date(),
     chunkSize: options.chunkSize ?? DEFAULT_CHUNK_BYTES,
+    packagerPublicHex: packagerPublicHex(options.packagerSecretKey),
   };
-  checkAssembleInput(plan);
   return plan;
 }
 
@@ -115,6 +123,7 @@ function prefixInput(plan: Plan, size: number, sha256Hex: string): PrefixInput {
     createdAt: plan.createdAt,
     chunkSize: plan.chunkSize,
     plaintextSize: size,
+    packagerPublicHex: plan.packagerPublicHex,
   };
 }
 

@@ -192,7 +192,8 @@ export function checkAssembleInput(
   checkRecipients(input.recipients);
 }
 
-function packagerPublicHex(secretKey: Key): string {
+/** Internal: the packager's public key in hex, as the HEADER names it (derived from its secret key). */
+export function packagerPublicHex(secretKey: Key): string {
   return encodeHex(derivePublicKey(secretKey).bytes);
 }
 
