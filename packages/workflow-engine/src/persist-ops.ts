@@ -19,12 +19,16 @@ export const MAX_WRITE_BATCH = 1000;
 
 /**
  * The pairs of a `persist.setMany` call, every one re-checked: `[[key, value | null], …]`; or, with `text` (the
- * realm's write buffer, ADR 0066), `[[keyLength, valueLength or -1 for null, …]]` with the keys and then the
- * values joined in `text` (lengths in UTF-16 code units).
+ * realm's write buffer, ADR 0066), the keys and then the values joined in `text`, their lengths in `bytes` (see
+ * {@link joinedPairs}).
  */
-function pairs(args: Args, text: string | undefined): [string, string | null][] {
+function pairs(
+  args: Args,
+  bytes: Uint8Array | undefined,
+  text: string | undefined,
+): [string, string | null][] {
+  if (text !== undefined) return joinedPairs(bytes, text);
   const list = args[0];
-  if (text !== undefined) return joinedPairs(list, text);
   if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
     throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
   return list.map((p: unknown) => {
@@ -39,20 +43,27 @@ function pairs(args: Args, text: string | undefined): [string, string | null][] 
   });
 }
 
-function joinedPairs(lengths: unknown, text: string): [string, string | null][] {
-  if (!Array.isArray(lengths) || lengths.length % 2 !== 0 || lengths.length > 2 * MAX_WRITE_BATCH)
+/**
+ * The pairs of the write buffer's form: `bytes` holds little-endian 32-bit integers, two per pair (the key's
+ * length, then the value's or -1 for null; UTF-16 code units), `text` the keys and then the values, joined.
+ */
+function joinedPairs(bytes: Uint8Array | undefined, text: string): [string, string | null][] {
+  if (!(bytes instanceof Uint8Array) || bytes.length % 8 !== 0 || bytes.length > 8 * MAX_WRITE_BATCH)
     throw new TypeError(`setMany: expected the key and value lengths of at most ${MAX_WRITE_BATCH} pairs`);
+  const lengths = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const n = bytes.length / 8;
   let at = 0;
-  const take = (n: unknown, nullable: boolean): string | null => {
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < (nullable ? -1 : 0) || n > text.length - at)
+  const take = (i: number, nullable: boolean): string | null => {
+    const len = lengths.getInt32(4 * i, true);
+    if (len < (nullable ? -1 : 0) || len > text.length - at)
       throw new TypeError('setMany: the lengths do not match the text');
-    if (n < 0) return null;
-    at += n;
-    return text.slice(at - n, at);
+    if (len < 0) return null;
+    at += len;
+    return text.slice(at - len, at);
   };
   const out: [string, string | null][] = [];
-  for (let i = 0; i < lengths.length; i += 2) out.push([take(lengths[i], false) as string, null]);
-  for (let i = 0; i < out.length; i++) out[i]![1] = take(lengths[2 * i + 1], true);
+  for (let i = 0; i < n; i++) out.push([take(2 * i, false) as string, null]);
+  for (let i = 0; i < n; i++) out[i]![1] = take(2 * i + 1, true);
   if (at !== text.length) throw new TypeError('setMany: the lengths do not match the text');
   return out;
 }
@@ -115,8 +126,8 @@ export const PERSIST_OPS: Record<string, Op> = {
     return null;
   },
   // The realm's buffered setPersistedItem calls, in call order (README "Persistence": write buffer).
-  'persist.setMany': (ctx, a, _bytes, text) => {
-    const list = pairs(a, text);
+  'persist.setMany': (ctx, a, bytes, text) => {
+    const list = pairs(a, bytes, text);
     const store = writable(ctx, 'setPersistedItem');
     if (store.setItems) store.setItems(list);
     else for (const [k, v] of list) store.setItem(k, v);
@@ -124,8 +135,8 @@ export const PERSIST_OPS: Record<string, Op> = {
   },
   // The write buffer's last batch as the run ends (posted by the worker, ADR 0066): stored, and the store starts
   // committing what it holds, while the rest of the step goes on.
-  'persist.setLast': (ctx, a, _bytes, text) => {
-    const list = pairs(a, text);
+  'persist.setLast': (ctx, a, bytes, text) => {
+    const list = pairs(a, bytes, text);
     const store = writable(ctx, 'setPersistedItem');
     try {
       if (store.setItems) store.setItems(list);
