@@ -1,5 +1,6 @@
 import { EngineError } from './errors.js';
 import type { RunContext, EngineShared } from './run-context.js';
+import { joinedLengths, joinedPairs, MAX_WRITE_BATCH } from './persistence/joined.js';
 import type { PersistentStore } from './persistence/types.js';
 import type { RunState } from './run-state.js';
 import type { EngineHost } from './types.js';
@@ -15,19 +16,35 @@ const MINUTE_MS = 60_000;
  * Most pairs in one `persist.setMany` (the realm's write buffer flushes at 1000 pairs or 1 Mi characters, see
  * realm/prelude.ts); the host takes no more, whatever the script sends on the raw channel.
  */
-export const MAX_WRITE_BATCH = 1000;
+export { MAX_WRITE_BATCH };
 
 /**
- * The pairs of a `persist.setMany` call, every one re-checked: `[[key, value | null], …]`; or, with `text` (the
- * realm's write buffer, ADR 0066), `[[keyLength, valueLength or -1 for null, …]]` with the keys and then the
- * values joined in `text` (lengths in UTF-16 code units).
+ * Stores the pairs of a `persist.setMany` call, every one re-checked first: `[[key, value | null], …]`; or, with
+ * `text` (the realm's write buffer, ADR 0066, 0120), the keys and then the values joined in `text`, their lengths
+ * in `bytes` ({@link joinedLengths}). A store with `setJoined` takes the joined form as it is.
  */
-function pairs(args: Args, text: string | undefined): [string, string | null][] {
+function setMany(
+  ctx: RunContext,
+  args: Args,
+  bytes: Uint8Array | undefined,
+  text: string | undefined,
+  commit: boolean,
+): void {
+  if (text !== undefined) {
+    const lengths = joinedLengths(bytes, text);
+    const store = writable(ctx, 'setPersistedItem');
+    try {
+      if (store.setJoined) store.setJoined(lengths, text);
+      else setPairs(store, joinedPairs(lengths, text));
+    } finally {
+      if (commit) store.commit?.();
+    }
+    return;
+  }
   const list = args[0];
-  if (text !== undefined) return joinedPairs(list, text);
   if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
     throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
-  return list.map((p: unknown) => {
+  const pairs = list.map((p: unknown): [string, string | null] => {
     if (
       !Array.isArray(p) ||
       p.length !== 2 ||
@@ -37,24 +54,17 @@ function pairs(args: Args, text: string | undefined): [string, string | null][] 
       throw new TypeError('setMany: expected [key, value or null] pairs of strings');
     return [p[0], p[1] as string | null];
   });
+  const store = writable(ctx, 'setPersistedItem');
+  try {
+    setPairs(store, pairs);
+  } finally {
+    if (commit) store.commit?.();
+  }
 }
 
-function joinedPairs(lengths: unknown, text: string): [string, string | null][] {
-  if (!Array.isArray(lengths) || lengths.length % 2 !== 0 || lengths.length > 2 * MAX_WRITE_BATCH)
-    throw new TypeError(`setMany: expected the key and value lengths of at most ${MAX_WRITE_BATCH} pairs`);
-  let at = 0;
-  const take = (n: unknown, nullable: boolean): string | null => {
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < (nullable ? -1 : 0) || n > text.length - at)
-      throw new TypeError('setMany: the lengths do not match the text');
-    if (n < 0) return null;
-    at += n;
-    return text.slice(at - n, at);
-  };
-  const out: [string, string | null][] = [];
-  for (let i = 0; i < lengths.length; i += 2) out.push([take(lengths[i], false) as string, null]);
-  for (let i = 0; i < out.length; i++) out[i]![1] = take(lengths[2 * i + 1], true);
-  if (at !== text.length) throw new TypeError('setMany: the lengths do not match the text');
-  return out;
+function setPairs(store: PersistentStore, pairs: [string, string | null][]): void {
+  if (store.setItems) store.setItems(pairs);
+  else for (const [k, v] of pairs) store.setItem(k, v);
 }
 
 function str(args: Args, i: number, name: string): string {
@@ -115,24 +125,14 @@ export const PERSIST_OPS: Record<string, Op> = {
     return null;
   },
   // The realm's buffered setPersistedItem calls, in call order (README "Persistence": write buffer).
-  'persist.setMany': (ctx, a, _bytes, text) => {
-    const list = pairs(a, text);
-    const store = writable(ctx, 'setPersistedItem');
-    if (store.setItems) store.setItems(list);
-    else for (const [k, v] of list) store.setItem(k, v);
+  'persist.setMany': (ctx, a, bytes, text) => {
+    setMany(ctx, a, bytes, text, false);
     return null;
   },
   // The write buffer's last batch as the run ends (posted by the worker, ADR 0066): stored, and the store starts
   // committing what it holds, while the rest of the step goes on.
-  'persist.setLast': (ctx, a, _bytes, text) => {
-    const list = pairs(a, text);
-    const store = writable(ctx, 'setPersistedItem');
-    try {
-      if (store.setItems) store.setItems(list);
-      else for (const [k, v] of list) store.setItem(k, v);
-    } finally {
-      store.commit?.();
-    }
+  'persist.setLast': (ctx, a, bytes, text) => {
+    setMany(ctx, a, bytes, text, true);
     return null;
   },
   'ts.get': (ctx, a) => storeOf(ctx, 'getTimestampManager').getTimestamp(str(a, 0, 'key')),

@@ -137,6 +137,101 @@ describe('store accounting: limits at the exact boundary', () => {
   });
 });
 
+describe("setJoined (the write buffer's batch as one text)", () => {
+  /** The joined form of `pairs`: lengths (key, value or -1) and the keys, then the values. */
+  const joined = (pairs: [string, string | null][]): [Int32Array, string] => [
+    Int32Array.from(pairs.flatMap(([k, v]) => [k.length, v === null ? -1 : v.length])),
+    pairs.map(([k]) => k).join('') + pairs.map(([, v]) => v ?? '').join(''),
+  ];
+  const outcome = (f: () => void): string => {
+    try {
+      f();
+      return 'ok';
+    } catch (e) {
+      return `${(e as EngineError).code}: ${(e as Error).message}`;
+    }
+  };
+  const key = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+  const batches: [string, [string, string | null][]][] = [
+    [
+      'plain ASCII, nulls, an empty key, a NUL',
+      [
+        ['a', '1'],
+        ['', 'empty'],
+        ['n\u0000', 'x\u0000y'],
+        ['a', null],
+        ['b', ''],
+      ],
+    ],
+    [
+      'non-ASCII text',
+      [
+        ['é', 'ü'],
+        ['k', '😀'],
+        ['lone', '\ud800'],
+      ],
+    ],
+    [
+      'a key over the limit mid-batch',
+      [
+        ['a', 'v'],
+        ['k'.repeat(17), 'v'],
+        ['c', 'v'],
+      ],
+    ],
+    [
+      'a value over the limit mid-batch',
+      [
+        ['a', 'v'],
+        ['b', 'x'.repeat(65)],
+        ['c', 'v'],
+      ],
+    ],
+    [
+      'an entry limit reached mid-batch',
+      [
+        ['a', 'v'],
+        ['b', null],
+        ['c', 'v'],
+        ['d', 'v'],
+        ['e', 'v'],
+        ['f', 'v'],
+      ],
+    ],
+  ];
+  for (const [hexSymmetricKey, obfuscate] of [
+    [undefined, false],
+    [key, false],
+    [key, true],
+  ] as const)
+    for (const [name, pairs] of batches)
+      it(`stores what setItems stores (${name}; key ${hexSymmetricKey ? 'set' : 'unset'}, obfuscate ${obfuscate})`, async () => {
+        const limits = { maxKeyBytes: 16, maxValueBytes: 64, maxEntries: 4 };
+        const p = provider(limits);
+        const [a, b] = [
+          await p.open('a', { ...spec('a.store'), hexSymmetricKey, obfuscate }),
+          await p.open('b', { ...spec('b.store'), hexSymmetricKey, obfuscate }),
+        ];
+        const [lengths, text] = joined(pairs);
+        const r = outcome(() => b.setJoined!(lengths, text));
+        expect(r).toBe(outcome(() => a.setItems!(pairs)));
+        const keys = [...new Set(pairs.map(([k]) => k))];
+        const read = (s: PersistentStore, k: string): string | null => {
+          let v: string | null = null;
+          const r = outcome(() => (v = s.getItem(k)));
+          return r === 'ok' ? v : r;
+        };
+        expect(keys.map((k) => read(b, k))).toEqual(keys.map((k) => read(a, k)));
+        // The counts follow the same entries: one more write breaches on both or on neither.
+        expect(outcome(() => b.setItem('z', 'v'))).toBe(outcome(() => a.setItem('z', 'v')));
+        await Promise.all([a.settle(true), b.settle(true)]);
+        await closeAll();
+        const [da, db] = [await onDisk('a.store'), await onDisk('b.store')];
+        expect(db).toEqual(da);
+        expect(db.stats).toEqual(db.counted);
+      });
+});
+
 describe('store accounting across a restart', () => {
   it('loads the counts at open: the limit is where it was, and overwrites of keys not seen since are exact', async () => {
     const limit = 3 * itemBytes('k0', 'x'.repeat(20));

@@ -188,6 +188,36 @@ describe('the write buffer of setPersistedItem', () => {
     );
   });
 
+  it('keeps call order across plain strings and converted, null and counted writes, over several batches', async () => {
+    // Plain short strings take the buffer's hot path; numbers, objects, null and values long enough to be counted
+    // take the other; both fill one buffer, which flushes at 1000 pairs.
+    const agent = await start(
+      [
+        persisted(
+          'w',
+          `for (let i = 0; i < 2500; i++) {
+             const m = i % 5;
+             if (m === 0) context.setPersistedItem('k' + i, 'v' + i);
+             else if (m === 1) context.setPersistedItem(i, { i });
+             else if (m === 2) context.setPersistedItem('k' + i, null);
+             else if (m === 3) context.setPersistedItem('k' + i, 'é'.repeat(30) + i);
+             else context.setPersistedItem('k' + i, i);
+           }
+           context.setPersistedItem('k2', 'again');
+           context.setBody([0, 1, 2, 3, 4, 2496, 2497].map((i) => context.getPersistedItem((i % 5 === 1 ? '' : 'k') + i)).join('|'));`,
+        ),
+        persisted(
+          'r',
+          `context.setBody([0, 1, 2, 3, 4, 7, 2496, 2497].map((i) => context.getPersistedItem((i % 5 === 1 ? '' : 'k') + i)).join('|'));`,
+        ),
+      ],
+      { maxValueBytes: 64, maxKeyBytes: 16 },
+    );
+    const e = 'é'.repeat(30);
+    expect((await agent.run('w')).body).toBe(`v0|{"i":1}|again|${e}3|4|{"i":2496}|`);
+    expect((await agent.run('r')).body).toBe(`v0|{"i":1}|again|${e}3|4||{"i":2496}|`);
+  });
+
   it('a breach found at the end of the run errors the run with the code', async () => {
     const agent = await start(
       [persisted('s', "context.setPersistedItem('a', '1'); context.setPersistedItem('b', '2')")],
@@ -271,5 +301,71 @@ describe('persist.setMany (the host side of the buffer)', () => {
       'ENGINE_NOT_PERMITTED',
     );
     expect(store.getItem('a')).toBe('1');
+  });
+
+  it("re-checks the write buffer's lengths (bytes) against its text, whatever the raw channel sends", async () => {
+    const persistence = createLmdbPersistence({ dataDir: dir });
+    providers.push(persistence);
+    const store = await persistence.open('s', {
+      file: 's.store',
+      flush: true,
+      hexSymmetricKey: undefined,
+      obfuscate: false,
+    });
+    const ctx = {
+      shared: { stores: new Map([['s', store]]) },
+      step: { stepId: 's', uid: 's' },
+      isAuth: false,
+    } as unknown as RunContext;
+    /** Little-endian 32-bit integers, as the realm's Int32Array gives them. */
+    const le = (...ns: number[]): Uint8Array => {
+      const b = new Uint8Array(4 * ns.length);
+      const v = new DataView(b.buffer);
+      ns.forEach((n, i) => v.setInt32(4 * i, n, true));
+      return b;
+    };
+    for (const op of ['persist.setMany', 'persist.setLast']) {
+      const setMany = PERSIST_OPS[op]!;
+      const bad: [Uint8Array | undefined, string][] = [
+        [undefined, 'kv'], // text without lengths
+        [new Uint8Array([1, 0, 0, 0]), 'k'], // not a multiple of 8 bytes
+        [le(1, 1).subarray(0, 7), 'kv'],
+        [le(1, 1, 0), 'kv'],
+        [le(1, 2), 'kv'], // one character short
+        [le(1, 0), 'kv'], // one character left over
+        [le(0, 0), 'x'],
+        [le(-1, 1), 'kv'], // a key is never null
+        [le(1, -2), 'k'],
+        [le(3, 0), 'kv'], // longer than the text
+        [le(1, 0x7fffffff), 'kv'],
+        [le(1, -0x80000000), 'k'],
+        [le(2, 1, 1, 0x7ffffffe), 'kkvv'],
+        [
+          le(...Array.from({ length: MAX_WRITE_BATCH + 1 }, () => [1, 1]).flat()),
+          'k'.repeat(2 * MAX_WRITE_BATCH + 2),
+        ],
+      ];
+      for (const [bytes, text] of bad) expect(() => setMany(ctx, [], bytes, text)).toThrow(TypeError);
+      expect(() => setMany(ctx, [[['k', 'v']]], le(1, 1, 1), 'kv')).toThrow(TypeError);
+    }
+    // None of the malformed batches stored a pair, not even its first ones.
+    expect(store.getItem('k')).toBe(null);
+    expect(store.getItem('kk')).toBe(null);
+    const setMany = PERSIST_OPS['persist.setMany']!;
+    // A byte offset that is not a multiple of 4, a null value, an empty key, a key with a NUL.
+    const lengths = new Uint8Array(1 + 24).subarray(1);
+    lengths.set(le(1, 2, 0, -1, 2, 1));
+    setMany(ctx, [], lengths, 'a' + '' + 'b\u0000' + '12' + 'x');
+    expect([store.getItem('a'), store.getItem(''), store.getItem('b\u0000')]).toEqual(['12', null, 'x']);
+    setMany(ctx, [], le(), '');
+    expect(() => setMany(ctx, [], le(1, 2 * 1024 * 1024), 'k' + 'x'.repeat(2 * 1024 * 1024))).toThrowCode(
+      EngineError,
+      'ENGINE_PERSISTENCE_LIMIT',
+    );
+    expect(() => setMany({ ...ctx, isAuth: true }, [], le(1, 1), 'a2')).toThrowCode(
+      EngineError,
+      'ENGINE_NOT_PERMITTED',
+    );
+    expect(store.getItem('a')).toBe('12');
   });
 });

@@ -139,12 +139,12 @@ export class LmdbEntries {
 
   /**
    * Checks one write of the current call against the limits, counts it and holds it (visible at once);
-   * {@link mutate} ends the call.
+   * {@link mutate} ends the call. `knownId`: the key's id (its bytes as latin1) when the caller has it.
    */
-  protected putEntry(storageKey: Uint8Array, stored: Uint8Array | null): void {
+  protected putEntry(storageKey: Uint8Array, stored: Uint8Array | null, knownId?: string): void {
     if (this.broken) throw failed();
     const key = view(storageKey);
-    const id = this.idOf(key);
+    const id = knownId ?? this.idOf(key);
     const old = this.sizeOf(id, key);
     if (old < 0 && stored === null) return;
     const entries = this.stats.entries + (stored ? 1 : 0) - (old >= 0 ? 1 : 0);

@@ -4,6 +4,7 @@ import type { RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
 import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
 import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
+import { joinedPairs } from './joined.js';
 import { StoreFiles } from './store-files.js';
 import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
 
@@ -27,6 +28,9 @@ const MAGIC_OFFSET = 24;
 const QUEUE_BASE = 2 ** 40;
 
 const utf8 = new TextDecoder('utf-8');
+/** The first byte of an item's storage key and of a plain stored value (store-codec.ts), as latin1 text. */
+const KEY_TAG = String.fromCharCode(KIND.item),
+  VALUE_TAG = '\u0000';
 
 function corrupt(where: string, why: string): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: ${why}; the file was left untouched`);
@@ -211,6 +215,43 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   setItems(pairs: readonly (readonly [string, string | null])[]): void {
     this.mutate(() => {
       for (const [key, value] of pairs) this.setOne(key, value);
+    });
+  }
+
+  /**
+   * The write buffer's batch (ADR 0120). In a plain store (no key, no obfuscation) and an ASCII text, the storage
+   * keys and stored values of all pairs are laid out in one text (`01 key 00 value …`) and encoded in one call;
+   * each entry is a view of that buffer. The checks, their order and errors, and the result are those of
+   * {@link setItems}; anything else goes through it.
+   */
+  setJoined(lengths: Int32Array, text: string): void {
+    if (!this.codec.plain || Buffer.byteLength(text, 'utf8') !== text.length)
+      return this.setItems(joinedPairs(lengths, text));
+    const n = lengths.length >> 1;
+    const names: string[] = new Array<string>(n);
+    const parts: string[] = new Array<string>(4 * n);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      names[i] = text.slice(at, (at += lengths[2 * i]!));
+      parts[4 * i] = KEY_TAG;
+      parts[4 * i + 1] = names[i]!;
+    }
+    for (let i = 0; i < n; i++) {
+      const len = lengths[2 * i + 1]!;
+      parts[4 * i + 2] = len < 0 ? '' : VALUE_TAG;
+      parts[4 * i + 3] = len < 0 ? '' : text.slice(at, (at += len));
+    }
+    const all = Buffer.from(parts.join(''), 'latin1');
+    const { maxKeyBytes, maxValueBytes } = this.limits;
+    this.mutate(() => {
+      for (let i = 0, o = 0; i < n; i++) {
+        const kl = lengths[2 * i]!,
+          vl = lengths[2 * i + 1]!;
+        if (kl > maxKeyBytes) throw limit(`key is longer than ${maxKeyBytes} bytes`);
+        const key = all.subarray(o, (o += 1 + kl));
+        if (vl > maxValueBytes) throw limit(`value is larger than ${maxValueBytes} bytes`);
+        this.putEntry(key, vl < 0 ? null : all.subarray(o, (o += 1 + vl)), KEY_TAG + names[i]!);
+      }
     });
   }
 

@@ -66,6 +66,11 @@ export class StoreCodec {
     return this.nameKey !== undefined;
   }
 
+  /** Neither sealed nor obfuscated: a name's key is its kind byte and UTF-8, a value is `00` and its UTF-8. */
+  get plain(): boolean {
+    return this.boxKey === undefined && this.nameKey === undefined;
+  }
+
   private name(name: string): Uint8Array {
     const bytes = Buffer.from(name, 'utf8');
     if (!this.nameKey) return bytes;

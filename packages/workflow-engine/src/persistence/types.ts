@@ -37,6 +37,12 @@ export interface PersistentStore {
    */
   setItems?(pairs: readonly (readonly [string, string | null])[]): void;
   /**
+   * Optional: {@link setItems} of pairs given as one text, the keys and then the values joined, with their lengths
+   * in UTF-16 code units in `lengths`, two per pair (the key's, then the value's or -1 for null), already checked
+   * to add up to the text (the sandbox's write buffer sends this form).
+   */
+  setJoined?(lengths: Int32Array, text: string): void;
+  /**
    * The key and value bounds of `setItem`, in UTF-8 bytes. When given, the sandbox may buffer a run's
    * `setPersistedItem` calls (it checks these sizes at the call) and hand them over with `setItems`.
    */

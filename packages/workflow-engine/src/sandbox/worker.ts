@@ -173,6 +173,16 @@ function exactString(ctx: QuickJSContext, h: QuickJSHandle, stringify: QuickJSHa
   return exact;
 }
 
+/** A copy of a sandbox ArrayBuffer's bytes (the worker's own, so it can be posted). */
+function arrayBufferCopy(ctx: QuickJSContext, h: QuickJSHandle): Uint8Array {
+  const life = ctx.getArrayBuffer(h);
+  try {
+    return life.value.slice();
+  } finally {
+    life.dispose();
+  }
+}
+
 /** The realm's `JSON.stringify`, taken when the sandbox is made (before the prelude and any script run). */
 function stringifyOf(ctx: QuickJSContext): QuickJSHandle {
   const json = ctx.getProp(ctx.global, 'JSON');
@@ -190,12 +200,7 @@ function installHost(ctx: QuickJSContext, stringify: QuickJSHandle, memoryBytes:
       const args = argsH && ctx.typeof(argsH) === 'string' ? ctx.getString(argsH) : '[]';
       if (LOCAL_OPS.has(op)) return runLocalOp(ctx, op, args, bytesH, memoryBytes); // ADR 0075
       const text = textH && ctx.typeof(textH) === 'string' ? exactString(ctx, textH, stringify) : undefined;
-      let bytes: Uint8Array | undefined;
-      if (bytesH && ctx.typeof(bytesH) === 'object') {
-        const life = ctx.getArrayBuffer(bytesH);
-        bytes = life.value.slice();
-        life.dispose();
-      }
+      const bytes = bytesH && ctx.typeof(bytesH) === 'object' ? arrayBufferCopy(ctx, bytesH) : undefined;
       const reply = hostCall(op, { json: args, bytes, text });
       if (reply.error) return { error: ctx.newError({ name: 'Error', message: reply.error }) };
       let handle: QuickJSHandle;
@@ -290,24 +295,20 @@ function finishRun(
   try {
     const json = ctx.getProp(r.value, 0),
       buf = ctx.getProp(r.value, 1),
-      writesJson = ctx.getProp(r.value, 2),
+      writesLengths = ctx.getProp(r.value, 2),
       writesText = ctx.getProp(r.value, 3);
     const output = ctx.typeof(json) === 'string' ? ctx.getString(json) : undefined;
     const writes =
-      ctx.typeof(writesJson) === 'string'
+      ctx.typeof(writesLengths) === 'object'
         ? {
-            json: ctx.getString(writesJson),
+            json: '[]',
+            bytes: arrayBufferCopy(ctx, writesLengths),
             text: ctx.typeof(writesText) === 'string' ? exactString(ctx, writesText, stringify) : undefined,
           }
         : undefined;
-    writesJson.dispose();
+    writesLengths.dispose();
     writesText.dispose();
-    let bytes: Uint8Array | undefined;
-    if (ctx.typeof(buf) === 'object') {
-      const life = ctx.getArrayBuffer(buf);
-      bytes = life.value.slice();
-      life.dispose();
-    }
+    const bytes = ctx.typeof(buf) === 'object' ? arrayBufferCopy(ctx, buf) : undefined;
     json.dispose();
     buf.dispose();
     return { output, bytes, writes };

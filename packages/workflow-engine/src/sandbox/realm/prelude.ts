@@ -36,9 +36,9 @@ interface AuthResponse {
 
 /**
  * What `finish` returns: the run state as JSON, the bytes body, and the write buffer's last `persist.setMany`
- * arguments (JSON and text, as `takeWrites` makes them) when there is one.
+ * arguments (lengths and text, as `takeWrites` makes them) when there is one.
  */
-type Finished = [string, ArrayBuffer | undefined, string | undefined, string | undefined];
+type Finished = [string, ArrayBuffer | undefined, ArrayBuffer | undefined, string | undefined];
 
 /** One processor run as the worker drives it. */
 interface Run {
@@ -103,30 +103,52 @@ function begin(input: string, inBytes: unknown): Run {
   // may write, kept in call order and sent in one `persist.setMany` call before any other host call but log,
   // metric and persist.get, and at the bound; what is left when the run finishes goes back with the run's result.
   // getPersistedItem reads it first (the last write of a key). Arrays, not a Map: a new Map key costs ≈ 1.5 µs in
-  // QuickJS, a push almost nothing. The host checks every pair again.
+  // QuickJS, an append almost nothing. The lengths go in an Int32Array (`TL`, two per write: key, then value or
+  // -1 for null), whose bytes the host reads directly. The host checks every pair again.
   const limits = S.writeLimits,
-    maxKey = limits ? limits[0] : 0,
-    maxValue = limits ? limits[1] : 0;
+    // -1 without limits: the hot path's size checks never pass, so every write takes `setSlow`.
+    maxKey = limits ? limits[0] : -1,
+    maxValue = limits ? limits[1] : -1;
   let wKeys: string[] = [],
     wValues: (string | null)[] = [],
-    wLens: number[] = [],
+    wn = 0,
+    tl = 0,
     writeChars = 0;
-  // The buffer as `persist.setMany` arguments: `[[keyLength, valueLength or -1 for null, …]]` and the keys, then the
-  // values, joined in one text (`join` renders null as ''), so QuickJS never escapes them as JSON. The worker reads
-  // the text exactly (worker.ts).
-  function takeWrites(): [string, string] {
+  const TL = new Int32Array(limits ? 2 * WRITE_BATCH_ITEMS : 0);
+  // The buffer as `persist.setMany` arguments: the lengths' bytes (little-endian, as wasm is) and the keys, then
+  // the values, joined in one text (`join` renders null as ''), so QuickJS never escapes them as JSON. The worker
+  // reads the text exactly (worker.ts).
+  function takeWrites(): [ArrayBuffer, string] {
     const text = wKeys.join('') + wValues.join('');
-    const json = '[[' + wLens.join(',') + ']]';
+    const lengths = TL.buffer.slice(0, tl * 4);
     wKeys = [];
     wValues = [];
-    wLens = [];
-    writeChars = 0;
-    return [json, text];
+    wn = tl = writeChars = 0;
+    return [lengths, text];
   }
   function flushWrites(): void {
-    if (wKeys.length === 0) return;
-    const [json, text] = takeWrites();
-    hostCall('persist.setMany', json, undefined, text);
+    if (wn === 0) return;
+    const [lengths, text] = takeWrites();
+    hostCall('persist.setMany', '[]', lengths, text);
+  }
+  // setPersistedItem's slow path: no limits (an unbuffered `persist.set`), an ended run, a key or value that is
+  // not a string, or one long enough that its UTF-8 size must be counted.
+  function setSlow(k: unknown, v: unknown): void {
+    if (!limits) return void call('persist.set', [String(k), str(v)]);
+    if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+    const key = typeof k === 'string' ? k : String(k),
+      value = typeof v === 'string' ? v : str(v),
+      kl = key.length,
+      vl = value === null ? -1 : value.length;
+    if (kl * 3 > maxKey && tooLarge(key, maxKey)) throw limitError('key is longer than ' + maxKey + ' bytes');
+    if (vl * 3 > maxValue && tooLarge(value as string, maxValue))
+      throw limitError('value is larger than ' + maxValue + ' bytes');
+    wKeys[wn] = key;
+    wValues[wn++] = value;
+    TL[tl++] = kl;
+    TL[tl++] = vl;
+    writeChars += vl < 0 ? kl : kl + vl;
+    if (wn >= WRITE_BATCH_ITEMS || writeChars >= WRITE_BATCH_CHARS) flushWrites();
   }
   // The size checks of the host's setItem, at the call, so a script can catch a breach where it made it.
   function tooLarge(s: string, max: number): boolean {
@@ -151,7 +173,7 @@ function begin(input: string, inBytes: unknown): Run {
   }
   function call(op: string, args?: unknown[], bytes?: ArrayBuffer): unknown {
     if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
-    if (wKeys.length !== 0 && op !== 'log' && op !== 'metric' && op !== 'persist.get') flushWrites();
+    if (wn !== 0 && op !== 'log' && op !== 'metric' && op !== 'persist.get') flushWrites();
     return hostCall(op, stringify(args || []), bytes, undefined);
   }
   function hostCall(
@@ -448,22 +470,22 @@ function begin(input: string, inBytes: unknown): Run {
       return U().crypto;
     },
     setPersistedItem(k: unknown, v: unknown) {
-      if (!limits) return void call('persist.set', [String(k), str(v)]);
-      if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
-      // The hot path of a write loop: strings pass as they are, one push per array.
-      const key = typeof k === 'string' ? k : String(k),
-        value = typeof v === 'string' ? v : str(v),
-        kl = key.length,
-        vl = value === null ? -1 : value.length;
-      if (kl * 3 > maxKey && tooLarge(key, maxKey))
-        throw limitError('key is longer than ' + maxKey + ' bytes');
-      if (vl * 3 > maxValue && tooLarge(value as string, maxValue))
-        throw limitError('value is larger than ' + maxValue + ' bytes');
-      wKeys.push(key);
-      wValues.push(value);
-      wLens.push(kl, vl);
-      writeChars += vl < 0 ? kl : kl + vl;
-      if (wKeys.length >= WRITE_BATCH_ITEMS || writeChars >= WRITE_BATCH_CHARS) flushWrites();
+      // The hot path of a write loop (QuickJS interprets it): two strings short enough to pass the size checks
+      // without counting, no temporaries, assignments by index. Anything else goes to setSlow.
+      if (
+        typeof k === 'string' &&
+        typeof v === 'string' &&
+        k.length * 3 <= maxKey &&
+        v.length * 3 <= maxValue &&
+        live
+      ) {
+        wKeys[wn] = k;
+        wValues[wn++] = v;
+        TL[tl++] = k.length;
+        TL[tl++] = v.length;
+        if ((writeChars += k.length + v.length) >= WRITE_BATCH_CHARS || wn >= WRITE_BATCH_ITEMS)
+          flushWrites();
+      } else setSlow(k, v);
     },
     getPersistedItem(k: unknown) {
       const key = String(k);
@@ -533,7 +555,7 @@ function begin(input: string, inBytes: unknown): Run {
     finish(flush: boolean): Finished {
       // Buffered writes of a run that threw are kept, as each write was when it was applied at the call; they go
       // back with the result (no host call), and the host applies them before it reads the run's errors.
-      const last = flush && wKeys.length !== 0 ? takeWrites() : undefined;
+      const last = flush && wn !== 0 ? takeWrites() : undefined;
       live = false;
       util = utilEnv = undefined;
       S.bodyIsBytes = !!bytesBody;
