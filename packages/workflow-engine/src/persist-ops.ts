@@ -20,7 +20,7 @@ export { MAX_WRITE_BATCH };
 
 /**
  * Stores the pairs of a `persist.setMany` call, every one re-checked first: `[[key, value | null], …]`; or, with
- * `text` (the realm's write buffer, ADR 0066, 0120), the keys and then the values joined in `text`, their lengths
+ * `text` (the realm's write buffer, ADR 0066, 0121), the keys and then the values joined in `text`, their lengths
  * in `bytes` ({@link joinedLengths}). A store with `setJoined` takes the joined form as it is.
  */
 function setMany(

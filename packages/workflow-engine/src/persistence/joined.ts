@@ -1,5 +1,5 @@
 /**
- * Pairs sent as one text (the realm's write buffer, ADR 0066, 0120): the keys and then the values joined, with
+ * Pairs sent as one text (the realm's write buffer, ADR 0066, 0121): the keys and then the values joined, with
  * their lengths in UTF-16 code units, two per pair (the key's, then the value's or -1 for null).
  */
 

@@ -219,7 +219,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   /**
-   * The write buffer's batch (ADR 0120). In a plain store (no key, no obfuscation) and an ASCII text, the storage
+   * The write buffer's batch (ADR 0121). In a plain store (no key, no obfuscation) and an ASCII text, the storage
    * keys and stored values of all pairs are laid out in one text (`01 key 00 value …`) and encoded in one call;
    * each entry is a view of that buffer. The checks, their order and errors, and the result are those of
    * {@link setItems}; anything else goes through it.
