@@ -3,6 +3,7 @@
 // the tree at an earlier commit). Per round, in an order that rotates: the bare node:http counter and every build.
 // Beside MiB/s and the process's CPU it reports each thread's CPU (user/system, /proc/<pid>/task) and context
 // switches, so a change of the stream path shows up per thread. BENCH_UPLOAD_MIB (256), BENCH_ROUNDS (4).
+// A build may carry node flags of its own after its path, in one argument: 'dist/main.js --v8-pool-size=1'.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,7 +21,13 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 4);
 const READ = Number(process.env['BENCH_READ_BYTES'] ?? MiB);
 const CHILD_NODE_ARGS = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const here = dirname(fileURLToPath(import.meta.url));
-const builds = [join(here, '..', 'dist', 'main.js'), ...process.argv.slice(2).map((p) => resolve(p))];
+const builds = [
+  join(here, '..', 'dist', 'main.js'),
+  ...process.argv.slice(2).map((a) => {
+    const [p, ...flags] = a.split(' ').filter(Boolean);
+    return [resolve(p!), ...flags].join(' ');
+  }),
+];
 const dir = tempDir();
 const packager = generateKeyPair('authenticated');
 const deployment = generateKeyPair('authenticated');
@@ -73,7 +80,8 @@ function spawnServer(
 
 const BARE = `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`;
 
-function agent(main: string): Promise<ChildServer> {
+function agent(build: string): Promise<ChildServer> {
+  const [main, ...flags] = build.split(' ') as [string, ...string[]];
   const port = 18000 + Math.floor(Math.random() * 1000);
   const boot = [
     {
@@ -99,7 +107,7 @@ function agent(main: string): Promise<ChildServer> {
     AGENT_ADMIN_PORT: 'off',
   };
   return spawnServer(
-    [main],
+    [...flags, main],
     env,
     (l) => (l['msg'] === 'listening' ? port : undefined),
     join(dirname(main), '..'),
