@@ -3,7 +3,8 @@
 // the tree at an earlier commit). Per round, in an order that rotates: the bare node:http counter and every build.
 // Beside MiB/s and the process's CPU it reports each thread's CPU (user/system, /proc/<pid>/task) and context
 // switches, so a change of the stream path shows up per thread. BENCH_UPLOAD_MIB (256), BENCH_ROUNDS (4).
-// A build may carry node flags of its own after its path, in one argument: 'dist/main.js --v8-pool-size=1'.
+// A build may carry node flags and environment variables of its own after its path, in one argument:
+// 'dist/main.js --v8-pool-size=1' or 'dist/main.js AGENT_HEAP_GROWTH_PERCENT=0'.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -81,7 +82,13 @@ function spawnServer(
 const BARE = `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`;
 
 function agent(build: string): Promise<ChildServer> {
-  const [main, ...flags] = build.split(' ') as [string, ...string[]];
+  const [main, ...own] = build.split(' ') as [string, ...string[]];
+  const flags = own.filter((a) => a.startsWith('-'));
+  const ownEnv = Object.fromEntries(
+    own
+      .filter((a) => !a.startsWith('-'))
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
   const port = 18000 + Math.floor(Math.random() * 1000);
   const boot = [
     {
@@ -103,6 +110,7 @@ function agent(build: string): Promise<ChildServer> {
   );
   const env = {
     ...extra,
+    ...ownEnv,
     AGENT_BOOTSTRAP: Buffer.from(JSON.stringify(boot)).toString('base64'),
     AGENT_ADMIN_PORT: 'off',
   };

@@ -7,7 +7,7 @@ import { createApp, type Agent } from './app.js';
 import { createAgentMetrics } from './metrics.js';
 import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs } from './startup/args.js';
 import { loadBootstrap } from './startup/bootstrap-source.js';
-import { loadConfig, type AdminListen, type Config } from './startup/config.js';
+import { loadConfig, v8FlagsOf, type AdminListen, type Config } from './startup/config.js';
 import { loadBootstrapVariables } from './startup/variables.js';
 import { AgentError, isCodedError } from '@org/workflow-runtime';
 import { closeAll, listenAll } from '@org/workflow-runtime';
@@ -83,8 +83,8 @@ function listenAdmin(server: Server, at: AdminListen): Promise<{ port: number; a
 
 async function start(argv: readonly string[]): Promise<void> {
   const config = loadConfig(process.env, argv);
-  // Process-wide: the main thread's heap checks it as it grows, and sandbox workers start with it (ADR 0119).
-  if (config.optimizeForSize === true) setFlagsFromString('--optimize-for-size');
+  // Process-wide: the main thread's heap checks them as it grows, and sandbox workers start with them (ADR 0119, 0122).
+  for (const f of v8FlagsOf(config)) setFlagsFromString(f);
   if (config.sandboxWorkers !== undefined) setSandboxWorkers(config.sandboxWorkers);
   if (config.sandboxIdleMs !== undefined) setSandboxIdleMs(config.sandboxIdleMs);
   const readiness = new Readiness();

@@ -7,7 +7,13 @@ import {
   MAX_SANDBOX_IDLE_MS,
   MAX_SANDBOX_WORKERS,
 } from '@org/workflow-engine';
-import { loadConfig } from '../src/startup/config.js';
+import { execFileSync } from 'node:child_process';
+import {
+  DEFAULT_HEAP_GROWTH_PERCENT,
+  loadConfig,
+  MAX_HEAP_GROWTH_PERCENT,
+  v8FlagsOf,
+} from '../src/startup/config.js';
 import { makeKeys, tuple } from './fixtures.js';
 
 const keys = makeKeys();
@@ -89,6 +95,31 @@ describe('loadConfig', () => {
     const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_OPTIMIZE_FOR_SIZE: 'yes' }));
     expect(e.code).toBe('AGENT_CONFIG_INVALID');
     expect(e.message).toContain('AGENT_OPTIMIZE_FOR_SIZE');
+  });
+
+  it('reads AGENT_HEAP_GROWTH_PERCENT: 60 by default, 0 for V8 own factor, at most 300', () => {
+    expect(DEFAULT_HEAP_GROWTH_PERCENT).toBe(60);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).heapGrowthPercent).toBe(60);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: '300' }).heapGrowthPercent).toBe(300);
+    for (const bad of ['-1', '1.5', 'fast', String(MAX_HEAP_GROWTH_PERCENT + 1)]) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: bad }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain('AGENT_HEAP_GROWTH_PERCENT');
+    }
+  });
+
+  it('sets the V8 flags the config asks for, and no flag for V8 defaults', () => {
+    expect(v8FlagsOf(loadConfig({ AGENT_BOOTSTRAP: 'x' }))).toEqual(['--heap-growing-percent=60']);
+    expect(v8FlagsOf({ optimizeForSize: true, heapGrowthPercent: 0 })).toEqual(['--optimize-for-size']);
+    expect(v8FlagsOf({ optimizeForSize: false, heapGrowthPercent: 25 })).toEqual(['--heap-growing-percent=25']);
+    expect(v8FlagsOf({})).toEqual([]);
+  });
+
+  it('names only flags this node V8 knows (setFlagsFromString ignores an unknown one)', () => {
+    const known = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+    for (const f of v8FlagsOf({ optimizeForSize: true, heapGrowthPercent: 60 }))
+      expect(known).toContain(`  ${f.split('=')[0]} (`);
   });
 
   it('reads AGENT_SCRIPT_TIME_MS, defaulting to the engine default and bounded by the engine maximum', () => {

@@ -60,6 +60,12 @@ export interface Config {
    * small steps and are collected sooner, at a CPU cost on large uploads (ADR 0119). Absent (tests): left as it is.
    */
   readonly optimizeForSize?: boolean | undefined;
+  /**
+   * `AGENT_HEAP_GROWTH_PERCENT` (default {@link DEFAULT_HEAP_GROWTH_PERCENT}): after each full collection V8 lets a
+   * heap's old generation grow to what is live × (1 + this / 100) before the next one, in the main thread and the
+   * sandbox workers; `0` leaves V8's own factor (up to 4× for small heaps). ADR 0122. Absent (tests): left as it is.
+   */
+  readonly heapGrowthPercent?: number | undefined;
 }
 
 /** Where the admin listener listens. */
@@ -75,6 +81,10 @@ export { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts };
 
 /** `AGENT_DATA_DIR` when unset, relative to the working directory. */
 export const DEFAULT_DATA_DIR = 'agent-data';
+/** ADR 0122: the old generation may grow to 1.6 × what is live between full collections. */
+export const DEFAULT_HEAP_GROWTH_PERCENT = 60;
+/** The largest `AGENT_HEAP_GROWTH_PERCENT`: 4 × live, V8's own largest factor. */
+export const MAX_HEAP_GROWTH_PERCENT = 300;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -233,5 +243,23 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
     sandboxWorkers: boundedInt(env, 'AGENT_SANDBOX_WORKERS', MAX_POOLED_WORKERS, MAX_SANDBOX_WORKERS),
     sandboxIdleMs: zeroToMax(env, 'AGENT_SANDBOX_IDLE_MS', DEFAULT_SANDBOX_IDLE_MS, MAX_SANDBOX_IDLE_MS),
     optimizeForSize: flag(env, 'AGENT_OPTIMIZE_FOR_SIZE'),
+    heapGrowthPercent: zeroToMax(
+      env,
+      'AGENT_HEAP_GROWTH_PERCENT',
+      DEFAULT_HEAP_GROWTH_PERCENT,
+      MAX_HEAP_GROWTH_PERCENT,
+    ),
   };
+}
+
+/**
+ * The V8 flags `config` asks for, set once at start before any sandbox worker exists (process-wide: the main thread
+ * and every worker's heap read them at each collection).
+ */
+export function v8FlagsOf(config: Pick<Config, 'optimizeForSize' | 'heapGrowthPercent'>): string[] {
+  const flags: string[] = [];
+  if (config.optimizeForSize === true) flags.push('--optimize-for-size');
+  if (config.heapGrowthPercent !== undefined && config.heapGrowthPercent > 0)
+    flags.push(`--heap-growing-percent=${config.heapGrowthPercent}`);
+  return flags;
 }
