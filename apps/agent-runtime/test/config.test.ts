@@ -75,15 +75,20 @@ describe('loadConfig', () => {
     }
   });
 
+  /** Each value of `name` stops start-up with AGENT_CONFIG_INVALID naming the variable. */
+  function expectRefused(name: string, values: string[]): void {
+    for (const bad of values) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', [name]: bad }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain(name);
+    }
+  }
+
   it('reads AGENT_SANDBOX_IDLE_MS, defaulting to the engine default, 0 keeping idle workers', () => {
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).sandboxIdleMs).toBe(DEFAULT_SANDBOX_IDLE_MS);
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_IDLE_MS: '0' }).sandboxIdleMs).toBe(0);
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_IDLE_MS: '60000' }).sandboxIdleMs).toBe(60000);
-    for (const bad of ['-1', '1.5', 'off', String(MAX_SANDBOX_IDLE_MS + 1)]) {
-      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_SANDBOX_IDLE_MS: bad }));
-      expect(e.code).toBe('AGENT_CONFIG_INVALID');
-      expect(e.message).toContain('AGENT_SANDBOX_IDLE_MS');
-    }
+    expectRefused('AGENT_SANDBOX_IDLE_MS', ['-1', '1.5', 'off', String(MAX_SANDBOX_IDLE_MS + 1)]);
   });
 
   it('reads AGENT_OPTIMIZE_FOR_SIZE, false unless set to true', () => {
@@ -101,18 +106,18 @@ describe('loadConfig', () => {
     expect(DEFAULT_HEAP_GROWTH_PERCENT).toBe(60);
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).heapGrowthPercent).toBe(60);
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: '0' }).heapGrowthPercent).toBe(0);
-    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: '300' }).heapGrowthPercent).toBe(300);
-    for (const bad of ['-1', '1.5', 'fast', String(MAX_HEAP_GROWTH_PERCENT + 1)]) {
-      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: bad }));
-      expect(e.code).toBe('AGENT_CONFIG_INVALID');
-      expect(e.message).toContain('AGENT_HEAP_GROWTH_PERCENT');
-    }
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_HEAP_GROWTH_PERCENT: '300' }).heapGrowthPercent).toBe(
+      300,
+    );
+    expectRefused('AGENT_HEAP_GROWTH_PERCENT', ['-1', '1.5', 'fast', String(MAX_HEAP_GROWTH_PERCENT + 1)]);
   });
 
   it('sets the V8 flags the config asks for, and no flag for V8 defaults', () => {
     expect(v8FlagsOf(loadConfig({ AGENT_BOOTSTRAP: 'x' }))).toEqual(['--heap-growing-percent=60']);
     expect(v8FlagsOf({ optimizeForSize: true, heapGrowthPercent: 0 })).toEqual(['--optimize-for-size']);
-    expect(v8FlagsOf({ optimizeForSize: false, heapGrowthPercent: 25 })).toEqual(['--heap-growing-percent=25']);
+    expect(v8FlagsOf({ optimizeForSize: false, heapGrowthPercent: 25 })).toEqual([
+      '--heap-growing-percent=25',
+    ]);
     expect(v8FlagsOf({})).toEqual([]);
   });
 

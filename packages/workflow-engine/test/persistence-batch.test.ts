@@ -257,7 +257,8 @@ describe('the write buffer of setPersistedItem', () => {
 });
 
 describe('persist.setMany (the host side of the buffer)', () => {
-  it('re-checks every argument the script could send on the raw channel', async () => {
+  /** A plain store 's' and the run context a host op sees for it, as the raw channel reaches it. */
+  async function rawChannel() {
     const persistence = createLmdbPersistence({ dataDir: dir });
     providers.push(persistence);
     const store = await persistence.open('s', {
@@ -271,6 +272,11 @@ describe('persist.setMany (the host side of the buffer)', () => {
       step: { stepId: 's', uid: 's' },
       isAuth: false,
     } as unknown as RunContext;
+    return { store, ctx };
+  }
+
+  it('re-checks every argument the script could send on the raw channel', async () => {
+    const { store, ctx } = await rawChannel();
     const setMany = PERSIST_OPS['persist.setMany']!;
     for (const bad of [
       [],
@@ -304,19 +310,7 @@ describe('persist.setMany (the host side of the buffer)', () => {
   });
 
   it("re-checks the write buffer's lengths (bytes) against its text, whatever the raw channel sends", async () => {
-    const persistence = createLmdbPersistence({ dataDir: dir });
-    providers.push(persistence);
-    const store = await persistence.open('s', {
-      file: 's.store',
-      flush: true,
-      hexSymmetricKey: undefined,
-      obfuscate: false,
-    });
-    const ctx = {
-      shared: { stores: new Map([['s', store]]) },
-      step: { stepId: 's', uid: 's' },
-      isAuth: false,
-    } as unknown as RunContext;
+    const { store, ctx } = await rawChannel();
     /** Little-endian 32-bit integers, as the realm's Int32Array gives them. */
     const le = (...ns: number[]): Uint8Array => {
       const b = new Uint8Array(4 * ns.length);
