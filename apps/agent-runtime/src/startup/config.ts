@@ -63,7 +63,7 @@ export interface Config {
   /**
    * `AGENT_HEAP_GROWTH_PERCENT` (default {@link DEFAULT_HEAP_GROWTH_PERCENT}): after each full collection V8 lets a
    * heap's old generation grow to what is live × (1 + this / 100) before the next one, in the main thread and the
-   * sandbox workers; `0` leaves V8's own factor (up to 4× for small heaps). ADR 0122. Absent (tests): left as it is.
+   * sandbox workers; `0` leaves V8's own factor (up to 4× for the main thread). ADR 0122. Absent (tests): left as it is.
    */
   readonly heapGrowthPercent?: number | undefined;
 }
