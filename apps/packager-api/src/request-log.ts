@@ -10,19 +10,15 @@ import { PROBLEM_CODE_LOCAL } from '@org/http-problem';
 /** `res.locals` key where the route dispatcher leaves the route template a request matched. */
 export const ROUTE_LOCAL = 'routeTemplate';
 
-/** The route template a request matched (`/key-gen`), or `unmatched`: a bounded label, never the raw path. */
-function routeOf(res: TableResponse): string {
-  const path: unknown = res.locals[ROUTE_LOCAL];
-  return typeof path === 'string' ? path : 'unmatched';
-}
-
 /**
- * The path to log: a matched route's template is its path (the table's paths have no parameters), which a table
- * route's plain request has no getter for (ADR 0120); any other request went through Express and has `req.path`.
+ * The route template a request matched (`/key-gen`; the table's paths have no parameters, so it is also the path),
+ * or undefined: the metrics label is then `unmatched` (bounded, never the raw path), and the log line's path is
+ * Express's `req.path` (such a request went through Express; a table route's plain request has no getter for it,
+ * ADR 0120).
  */
-function pathOf(req: IncomingMessage & { path?: string }, res: TableResponse): string | undefined {
+function routeOf(res: TableResponse): string | undefined {
   const path: unknown = res.locals[ROUTE_LOCAL];
-  return typeof path === 'string' ? path : req.path;
+  return typeof path === 'string' ? path : undefined;
 }
 
 /** What {@link requestLog} does for one request before handing it on (see there). */
@@ -47,12 +43,18 @@ export function requestLogStart(log: Logger, metrics?: Metrics): RequestLogStart
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       const status = res.headersSent ? res.statusCode : 0;
       const code = status >= 400 ? (res.locals[PROBLEM_CODE_LOCAL] as string | undefined) : undefined;
-      metrics?.observe({ route: routeOf(res), method: req.method ?? '', status, seconds: ms / 1000, code });
+      metrics?.observe({
+        route: routeOf(res) ?? 'unmatched',
+        method: req.method ?? '',
+        status,
+        seconds: ms / 1000,
+        code,
+      });
       // One object literal in the line's field order; an undefined `code` is left out of the JSON line.
       log.info('request', {
         reqId,
         method: req.method,
-        path: pathOf(req, res),
+        path: routeOf(res) ?? (req as IncomingMessage & { path?: string }).path,
         status,
         ms: Math.round(ms * 100) / 100,
         contentType: req.headers['content-type'],

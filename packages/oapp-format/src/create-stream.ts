@@ -90,10 +90,12 @@ function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
     expectKey(s.secretKey, 'sign', 'secret', 'signers');
     signTextBytes(s.signText);
   }
+  const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_BYTES;
+  // Before the packager's public key is derived from its secret key: a wrong key gets the check's error.
   checkAssembleInput({
     packagerSecretKey: options.packagerSecretKey,
     recipients: options.recipients,
-    chunkSize: options.chunkSize ?? DEFAULT_CHUNK_BYTES,
+    chunkSize,
   });
   const plan: Plan = {
     kind,
@@ -103,7 +105,7 @@ function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
     packagerSecretKey: options.packagerSecretKey,
     recipients: options.recipients,
     createdAt: options.createdAt ?? new Date(),
-    chunkSize: options.chunkSize ?? DEFAULT_CHUNK_BYTES,
+    chunkSize,
     packagerPublicHex: packagerPublicHex(options.packagerSecretKey),
   };
   return plan;

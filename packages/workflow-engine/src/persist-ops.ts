@@ -30,33 +30,31 @@ function setMany(
   text: string | undefined,
   commit: boolean,
 ): void {
+  // Every argument is checked before the store is reached: a malformed call stores nothing.
+  let apply: (store: PersistentStore) => void;
   if (text !== undefined) {
     const lengths = joinedLengths(bytes, text);
-    const store = writable(ctx, 'setPersistedItem');
-    try {
-      if (store.setJoined) store.setJoined(lengths, text);
-      else setPairs(store, joinedPairs(lengths, text));
-    } finally {
-      if (commit) store.commit?.();
-    }
-    return;
+    apply = (store) =>
+      store.setJoined ? store.setJoined(lengths, text) : setPairs(store, joinedPairs(lengths, text));
+  } else {
+    const list = args[0];
+    if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
+      throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
+    const pairs = list.map((p: unknown): [string, string | null] => {
+      if (
+        !Array.isArray(p) ||
+        p.length !== 2 ||
+        typeof p[0] !== 'string' ||
+        (p[1] !== null && typeof p[1] !== 'string')
+      )
+        throw new TypeError('setMany: expected [key, value or null] pairs of strings');
+      return [p[0], p[1] as string | null];
+    });
+    apply = (store) => setPairs(store, pairs);
   }
-  const list = args[0];
-  if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
-    throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
-  const pairs = list.map((p: unknown): [string, string | null] => {
-    if (
-      !Array.isArray(p) ||
-      p.length !== 2 ||
-      typeof p[0] !== 'string' ||
-      (p[1] !== null && typeof p[1] !== 'string')
-    )
-      throw new TypeError('setMany: expected [key, value or null] pairs of strings');
-    return [p[0], p[1] as string | null];
-  });
   const store = writable(ctx, 'setPersistedItem');
   try {
-    setPairs(store, pairs);
+    apply(store);
   } finally {
     if (commit) store.commit?.();
   }

@@ -6,7 +6,7 @@ import { withoutRefused } from '../src/sandbox.js';
 
 const DIST = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js')).href;
 
-const CODE = `
+const code = `
       import { createWorkflowEngine } from ${JSON.stringify(DIST)};
       const host = { callOutbound: () => { throw new Error('no'); }, getRestrictedData: async () => undefined,
         registerSecret() {}, log() {}, metric() {}, now: Date.now };
@@ -15,8 +15,6 @@ const CODE = `
       const r = await e.runStep('a', { body: undefined, stream: undefined, headers: {}, properties: {} });
       e.dispose();
       console.log(r.body);`;
-
-const code = CODE;
 
 describe('hosting the engine from node -e', () => {
   it('the sandbox starts when the host process runs with --input-type=module -e (flags are not passed on)', () => {

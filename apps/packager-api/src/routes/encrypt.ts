@@ -8,7 +8,7 @@ import { RequestError } from '../errors.js';
 import { keyedFormRoute } from '../form-route.js';
 import { resolvePackager, resolveRecipients } from '../keyring.js';
 import { OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
-import type { TableHandler } from '../plain-http.js';
+import { sendBody, type TableHandler } from '../plain-http.js';
 import {
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
@@ -22,10 +22,7 @@ const validateStringRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUE
 const TEXT_OFFERS = [TEXT_PLAIN, OCTET_STREAM] as const;
 
 function sendText(res: ServerResponse, type: string, text: string): void {
-  // ASCII text sent as a string with its length: Node writes headers and body in one write.
-  res.setHeader('Content-Type', type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM);
-  res.setHeader('Content-Length', text.length);
-  res.end(text, 'latin1');
+  sendBody(res, type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM, text);
 }
 
 /** POST /bootstrap-encrypt: validate the bootstrap, then encrypt it for every recipient → Base64 text. */
