@@ -9,6 +9,7 @@ import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 import { CRYPTO_OPS } from './crypto-ops.js';
 import { FILE_OPS } from './file-ops.js';
 import { parseHostArgs } from './host-args.js';
+import { EarlyAnswer } from './early-answer.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -184,7 +185,16 @@ export async function handleHostCall(
   try {
     if (!fn)
       throw new EngineError('ENGINE_UNSUPPORTED', `unknown host call ${JSON.stringify(op.slice(0, 40))}`);
-    return await fn(ctx, parseHostArgs(json), bytes, text);
+    const value = await fn(ctx, parseHostArgs(json), bytes, text);
+    if (!(value instanceof EarlyAnswer)) return value;
+    // The rest's error, if any, fails the run as it ends: scrubbed as any other.
+    return new EarlyAnswer(value.value, () => {
+      try {
+        value.rest();
+      } catch (err) {
+        throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
+      }
+    });
   } catch (err) {
     throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
   }

@@ -5,6 +5,7 @@ import type { PersistentStore } from './persistence/types.js';
 import type { RunState } from './run-state.js';
 import type { EngineHost } from './types.js';
 import type { StepModel } from './workflow-model.js';
+import { EarlyAnswer } from './early-answer.js';
 
 type Args = unknown[];
 type Op = (ctx: RunContext, args: Args, bytes?: Uint8Array, text?: string) => unknown;
@@ -19,9 +20,8 @@ const MINUTE_MS = 60_000;
 export { MAX_WRITE_BATCH };
 
 /**
- * Stores the pairs of a `persist.setMany` call, every one re-checked first: `[[key, value | null], …]`; or, with
- * `text` (the realm's write buffer, ADR 0066, 0121), the keys and then the values joined in `text`, their lengths
- * in `bytes` ({@link joinedLengths}). A store with `setJoined` takes the joined form as it is.
+ * Stores the pairs of a `persist.setMany` call ({@link batchOf}); with `commit`, the store then starts committing
+ * what it holds.
  */
 function setMany(
   ctx: RunContext,
@@ -30,34 +30,80 @@ function setMany(
   text: string | undefined,
   commit: boolean,
 ): void {
-  // Every argument is checked before the store is reached: a malformed call stores nothing.
-  let apply: (store: PersistentStore) => void;
+  const batch = batchOf(ctx, args, bytes, text);
+  try {
+    batch.store();
+  } finally {
+    if (commit) batch.target.commit?.();
+  }
+}
+
+/**
+ * The write buffer's flush at its bound, while the script waits for the answer. When the store admits the batch
+ * (ADR 0123: no pair can breach a limit), the answer goes first and the batch is stored right after, so the
+ * script's next writes overlap the storing. Otherwise the batch is stored first and a breach is thrown at the call.
+ */
+function flushMany(
+  ctx: RunContext,
+  args: Args,
+  bytes: Uint8Array | undefined,
+  text: string | undefined,
+): EarlyAnswer | null {
+  const batch = batchOf(ctx, args, bytes, text);
+  if (batch.admits()) return new EarlyAnswer(null, batch.store);
+  batch.store();
+  return null;
+}
+
+const no = (): boolean => false;
+
+interface Batch {
+  /** The store written to. */
+  target: PersistentStore;
+  /** Stores the batch (a breach is thrown after the pairs before it are stored). */
+  store: () => void;
+  /** Whether the store takes the whole batch without an error ({@link PersistentStore.admitsJoined}). */
+  admits: () => boolean;
+}
+
+/**
+ * A `persist.setMany` call's pairs, every one checked before the store is reached (a malformed call stores
+ * nothing): `[[key, value | null], …]`; or, with `text` (the realm's write buffer, ADR 0066, 0121), the keys and
+ * then the values joined in `text`, their lengths in `bytes` ({@link joinedLengths}). A store with `setJoined`
+ * takes the joined form as it is.
+ */
+function batchOf(
+  ctx: RunContext,
+  args: Args,
+  bytes: Uint8Array | undefined,
+  text: string | undefined,
+): Batch {
   if (text !== undefined) {
     const lengths = joinedLengths(bytes, text);
-    apply = (store) =>
-      store.setJoined ? store.setJoined(lengths, text) : setPairs(store, joinedPairs(lengths, text));
-  } else {
-    const list = args[0];
-    if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
-      throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
-    const pairs = list.map((p: unknown): [string, string | null] => {
-      if (
-        !Array.isArray(p) ||
-        p.length !== 2 ||
-        typeof p[0] !== 'string' ||
-        (p[1] !== null && typeof p[1] !== 'string')
-      )
-        throw new TypeError('setMany: expected [key, value or null] pairs of strings');
-      return [p[0], p[1] as string | null];
-    });
-    apply = (store) => setPairs(store, pairs);
+    const target = writable(ctx, 'setPersistedItem');
+    if (!target.setJoined)
+      return { target, admits: no, store: () => setPairs(target, joinedPairs(lengths, text)) };
+    return {
+      target,
+      admits: () => target.admitsJoined?.(lengths, text) === true,
+      store: () => target.setJoined!(lengths, text),
+    };
   }
-  const store = writable(ctx, 'setPersistedItem');
-  try {
-    apply(store);
-  } finally {
-    if (commit) store.commit?.();
-  }
+  const list = args[0];
+  if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
+    throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
+  const pairs = list.map((p: unknown): [string, string | null] => {
+    if (
+      !Array.isArray(p) ||
+      p.length !== 2 ||
+      typeof p[0] !== 'string' ||
+      (p[1] !== null && typeof p[1] !== 'string')
+    )
+      throw new TypeError('setMany: expected [key, value or null] pairs of strings');
+    return [p[0], p[1] as string | null];
+  });
+  const target = writable(ctx, 'setPersistedItem');
+  return { target, admits: no, store: () => setPairs(target, pairs) };
 }
 
 function setPairs(store: PersistentStore, pairs: [string, string | null][]): void {
@@ -123,10 +169,7 @@ export const PERSIST_OPS: Record<string, Op> = {
     return null;
   },
   // The realm's buffered setPersistedItem calls, in call order (README "Persistence": write buffer).
-  'persist.setMany': (ctx, a, bytes, text) => {
-    setMany(ctx, a, bytes, text, false);
-    return null;
-  },
+  'persist.setMany': flushMany,
   // The write buffer's last batch as the run ends (posted by the worker, ADR 0066): stored, and the store starts
   // committing what it holds, while the rest of the step goes on.
   'persist.setLast': (ctx, a, bytes, text) => {

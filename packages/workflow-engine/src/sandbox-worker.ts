@@ -1,5 +1,6 @@
 import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { ByteChunks } from './byte-stream.js';
+import { EarlyAnswer } from './early-answer.js';
 import { EngineError } from './errors.js';
 import type { HostCallMessage, HostReply, SandboxJob, WorkerResult } from './sandbox/protocol.js';
 
@@ -13,7 +14,10 @@ export interface SandboxOutcome {
   output: string;
   outBytes: Uint8Array | undefined;
   scriptError: { name: string; message: string } | undefined;
-  /** The error text of the write buffer's last batch (applied by the host as the run ended), if it failed. */
+  /**
+   * The error text of a write-buffer batch the host stored after answering (the last batch, applied as the run
+   * ended, or a flush answered first, ADR 0123), if one failed: the first such error.
+   */
   lastWrites: Promise<string | undefined> | undefined;
 }
 
@@ -30,6 +34,8 @@ interface Pending {
   reject: (e: EngineError) => void;
   handler: HostHandler;
   lastWrites?: Promise<string | undefined>;
+  /** The error of the rest of a call answered first ({@link EarlyAnswer}), the first one. */
+  lateError?: string;
 }
 
 function isOutOfMemory(e: { message: string } | undefined): boolean {
@@ -149,7 +155,7 @@ export class SandboxWorker {
         output: m.output,
         outBytes: m.outBytes,
         scriptError: m.scriptError,
-        lastWrites: p.lastWrites,
+        lastWrites: p.lateError !== undefined ? Promise.resolve(p.lateError) : p.lastWrites,
       });
     });
   }
@@ -168,9 +174,24 @@ export class SandboxWorker {
     }
     this.disarm();
     p.handler(m.op, m.args.json, m.args.bytes, m.args.text).then(
-      (value) => (value instanceof ByteChunks ? this.replyBytes(value) : this.reply({ value })),
+      (value) =>
+        value instanceof ByteChunks
+          ? this.replyBytes(value)
+          : value instanceof EarlyAnswer
+            ? this.replyFirst(p, value)
+            : this.reply({ value }),
       (err: unknown) => this.reply({ error: err instanceof Error ? err.message : String(err) }),
     );
+  }
+
+  /** The answer goes back at once; the rest of the call is done right after, and its error kept for the run's end. */
+  private replyFirst(p: Pending, a: EarlyAnswer): void {
+    this.reply({ value: a.value });
+    try {
+      a.rest();
+    } catch (err) {
+      p.lateError ??= err instanceof Error ? err.message : String(err);
+    }
   }
 
   /**

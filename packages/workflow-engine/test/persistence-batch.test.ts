@@ -5,8 +5,10 @@ import {
   createLmdbPersistence,
   createWorkflowEngine,
   EngineError,
+  REDACTED,
   type PersistenceProvider,
 } from '../src/index.js';
+import { EarlyAnswer } from '../src/early-answer.js';
 import { MAX_WRITE_BATCH, PERSIST_OPS } from '../src/persist-ops.js';
 import type { RunContext } from '../src/run-context.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
@@ -345,7 +347,13 @@ describe('persist.setMany (the host side of the buffer)', () => {
     // None of the malformed batches stored a pair, not even its first ones.
     expect(store.getItem('k')).toBe(null);
     expect(store.getItem('kk')).toBe(null);
-    const setMany = PERSIST_OPS['persist.setMany']!;
+    const flush = PERSIST_OPS['persist.setMany']!;
+    // An admitted batch is answered first (ADR 0123): the host stores it right after.
+    const setMany: typeof flush = (...a) => {
+      const r = flush(...a);
+      if (r instanceof EarlyAnswer) r.rest();
+      return r;
+    };
     // A byte offset that is not a multiple of 4, a null value, an empty key, a key with a NUL.
     const lengths = new Uint8Array(1 + 24).subarray(1);
     lengths.set(le(1, 2, 0, -1, 2, 1));
@@ -361,5 +369,163 @@ describe('persist.setMany (the host side of the buffer)', () => {
       'ENGINE_NOT_PERMITTED',
     );
     expect(store.getItem('a')).toBe('12');
+  });
+});
+
+describe('a flush answered first (ADR 0123)', () => {
+  /** Little-endian 32-bit integers, as the realm's Int32Array gives them. */
+  const le = (...ns: number[]): Uint8Array => {
+    const b = new Uint8Array(4 * ns.length);
+    const v = new DataView(b.buffer);
+    ns.forEach((n, i) => v.setInt32(4 * i, n, true));
+    return b;
+  };
+  /** The joined form of `pairs`, as the realm's write buffer sends it. */
+  const joined = (pairs: [string, string | null][]): [Uint8Array, string] => [
+    le(...pairs.flatMap(([k, v]) => [k.length, v === null ? -1 : v.length])),
+    pairs.map(([k]) => k).join('') + pairs.map(([, v]) => v ?? '').join(''),
+  ];
+
+  let files = 0;
+  async function open(limits = {}, sealed = false) {
+    const persistence = createLmdbPersistence({ dataDir: dir, limits });
+    providers.push(persistence);
+    const store = await persistence.open('s', {
+      file: `s${++files}.store`, // a new store each time
+      flush: true,
+      hexSymmetricKey: sealed ? 'ab'.repeat(32) : undefined,
+      obfuscate: false,
+    });
+    const ctx = {
+      shared: { stores: new Map([['s', store]]) },
+      step: { stepId: 's', uid: 's' },
+      isAuth: false,
+    } as unknown as RunContext;
+    return { store, ctx, flush: PERSIST_OPS['persist.setMany']! };
+  }
+
+  it('answers at once when the store admits the batch, and stores it when the rest runs', async () => {
+    const { store, ctx, flush } = await open();
+    const [bytes, text] = joined([
+      ['a', '1'],
+      ['b', null],
+      ['c', '3'],
+    ]);
+    const r = flush(ctx, [], bytes, text);
+    expect(r).toBeInstanceOf(EarlyAnswer);
+    expect((r as EarlyAnswer).value).toBe(null);
+    expect(store.getItem('a')).toBe(null); // not stored before the answer…
+    (r as EarlyAnswer).rest();
+    expect([store.getItem('a'), store.getItem('b'), store.getItem('c')]).toEqual(['1', null, '3']); // …but after
+    await store.settle(true);
+    expect([store.getItem('a'), store.getItem('c')]).toEqual(['1', '3']);
+  });
+
+  it('S130: stores first, and throws at the call, whenever a pair could breach a limit', async () => {
+    // Each case is one below, or at, what a batch of two 1-character pairs needs (2 entries, 2 × 4 bytes).
+    const cases: [string, Record<string, number>, [string, string | null][]][] = [
+      [
+        'the entry limit',
+        { maxEntries: 1 },
+        [
+          ['a', '1'],
+          ['b', '2'],
+        ],
+      ],
+      [
+        'the byte limit',
+        { maxStoreBytes: 7 },
+        [
+          ['a', '1'],
+          ['b', '2'],
+        ],
+      ],
+      [
+        'the key limit',
+        { maxKeyBytes: 1 },
+        [
+          ['a', '1'],
+          ['bb', '2'],
+        ],
+      ],
+      [
+        'the value limit',
+        { maxValueBytes: 1 },
+        [
+          ['a', '1'],
+          ['b', '22'],
+        ],
+      ],
+    ];
+    for (const [what, limits, pairs] of cases) {
+      const { store, ctx, flush } = await open(limits);
+      const [bytes, text] = joined(pairs);
+      expect(() => flush(ctx, [], bytes, text), what).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_LIMIT');
+      expect(store.getItem('a'), what).toBe('1'); // the pairs before the breach are stored, at the call
+      await providers.pop()!.close();
+    }
+    // At the limits exactly, the batch is admitted.
+    const { ctx, flush } = await open({ maxEntries: 2, maxStoreBytes: 8, maxKeyBytes: 1, maxValueBytes: 1 });
+    expect(
+      flush(
+        ctx,
+        [],
+        ...joined([
+          ['a', '1'],
+          ['b', '2'],
+        ]),
+      ),
+    ).toBeInstanceOf(EarlyAnswer);
+  });
+
+  it('stores first where the store cannot vouch: a non-ASCII text, a sealed store', async () => {
+    const plain = await open();
+    expect(plain.flush(plain.ctx, [], ...joined([['é', '1']]))).toBe(null);
+    expect(plain.store.getItem('é')).toBe('1');
+    await providers.pop()!.close();
+    const sealed = await open({}, true);
+    expect(sealed.flush(sealed.ctx, [], ...joined([['a', '1']]))).toBe(null);
+    expect(sealed.store.getItem('a')).toBe('1');
+  });
+
+  it('fails the run as it ends when the rest fails all the same, with the message scrubbed', async () => {
+    const persistence = createLmdbPersistence({ dataDir: dir });
+    providers.push(persistence);
+    let failing = false;
+    const wrapped: PersistenceProvider = {
+      async open(stepId, spec) {
+        const store = await persistence.open(stepId, spec);
+        return Object.assign(Object.create(store) as typeof store, {
+          setJoined(lengths: Int32Array, text: string) {
+            // only the flush at the bound (the run's last pair goes with its end)
+            if (failing && lengths.length === 2 * MAX_WRITE_BATCH)
+              throw new EngineError('ENGINE_PERSISTENCE_FAILED', 'disk gone near s3cr3t-token');
+            store.setJoined!(lengths, text);
+          },
+        });
+      },
+      close: () => persistence.close(),
+    };
+    const host = Object.assign(fakeHost(), { persistence: wrapped });
+    const engine = await createWorkflowEngine(
+      workflow([
+        persisted(
+          's',
+          `context.crypto().hmacSha256('s3cr3t-token', 'x'); // makes the text a secret
+           for (let i = 0; i < ${MAX_WRITE_BATCH + 1}; i++) context.setPersistedItem('k' + i, 'v');
+           context.setBody('went on');`,
+        ),
+      ]),
+      { host, data: {} },
+    );
+    const ok = await engine.runStep('s', input());
+    expect(ok.errored).toBe(false);
+    failing = true;
+    const r = await engine.runStep('s', input());
+    // The script went on past the flush (it had its answer); the run errors as it ends.
+    expect(r.body).toBe('went on');
+    expect(r.errored).toBe(true);
+    expect(r.errors).toContain(`ENGINE_PERSISTENCE_FAILED: disk gone near ${REDACTED}`);
+    engine.dispose();
   });
 });

@@ -132,6 +132,18 @@ export class LmdbEntries {
     this.db.resetReadTxn();
   }
 
+  /**
+   * True when up to `entries` new entries of `bytes` more bytes (storage keys and stored values) cannot breach the
+   * store's limits, and the store takes writes (no failed hand-over waiting for {@link settle}).
+   */
+  protected hasRoom(entries: number, bytes: number): boolean {
+    return (
+      !this.broken &&
+      this.stats.entries + entries <= this.limits.maxEntries &&
+      this.stats.bytes + bytes <= this.limits.maxStoreBytes
+    );
+  }
+
   /** Writes one entry (sealed here) after the limit checks; see {@link putEntry}. */
   protected setEntry(key: Uint8Array, value: Uint8Array | null): void {
     this.putEntry(key, value === null ? null : this.codec.seal(key, value));

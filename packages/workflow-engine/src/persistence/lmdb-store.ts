@@ -219,6 +219,28 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   /**
+   * {@link PersistentStore.admitsJoined}: true only where {@link setJoined} takes its fast path (a plain store, an
+   * ASCII text), every key and value is within its limit, and the store has room even if every pair with a value
+   * were a new entry (a storage key and a stored value are each one byte longer than the key and the value).
+   */
+  admitsJoined(lengths: Int32Array, text: string): boolean {
+    if (!this.codec.plain || Buffer.byteLength(text, 'utf8') !== text.length) return false;
+    const { maxKeyBytes, maxValueBytes } = this.limits;
+    let entries = 0,
+      bytes = 0;
+    for (let i = 0; i < lengths.length; i += 2) {
+      const kl = lengths[i]!,
+        vl = lengths[i + 1]!;
+      if (kl > maxKeyBytes || vl > maxValueBytes) return false;
+      if (vl >= 0) {
+        entries++;
+        bytes += 2 + kl + vl;
+      }
+    }
+    return this.hasRoom(entries, bytes);
+  }
+
+  /**
    * The write buffer's batch (ADR 0121). In a plain store (no key, no obfuscation) and an ASCII text, the storage
    * keys and stored values of all pairs are laid out in one text (`01 key 00 value …`) and encoded in one call;
    * each entry is a view of that buffer. The checks, their order and errors, and the result are those of

@@ -43,6 +43,12 @@ export interface PersistentStore {
    */
   setJoined?(lengths: Int32Array, text: string): void;
   /**
+   * Optional: true when {@link setJoined} of this batch is certain to store every pair without an error (no pair
+   * breaches a limit, the store takes writes). The engine then answers the sandbox before storing it (ADR 0123).
+   * False when in doubt: the batch is then stored before the answer, as always.
+   */
+  admitsJoined?(lengths: Int32Array, text: string): boolean;
+  /**
    * The key and value bounds of `setItem`, in UTF-8 bytes. When given, the sandbox may buffer a run's
    * `setPersistedItem` calls (it checks these sizes at the call) and hand them over with `setItems`.
    */
