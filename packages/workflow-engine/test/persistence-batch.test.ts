@@ -53,6 +53,32 @@ const prefixReader = persisted(
    context.setBody(String(lo));`,
 );
 
+/** Little-endian 32-bit integers, as the realm's Int32Array gives them. */
+function le(...ns: number[]): Uint8Array {
+  const b = new Uint8Array(4 * ns.length);
+  const v = new DataView(b.buffer);
+  ns.forEach((n, i) => v.setInt32(4 * i, n, true));
+  return b;
+}
+
+/** A store 's' and the run context a host op sees for it, as the raw channel reaches it. */
+async function rawChannel({ limits = {}, file = 's.store', sealed = false } = {}) {
+  const persistence = createLmdbPersistence({ dataDir: dir, limits });
+  providers.push(persistence);
+  const store = await persistence.open('s', {
+    file,
+    flush: true,
+    hexSymmetricKey: sealed ? 'ab'.repeat(32) : undefined,
+    obfuscate: false,
+  });
+  const ctx = {
+    shared: { stores: new Map([['s', store]]) },
+    step: { stepId: 's', uid: 's' },
+    isAuth: false,
+  } as unknown as RunContext;
+  return { store, ctx };
+}
+
 describe('the write buffer of setPersistedItem', () => {
   it('reads its own writes within a run, removals included, and keeps them after the run', async () => {
     const agent = await start([
@@ -259,24 +285,6 @@ describe('the write buffer of setPersistedItem', () => {
 });
 
 describe('persist.setMany (the host side of the buffer)', () => {
-  /** A plain store 's' and the run context a host op sees for it, as the raw channel reaches it. */
-  async function rawChannel() {
-    const persistence = createLmdbPersistence({ dataDir: dir });
-    providers.push(persistence);
-    const store = await persistence.open('s', {
-      file: 's.store',
-      flush: true,
-      hexSymmetricKey: undefined,
-      obfuscate: false,
-    });
-    const ctx = {
-      shared: { stores: new Map([['s', store]]) },
-      step: { stepId: 's', uid: 's' },
-      isAuth: false,
-    } as unknown as RunContext;
-    return { store, ctx };
-  }
-
   it('re-checks every argument the script could send on the raw channel', async () => {
     const { store, ctx } = await rawChannel();
     const setMany = PERSIST_OPS['persist.setMany']!;
@@ -313,13 +321,6 @@ describe('persist.setMany (the host side of the buffer)', () => {
 
   it("re-checks the write buffer's lengths (bytes) against its text, whatever the raw channel sends", async () => {
     const { store, ctx } = await rawChannel();
-    /** Little-endian 32-bit integers, as the realm's Int32Array gives them. */
-    const le = (...ns: number[]): Uint8Array => {
-      const b = new Uint8Array(4 * ns.length);
-      const v = new DataView(b.buffer);
-      ns.forEach((n, i) => v.setInt32(4 * i, n, true));
-      return b;
-    };
     for (const op of ['persist.setMany', 'persist.setLast']) {
       const setMany = PERSIST_OPS[op]!;
       const bad: [Uint8Array | undefined, string][] = [
@@ -373,13 +374,6 @@ describe('persist.setMany (the host side of the buffer)', () => {
 });
 
 describe('a flush answered first (ADR 0123)', () => {
-  /** Little-endian 32-bit integers, as the realm's Int32Array gives them. */
-  const le = (...ns: number[]): Uint8Array => {
-    const b = new Uint8Array(4 * ns.length);
-    const v = new DataView(b.buffer);
-    ns.forEach((n, i) => v.setInt32(4 * i, n, true));
-    return b;
-  };
   /** The joined form of `pairs`, as the realm's write buffer sends it. */
   const joined = (pairs: [string, string | null][]): [Uint8Array, string] => [
     le(...pairs.flatMap(([k, v]) => [k.length, v === null ? -1 : v.length])),
@@ -387,20 +381,9 @@ describe('a flush answered first (ADR 0123)', () => {
   ];
 
   let files = 0;
+  /** A new store each time. */
   async function open(limits = {}, sealed = false) {
-    const persistence = createLmdbPersistence({ dataDir: dir, limits });
-    providers.push(persistence);
-    const store = await persistence.open('s', {
-      file: `s${++files}.store`, // a new store each time
-      flush: true,
-      hexSymmetricKey: sealed ? 'ab'.repeat(32) : undefined,
-      obfuscate: false,
-    });
-    const ctx = {
-      shared: { stores: new Map([['s', store]]) },
-      step: { stepId: 's', uid: 's' },
-      isAuth: false,
-    } as unknown as RunContext;
+    const { store, ctx } = await rawChannel({ limits, sealed, file: `s${++files}.store` });
     return { store, ctx, flush: PERSIST_OPS['persist.setMany']! };
   }
 
