@@ -182,6 +182,7 @@ export async function handleHostCall(
   text?: string,
 ): Promise<unknown> {
   const fn = Object.prototype.hasOwnProperty.call(OPS, op) ? OPS[op] : undefined;
+  const scrubbed = (err: unknown): Error => new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
   try {
     if (!fn)
       throw new EngineError('ENGINE_UNSUPPORTED', `unknown host call ${JSON.stringify(op.slice(0, 40))}`);
@@ -192,10 +193,10 @@ export async function handleHostCall(
       try {
         value.rest();
       } catch (err) {
-        throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
+        throw scrubbed(err);
       }
     });
   } catch (err) {
-    throw new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
+    throw scrubbed(err);
   }
 }

@@ -20,22 +20,17 @@ const MINUTE_MS = 60_000;
 export { MAX_WRITE_BATCH };
 
 /**
- * Stores the pairs of a `persist.setMany` call ({@link batchOf}); with `commit`, the store then starts committing
- * what it holds.
+ * The write buffer's last batch as the run ends ({@link batchOf}): stored, then the store starts committing what it
+ * holds (also after a breach).
  */
-function setMany(
-  ctx: RunContext,
-  args: Args,
-  bytes: Uint8Array | undefined,
-  text: string | undefined,
-  commit: boolean,
-): void {
+function setLast(ctx: RunContext, args: Args, bytes: Uint8Array | undefined, text: string | undefined): null {
   const batch = batchOf(ctx, args, bytes, text);
   try {
     batch.store();
   } finally {
-    if (commit) batch.target.commit?.();
+    batch.target.commit?.();
   }
+  return null;
 }
 
 /**
@@ -172,10 +167,7 @@ export const PERSIST_OPS: Record<string, Op> = {
   'persist.setMany': flushMany,
   // The write buffer's last batch as the run ends (posted by the worker, ADR 0066): stored, and the store starts
   // committing what it holds, while the rest of the step goes on.
-  'persist.setLast': (ctx, a, bytes, text) => {
-    setMany(ctx, a, bytes, text, true);
-    return null;
-  },
+  'persist.setLast': setLast,
   'ts.get': (ctx, a) => storeOf(ctx, 'getTimestampManager').getTimestamp(str(a, 0, 'key')),
   'ts.first': (ctx, a) => storeOf(ctx, 'getTimestampManager').firstTimestamp(str(a, 0, 'key')),
   'ts.set': (ctx, a) => {
