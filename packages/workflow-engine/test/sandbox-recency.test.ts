@@ -1,30 +1,14 @@
 // The sandboxes a worker keeps (src/sandbox/worker.ts, ADR 0042): at most four, the least recently used goes.
 // In a file of its own: the pool must start with no worker, so that one worker serves every run.
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_POOLED_WORKERS,
-  createWorkflowEngine,
-  sandboxWorkersStarted,
-  setSandboxWorkers,
-} from '../src/index.js';
-import type { EngineOptions } from '../src/index.js';
-import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
-
-async function engineFor(scripts: Record<string, string>, limits?: EngineOptions['limits']) {
-  const steps = Object.entries(scripts).map(([id, s]) => scriptStep(id, s));
-  return createWorkflowEngine(workflow(steps), { host: fakeHost(), data: {}, limits });
-}
+import { MAX_POOLED_WORKERS, sandboxWorkersStarted, setSandboxWorkers } from '../src/index.js';
+import { input } from './fake-host.js';
+import { ALLOC_24_MIB, PIN_16_MIB, PIN_LIMITS, engineFor } from './sandbox-helpers.js';
 
 describe('sandboxes kept by a worker', () => {
   it('keeps the four most recently used sandboxes of a worker, by use, not by when they were made', async () => {
-    const limits = { memoryBytes: 24 * 1024 * 1024 };
-    // A sandbox that still holds 16 MiB pinned fails `big`; a new one (after eviction) runs it.
-    const stamp = `class Base { constructor(o) { return o; } }
-      class Stamp extends Base { #pin = new Uint8Array(4 * 1024 * 1024).fill(1); }
-      for (const o of [Object.prototype, Array.prototype, Function.prototype, JSON]) new Stamp(o);
-      context.setBody('pinned');`;
-    const big =
-      'const a = []; for (let i = 0; i < 24; i++) a.push(new Uint8Array(1024 * 1024)); context.setBody(String(a.length))';
+    // A sandbox that still holds 16 MiB pinned fails the 24 MiB run; a new one (after eviction) runs it.
+    const [limits, stamp, big] = [PIN_LIMITS, PIN_16_MIB, ALLOC_24_MIB];
     const others = await Promise.all(
       [1, 2, 3, 4].map(() => engineFor({ s: "context.setBody('x')" }, limits)),
     );

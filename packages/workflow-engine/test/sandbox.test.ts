@@ -6,18 +6,12 @@ import {
   MAX_POOLED_WORKERS,
   MAX_SANDBOX_IDLE_MS,
   MAX_SANDBOX_WORKERS,
-  createWorkflowEngine,
   sandboxWorkersStarted,
   setSandboxIdleMs,
   setSandboxWorkers,
 } from '../src/index.js';
-import type { EngineOptions } from '../src/index.js';
-import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
-
-async function engineFor(scripts: Record<string, string>, limits?: EngineOptions['limits']) {
-  const steps = Object.entries(scripts).map(([id, s]) => scriptStep(id, s));
-  return createWorkflowEngine(workflow(steps), { host: fakeHost(), data: {}, limits });
-}
+import { input } from './fake-host.js';
+import { ALLOC_24_MIB, PIN_16_MIB, PIN_LIMITS, engineFor } from './sandbox-helpers.js';
 
 async function bodyOf(script: string): Promise<unknown> {
   const engine = await engineFor({ s: script });
@@ -178,14 +172,7 @@ describe('sandbox isolation (S51, S53)', () => {
   });
 
   it('reclaims memory a run pinned where the audit cannot see it, and never shares it with another engine', async () => {
-    const limits = { memoryBytes: 24 * 1024 * 1024 };
-    const stamp = `class Base { constructor(o) { return o; } }
-      class Stamp extends Base { #pin = new Uint8Array(4 * 1024 * 1024).fill(1); }
-      for (const o of [Object.prototype, Array.prototype, Function.prototype, JSON]) new Stamp(o);
-      context.setBody('pinned');`;
-    // 24 MiB in 1 MiB pieces fits (the sandbox's fixed memory is 16 MiB + the limit), but not beside 16 MiB pinned.
-    const big =
-      'const a = []; for (let i = 0; i < 24; i++) a.push(new Uint8Array(1024 * 1024)); context.setBody(String(a.length))';
+    const [limits, stamp, big] = [PIN_LIMITS, PIN_16_MIB, ALLOC_24_MIB];
     const attacker = await engineFor({ stamp, idle: "context.setBody('idle')", big }, limits);
     const other = await engineFor({ big }, limits);
     expect((await attacker.runStep('stamp', input())).body).toBe('pinned');
