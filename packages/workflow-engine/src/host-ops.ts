@@ -182,7 +182,6 @@ export async function handleHostCall(
   text?: string,
 ): Promise<unknown> {
   const fn = Object.prototype.hasOwnProperty.call(OPS, op) ? OPS[op] : undefined;
-  const scrubbed = (err: unknown): Error => new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
   try {
     if (!fn)
       throw new EngineError('ENGINE_UNSUPPORTED', `unknown host call ${JSON.stringify(op.slice(0, 40))}`);
@@ -193,10 +192,15 @@ export async function handleHostCall(
       try {
         value.rest();
       } catch (err) {
-        throw scrubbed(err);
+        throw scrubbed(ctx, err);
       }
     });
   } catch (err) {
-    throw scrubbed(err);
+    throw scrubbed(ctx, err);
   }
+}
+
+/** A host call's error as the script sees it: its text with every registered secret scrubbed. */
+function scrubbed(ctx: RunContext, err: unknown): Error {
+  return new Error(ctx.shared.secrets.scrub(ctx.errorText(err)));
 }
