@@ -4,7 +4,9 @@
 // Beside MiB/s and the process's CPU it reports each thread's CPU (user/system, /proc/<pid>/task) and context
 // switches, so a change of the stream path shows up per thread. BENCH_UPLOAD_MIB (256), BENCH_ROUNDS (4).
 // A build may carry node flags and environment variables of its own after its path, in one argument:
-// 'dist/main.js --v8-pool-size=1' or 'dist/main.js AGENT_HEAP_GROWTH_PERCENT=0'.
+// 'dist/main.js --v8-pool-size=1' or 'dist/main.js AGENT_HEAP_GROWTH_PERCENT=0'; and `warm=<bytes>`, the size of
+// its uncounted warm-up upload (else BENCH_WARM_BYTES, 1 KiB): 'dist/main.js warm=268435456' measures the same
+// build once its upload path is compiled, in the same rounds as the fresh agent.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -82,7 +84,8 @@ function spawnServer(
 const BARE = `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`;
 
 function agent(build: string): Promise<ChildServer> {
-  const [main, ...own] = build.split(' ') as [string, ...string[]];
+  const [main, ...all] = build.split(' ') as [string, ...string[]];
+  const own = all.filter((a) => !a.startsWith('warm='));
   const flags = own.filter((a) => a.startsWith('-'));
   const ownEnv = Object.fromEntries(
     own
@@ -193,7 +196,11 @@ async function runBare(): Promise<Figures> {
 
 async function runAgent(main: string): Promise<Figures> {
   const s = await agent(main);
-  await upload(s.port, '/count', Number(process.env['BENCH_WARM_BYTES'] ?? 1024));
+  const warm = main
+    .split(' ')
+    .find((a) => a.startsWith('warm='))
+    ?.slice('warm='.length);
+  await upload(s.port, '/count', Number(warm ?? process.env['BENCH_WARM_BYTES'] ?? 1024));
   const before = memoryOf(s.pid);
   const t0 = threads(s.pid);
   const perfOut = process.env['BENCH_PERF'];
