@@ -83,15 +83,28 @@ function spawnServer(
 
 const BARE = `require('node:http').createServer((q, r) => { let n = 0; q.on('data', (c) => (n += c.length)); q.on('end', () => r.end(String(n))); }).listen(0, '127.0.0.1', function () { console.log(JSON.stringify({ port: this.address().port })); });`;
 
-function agent(build: string): Promise<ChildServer> {
-  const [main, ...all] = build.split(' ') as [string, ...string[]];
-  const own = all.filter((a) => !a.startsWith('warm='));
-  const flags = own.filter((a) => a.startsWith('-'));
-  const ownEnv = Object.fromEntries(
-    own
-      .filter((a) => !a.startsWith('-'))
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
+/** `NAME=value` tokens as an environment. */
+const envOf = (tokens: string[]): Record<string, string> =>
+  Object.fromEntries(tokens.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
+/** A build argument: its `dist/main.js`, node flags, environment and warm-up size (see the top of this file). */
+function parseBuild(build: string): {
+  main: string;
+  flags: string[];
+  env: Record<string, string>;
+  warm: number;
+} {
+  const [main, ...own] = build.split(' ') as [string, ...string[]];
+  const warm = own.find((a) => a.startsWith('warm='))?.slice('warm='.length);
+  return {
+    main,
+    flags: own.filter((a) => a.startsWith('-')),
+    env: envOf(own.filter((a) => !a.startsWith('-') && !a.startsWith('warm='))),
+    warm: Number(warm ?? process.env['BENCH_WARM_BYTES'] ?? 1024),
+  };
+}
+
+function agent({ main, flags, env: ownEnv }: ReturnType<typeof parseBuild>): Promise<ChildServer> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const boot = [
     {
@@ -105,12 +118,7 @@ function agent(build: string): Promise<ChildServer> {
       allowHttpServerAccess: [{ id: 'api', port }],
     },
   ];
-  const extra = Object.fromEntries(
-    (process.env['BENCH_AGENT_ENV'] ?? '')
-      .split(' ')
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
+  const extra = envOf((process.env['BENCH_AGENT_ENV'] ?? '').split(' ').filter(Boolean));
   const env = {
     ...extra,
     ...ownEnv,
@@ -195,12 +203,9 @@ async function runBare(): Promise<Figures> {
 }
 
 async function runAgent(main: string): Promise<Figures> {
-  const s = await agent(main);
-  const warm = main
-    .split(' ')
-    .find((a) => a.startsWith('warm='))
-    ?.slice('warm='.length);
-  await upload(s.port, '/count', Number(warm ?? process.env['BENCH_WARM_BYTES'] ?? 1024));
+  const build = parseBuild(main);
+  const s = await agent(build);
+  await upload(s.port, '/count', build.warm);
   const before = memoryOf(s.pid);
   const t0 = threads(s.pid);
   const perfOut = process.env['BENCH_PERF'];
