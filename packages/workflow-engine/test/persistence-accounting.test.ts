@@ -164,6 +164,18 @@ describe("setJoined (the write buffer's batch as one text)", () => {
       ],
     ],
     [
+      'one key written, removed and written again in one batch (the last write of a key wins)',
+      [
+        ['a', '1'],
+        ['a', '22'],
+        ['a', null],
+        ['b', null],
+        ['a', '333'],
+        ['b', '4'],
+        ['b', null],
+      ],
+    ],
+    [
       'non-ASCII text',
       [
         ['é', 'ü'],
@@ -280,6 +292,37 @@ describe('store accounting: writes held until settle, one transaction', () => {
     await s.settle(true);
     expect(db.getBinary(Buffer.from('\u0001a'))?.toString()).toBe('\u00001');
     expect(JSON.parse(db.getBinary(Buffer.from([0, 1]))!.toString())).toMatchObject({ entries: 2 });
+  });
+});
+
+describe('store hand-over: what reaches lmdb-js', () => {
+  it('a write replaced before its hand-over is not written; writes of other keys all are, in call order', async () => {
+    const s = await provider().open('s', spec('replaced.store'));
+    const db = (s as unknown as { database: { put: (k: Uint8Array, v: Uint8Array) => Promise<unknown> } })
+      .database;
+    const put = db.put.bind(db);
+    const seen: string[] = [];
+    db.put = (k, v) => {
+      seen.push(Buffer.from(k).toString('latin1'));
+      return put(k, v);
+    };
+    s.setItem('a', '1');
+    s.setItems!([
+      ['b', '2'],
+      ['a', '3'],
+    ]);
+    s.setItem('c', '4');
+    await s.settle(true);
+    expect(seen).toEqual(['\u0001b', '\u0001a', '\u0001c', '\u0000\u0001']);
+    expect(s.getItem('a')).toBe('3');
+    // Nothing pending any more: a run of new keys goes over without a lookup and all are written.
+    seen.length = 0;
+    s.setItems!([
+      ['d', '5'],
+      ['e', '6'],
+    ]);
+    await s.settle(true);
+    expect(seen).toEqual(['\u0001d', '\u0001e', '\u0000\u0001']);
   });
 });
 

@@ -41,8 +41,11 @@ function failed(): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_FAILED', 'an earlier write to the store failed');
 }
 
-/** One write waiting to be handed to LMDB: its key id, storage key and stored bytes (null: remove). */
-type Held = [id: string, key: Buffer, stored: Uint8Array | null];
+/**
+ * Writes waiting to be handed to LMDB, three items each, flat (no array per write): the key id, the storage key
+ * and the stored bytes (null: remove).
+ */
+type Held = (string | Uint8Array | null)[];
 
 /**
  * The entry layer of a store (ADR 0052, 0066): an overlay of writes not yet committed over LMDB, size accounting
@@ -64,8 +67,10 @@ export class LmdbEntries {
   private sizes = new Map<string, number>();
   private oldSizes = new Map<string, number>();
   /** Writes not yet handed to LMDB, in call order, and their stored bytes. */
-  private held: Held[] = [];
+  private held: Held = [];
   private heldBytes = 0;
+  /** A held write may replace one still pending (a key written twice before its commit): see {@link handOver}. */
+  private heldReplaces = false;
   /** The stats record changed since the last hand-over. */
   private statsDirty = false;
   protected stats: Stats = { entries: 0, bytes: 0 };
@@ -106,13 +111,16 @@ export class LmdbEntries {
   }
 
   /** Stored size of an entry, or -1 when absent: from the overlay, the size cache, or one LMDB read. */
-  private sizeOf(id: string, key: Buffer): number {
+  private sizeOf(id: string, key: Uint8Array): number {
     const p = this.pending.get(id);
-    if (p !== undefined) return p === null ? -1 : p.length;
+    if (p !== undefined) {
+      this.heldReplaces = true;
+      return p === null ? -1 : p.length;
+    }
     const known = this.sizes.get(id) ?? this.oldSizes.get(id);
     if (known !== undefined) return known;
     this.freshSnapshot();
-    const size = this.db.getBinaryFast(key)?.length ?? -1;
+    const size = this.db.getBinaryFast(view(key))?.length ?? -1;
     this.remember(id, size);
     return size;
   }
@@ -155,7 +163,7 @@ export class LmdbEntries {
    */
   protected putEntry(storageKey: Uint8Array, stored: Uint8Array | null, knownId?: string): void {
     if (this.broken) throw failed();
-    const key = view(storageKey);
+    const key = storageKey;
     const id = knownId ?? this.idOf(key);
     const old = this.sizeOf(id, key);
     if (old < 0 && stored === null) return;
@@ -167,9 +175,8 @@ export class LmdbEntries {
     if (bytes > this.stats.bytes && bytes > this.limits.maxStoreBytes)
       throw limit(`the store holds its limit of ${this.limits.maxStoreBytes} bytes`);
     this.pending.set(id, stored);
-    this.held.push([id, key, stored]);
+    this.held.push(id, key, stored);
     this.heldBytes += key.length + (stored?.length ?? 0);
-    this.remember(id, stored === null ? -1 : stored.length);
     this.stats.entries = entries;
     this.stats.bytes = bytes;
     this.statsDirty = true;
@@ -188,7 +195,8 @@ export class LmdbEntries {
       if (this.callWrote) {
         this.callWrote = false;
         this.calls++;
-        if (this.held.length >= HELD_WRITES.entries || this.heldBytes >= HELD_WRITES.bytes) this.handOver();
+        if (this.held.length >= 3 * HELD_WRITES.entries || this.heldBytes >= HELD_WRITES.bytes)
+          this.handOver();
       }
     }
   }
@@ -201,8 +209,10 @@ export class LmdbEntries {
   private handOver(): void {
     if (this.held.length === 0) return;
     const writes = this.held;
+    const replaces = this.heldReplaces;
     this.held = [];
     this.heldBytes = 0;
+    this.heldReplaces = false;
     const from = this.handedCalls;
     const to = (this.handedCalls = this.calls);
     // lmdb-js gives the writes of one batch one promise; every distinct one is watched (no unhandled rejection).
@@ -211,9 +221,14 @@ export class LmdbEntries {
       if (q !== commits[commits.length - 1]) commits.push(q);
     };
     try {
-      for (const [id, key, stored] of writes) {
-        if (this.pending.get(id) !== stored) continue; // a later write of this hand-over replaces it
-        watch(stored === null ? this.db.remove(key) : this.db.put(key, view(stored)));
+      // lmdb-js takes any Uint8Array as a binary key or value (its README, `keyEncoding: 'binary'`): views go as
+      // they are. A write replaced by a later one of this hand-over is not written; only when some write found its
+      // key pending is that looked up.
+      for (let i = 0; i < writes.length; i += 3) {
+        const key = writes[i + 1] as Buffer,
+          stored = writes[i + 2] as Buffer | null;
+        if (replaces && this.pending.get(writes[i] as string) !== stored) continue;
+        watch(stored === null ? this.db.remove(key) : this.db.put(key, stored));
       }
       if (this.statsDirty) {
         this.statsDirty = false;
@@ -225,9 +240,12 @@ export class LmdbEntries {
     }
     const p = commits.length === 1 ? commits[0]! : Promise.all(commits);
     const drop = (): void => {
-      for (const [id, , stored] of writes) {
-        if (this.pending.get(id) !== stored) continue;
+      for (let i = 0; i < writes.length; i += 3) {
+        const id = writes[i] as string,
+          stored = writes[i + 2] as Uint8Array | null;
+        if (this.pending.get(id) !== stored) continue; // written again since: that write's own drop remembers it
         this.pending.delete(id);
+        this.remember(id, stored === null ? -1 : stored.length);
         this.staleSnapshot = true;
       }
     };

@@ -250,29 +250,33 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     if (!this.codec.plain || Buffer.byteLength(text, 'utf8') !== text.length)
       return this.setItems(joinedPairs(lengths, text));
     const n = lengths.length >> 1;
-    const names: string[] = new Array<string>(n);
-    const parts: string[] = new Array<string>(4 * n);
+    const ids: string[] = new Array<string>(n);
+    const parts: string[] = new Array<string>(3 * n);
     let at = 0;
-    for (let i = 0; i < n; i++) {
-      names[i] = text.slice(at, (at += lengths[2 * i]!));
-      parts[4 * i] = KEY_TAG;
-      parts[4 * i + 1] = names[i]!;
-    }
+    for (let i = 0; i < n; i++) parts[3 * i] = ids[i] = KEY_TAG + text.slice(at, (at += lengths[2 * i]!));
     for (let i = 0; i < n; i++) {
       const len = lengths[2 * i + 1]!;
-      parts[4 * i + 2] = len < 0 ? '' : VALUE_TAG;
-      parts[4 * i + 3] = len < 0 ? '' : text.slice(at, (at += len));
+      parts[3 * i + 1] = len < 0 ? '' : VALUE_TAG;
+      parts[3 * i + 2] = len < 0 ? '' : text.slice(at, (at += len));
     }
     const all = Buffer.from(parts.join(''), 'latin1');
+    const ab = all.buffer,
+      base = all.byteOffset;
     const { maxKeyBytes, maxValueBytes } = this.limits;
     this.mutate(() => {
-      for (let i = 0, o = 0; i < n; i++) {
+      for (let i = 0, o = base; i < n; i++) {
         const kl = lengths[2 * i]!,
           vl = lengths[2 * i + 1]!;
         if (kl > maxKeyBytes) throw limit(`key is longer than ${maxKeyBytes} bytes`);
-        const key = all.subarray(o, (o += 1 + kl));
+        const key = new Uint8Array(ab, o, 1 + kl);
+        o += 1 + kl;
         if (vl > maxValueBytes) throw limit(`value is larger than ${maxValueBytes} bytes`);
-        this.putEntry(key, vl < 0 ? null : all.subarray(o, (o += 1 + vl)), KEY_TAG + names[i]!);
+        let value: Uint8Array | null = null;
+        if (vl >= 0) {
+          value = new Uint8Array(ab, o, 1 + vl);
+          o += 1 + vl;
+        }
+        this.putEntry(key, value, ids[i]);
       }
     });
   }
