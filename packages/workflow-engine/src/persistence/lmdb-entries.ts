@@ -161,9 +161,8 @@ export class LmdbEntries {
    * Checks one write of the current call against the limits, counts it and holds it (visible at once);
    * {@link mutate} ends the call. `knownId`: the key's id (its bytes as latin1) when the caller has it.
    */
-  protected putEntry(storageKey: Uint8Array, stored: Uint8Array | null, knownId?: string): void {
+  protected putEntry(key: Uint8Array, stored: Uint8Array | null, knownId?: string): void {
     if (this.broken) throw failed();
-    const key = storageKey;
     const id = knownId ?? this.idOf(key);
     const old = this.sizeOf(id, key);
     if (old < 0 && stored === null) return;
@@ -341,6 +340,7 @@ export class LmdbEntries {
     if (this.held.length > 0) this.failures.push([this.handedCalls, this.calls]);
     this.held = [];
     this.heldBytes = 0;
+    this.heldReplaces = false;
     this.handedCalls = this.calls;
     this.pending.clear();
     const stats: Stats = { entries: 0, bytes: 0 };
