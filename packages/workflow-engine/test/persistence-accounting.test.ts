@@ -11,6 +11,7 @@ import {
   type PersistenceSpec,
   type PersistentStore,
 } from '../src/index.js';
+import { SIZE_CACHE_KEYS } from '../src/persistence/lmdb-entries.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 import { tempDataDir } from './persistence-helpers.js';
 
@@ -292,6 +293,24 @@ describe('store accounting: writes held until settle, one transaction', () => {
     await s.settle(true);
     expect(db.getBinary(Buffer.from('\u0001a'))?.toString()).toBe('\u00001');
     expect(JSON.parse(db.getBinary(Buffer.from([0, 1]))!.toString())).toMatchObject({ entries: 2 });
+  });
+});
+
+describe('store accounting: the keys it remembers', () => {
+  it('a write not yet committed stays visible and counted while the keys it remembers turn over', async () => {
+    const s = await provider().open('s', spec('turnover.store'));
+    s.setItem('a', 'x');
+    // Enough other keys read before any commit for both generations of remembered keys to be replaced.
+    for (let i = 0; i < SIZE_CACHE_KEYS + 10; i++) expect(s.getItem(`r${i}`)).toBeNull();
+    expect(s.getItem('a')).toBe('x');
+    s.setItem('a', 'yy');
+    s.setItem('b', 'z');
+    await s.settle(true);
+    expect(s.getItem('a')).toBe('yy');
+    await closeAll();
+    const { stats, counted } = await onDisk('turnover.store');
+    expect(stats).toEqual(counted);
+    expect(counted).toEqual({ entries: 2, bytes: itemBytes('a', 'yy') + itemBytes('b', 'z') });
   });
 });
 

@@ -41,11 +41,19 @@ function failed(): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_FAILED', 'an earlier write to the store failed');
 }
 
+/** What the store knows of one storage key (ADR 0066, 0125). */
+interface Known {
+  /** The stored size (-1: absent) as the writes so far leave it, pending ones included. */
+  size: number;
+  /** A write not yet committed (read-your-writes): the stored bytes, null for a removal; undefined when none. */
+  pending: Uint8Array | null | undefined;
+}
+
 /**
- * Writes waiting to be handed to LMDB, three items each, flat (no array per write): the key id, the storage key
- * and the stored bytes (null: remove).
+ * Writes waiting to be handed to LMDB, three items each, flat (no array per write): what the store knows of the
+ * key, the storage key and the stored bytes (null: remove).
  */
-type Held = (string | Uint8Array | null)[];
+type Held = (Known | Uint8Array | null)[];
 
 /**
  * The entry layer of a store (ADR 0052, 0066): an overlay of writes not yet committed over LMDB, size accounting
@@ -55,17 +63,22 @@ type Held = (string | Uint8Array | null)[];
  *   {@link settle} (or a bound, {@link HELD_WRITES}) hands them to LMDB together with the stats record, in one
  *   event turn and so in one LMDB transaction: the counts never drift from the data, and a step run costs one
  *   commit and one fsync however many calls wrote.
- * - The counts live in memory, loaded at open. The stored size of recently read or written keys is remembered,
- *   so the accounting of an overwrite or removal needs no LMDB read unless the key was not seen lately.
+ * - The counts live in memory, loaded at open. The stored size of recently read or written keys is remembered
+ *   with their pending write in one entry per key ({@link Known}), so the accounting of an overwrite or removal
+ *   needs one map lookup and no LMDB read unless the key was not seen lately.
  * - A hand-over LMDB refuses at commit (disk full, I/O error) stops every later write until {@link settle} has
  *   dropped what was held and recounted what is stored: the counts never include writes that were not stored.
  */
 export class LmdbEntries {
-  /** Writes held or handed to LMDB and not yet committed: read-your-writes until the commit lands. */
-  protected readonly pending = new Map<string, Uint8Array | null>();
-  /** Stored size (-1: absent) of recently seen keys by id: two generations of half {@link SIZE_CACHE_KEYS}. */
-  private sizes = new Map<string, number>();
-  private oldSizes = new Map<string, number>();
+  /**
+   * Recently seen keys by id, in two generations of half {@link SIZE_CACHE_KEYS}: their size, and the write held
+   * or handed to LMDB and not yet committed (read-your-writes until the commit lands). A key with a pending write is
+   * never let go (see {@link add}).
+   */
+  private known = new Map<string, Known>();
+  private oldKnown = new Map<string, Known>();
+  /** Entries moved into the current generation because their write was pending: not counted towards its size. */
+  private carried = 0;
   /** Writes not yet handed to LMDB, in call order, and their stored bytes. */
   private held: Held = [];
   private heldBytes = 0;
@@ -103,34 +116,53 @@ export class LmdbEntries {
 
   protected read(key: Uint8Array): Uint8Array | undefined {
     const id = this.idOf(key);
-    if (this.pending.has(id)) return this.pending.get(id) ?? undefined;
+    const k = this.lookup(id);
+    if (k !== undefined && k.pending !== undefined) return k.pending ?? undefined;
     this.freshSnapshot();
     const v = this.db.getBinary(view(key));
-    this.remember(id, v === undefined ? -1 : v.length);
+    const size = v === undefined ? -1 : v.length;
+    if (k !== undefined) k.size = size;
+    else this.add(id, { size, pending: undefined });
     return v;
   }
 
-  /** Stored size of an entry, or -1 when absent: from the overlay, the size cache, or one LMDB read. */
-  private sizeOf(id: string, key: Uint8Array): number {
-    const p = this.pending.get(id);
-    if (p !== undefined) {
-      this.heldReplaces = true;
-      return p === null ? -1 : p.length;
-    }
-    const known = this.sizes.get(id) ?? this.oldSizes.get(id);
-    if (known !== undefined) return known;
-    this.freshSnapshot();
-    const size = this.db.getBinaryFast(view(key))?.length ?? -1;
-    this.remember(id, size);
-    return size;
+  /** What the store knows of `id`: from the current generation, or the previous one (moved up), or undefined. */
+  private lookup(id: string): Known | undefined {
+    const k = this.known.get(id);
+    if (k !== undefined) return k;
+    const old = this.oldKnown.get(id);
+    if (old !== undefined) this.add(id, old);
+    return old;
   }
 
-  private remember(id: string, size: number): void {
-    if (this.sizes.size >= SIZE_CACHE_KEYS / 2 && !this.sizes.has(id)) {
-      this.oldSizes = this.sizes;
-      this.sizes = new Map();
+  /** The entry of a key about to be written: known, or its stored size read from LMDB once. */
+  private entryOf(id: string, key: Uint8Array): Known {
+    const k = this.lookup(id);
+    if (k !== undefined) return k;
+    this.freshSnapshot();
+    const read: Known = { size: this.db.getBinaryFast(view(key))?.length ?? -1, pending: undefined };
+    this.add(id, read);
+    return read;
+  }
+
+  /**
+   * Adds an entry to the current generation. When that holds half of {@link SIZE_CACHE_KEYS} entries besides those
+   * carried into it, it becomes the previous one and the previous one is let go, except its entries with a write
+   * still pending, which are carried into the new generation: the overlay never loses a write before its commit.
+   */
+  private add(id: string, k: Known): void {
+    if (this.known.size - this.carried >= SIZE_CACHE_KEYS / 2) {
+      const dropped = this.oldKnown;
+      this.oldKnown = this.known;
+      this.known = new Map();
+      this.carried = 0;
+      for (const [i, d] of dropped)
+        if (d.pending !== undefined && !this.oldKnown.has(i)) {
+          this.known.set(i, d);
+          this.carried++;
+        }
     }
-    this.sizes.set(id, size);
+    this.known.set(id, k);
   }
 
   /** A read after the overlay dropped a committed write must see that commit (no stale read snapshot). */
@@ -164,7 +196,8 @@ export class LmdbEntries {
   protected putEntry(key: Uint8Array, stored: Uint8Array | null, knownId?: string): void {
     if (this.broken) throw failed();
     const id = knownId ?? this.idOf(key);
-    const old = this.sizeOf(id, key);
+    const k = this.entryOf(id, key);
+    const old = k.size;
     if (old < 0 && stored === null) return;
     const entries = this.stats.entries + (stored ? 1 : 0) - (old >= 0 ? 1 : 0);
     const bytes =
@@ -173,8 +206,10 @@ export class LmdbEntries {
       throw limit(`the store holds its limit of ${this.limits.maxEntries} entries`);
     if (bytes > this.stats.bytes && bytes > this.limits.maxStoreBytes)
       throw limit(`the store holds its limit of ${this.limits.maxStoreBytes} bytes`);
-    this.pending.set(id, stored);
-    this.held.push(id, key, stored);
+    if (k.pending !== undefined) this.heldReplaces = true;
+    k.size = stored === null ? -1 : stored.length;
+    k.pending = stored;
+    this.held.push(k, key, stored);
     this.heldBytes += key.length + (stored?.length ?? 0);
     this.stats.entries = entries;
     this.stats.bytes = bytes;
@@ -226,7 +261,7 @@ export class LmdbEntries {
       for (let i = 0; i < writes.length; i += 3) {
         const key = writes[i + 1] as Buffer,
           stored = writes[i + 2] as Buffer | null;
-        if (replaces && this.pending.get(writes[i] as string) !== stored) continue;
+        if (replaces && (writes[i] as Known).pending !== stored) continue;
         watch(stored === null ? this.db.remove(key) : this.db.put(key, stored));
       }
       if (this.statsDirty) {
@@ -240,11 +275,9 @@ export class LmdbEntries {
     const p = commits.length === 1 ? commits[0]! : Promise.all(commits);
     const drop = (): void => {
       for (let i = 0; i < writes.length; i += 3) {
-        const id = writes[i] as string,
-          stored = writes[i + 2] as Uint8Array | null;
-        if (this.pending.get(id) !== stored) continue; // written again since: that write's own drop remembers it
-        this.pending.delete(id);
-        this.remember(id, stored === null ? -1 : stored.length);
+        const k = writes[i] as Known;
+        if (k.pending !== writes[i + 2]) continue; // written again since: that write's own drop clears it
+        k.pending = undefined;
         this.staleSnapshot = true;
       }
     };
@@ -254,10 +287,12 @@ export class LmdbEntries {
     });
   }
 
+  /**
+   * After a failed hand-over: writes are refused until {@link settle} has recounted the store, which also forgets
+   * every remembered size (some count writes that were not stored).
+   */
   private fail(from: number, to: number): void {
     this.broken = true;
-    this.sizes.clear();
-    this.oldSizes.clear();
     this.failures.push([from, to]);
     if (this.failures.length > MAX_FAILURES) this.failures.shift();
   }
@@ -342,7 +377,9 @@ export class LmdbEntries {
     this.heldBytes = 0;
     this.heldReplaces = false;
     this.handedCalls = this.calls;
-    this.pending.clear();
+    this.known = new Map();
+    this.oldKnown = new Map();
+    this.carried = 0;
     const stats: Stats = { entries: 0, bytes: 0 };
     this.db.resetReadTxn();
     for (const { key, value } of this.db.getRange({ start: Buffer.from([1]) })) {
