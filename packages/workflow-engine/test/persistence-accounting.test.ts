@@ -300,13 +300,18 @@ describe('store accounting: the keys it remembers', () => {
   it('a write not yet committed stays visible and counted while the keys it remembers turn over', async () => {
     const s = await provider().open('s', spec('turnover.store'));
     s.setItem('a', 'x');
-    // Enough other keys read before any commit for both generations of remembered keys to be replaced.
-    for (let i = 0; i < SIZE_CACHE_KEYS + 10; i++) expect(s.getItem(`r${i}`)).toBeNull();
+    s.commit!(); // handed over to LMDB: its commit is in flight, not landed (nothing awaited)
+    s.setItem('c', 'held'); // held, not handed over
+    // Other keys read before any commit lands: the generations of remembered keys turn over four times.
+    for (let i = 0; i < 2 * SIZE_CACHE_KEYS + 10; i++) expect(s.getItem(`r${i}`)).toBeNull();
     expect(s.getItem('a')).toBe('x');
+    expect(s.getItem('c')).toBe('held');
     s.setItem('a', 'yy');
     s.setItem('b', 'z');
+    s.setItem('c', null);
     await s.settle(true);
     expect(s.getItem('a')).toBe('yy');
+    expect(s.getItem('c')).toBeNull();
     await closeAll();
     const { stats, counted } = await onDisk('turnover.store');
     expect(stats).toEqual(counted);
@@ -334,7 +339,7 @@ describe('store hand-over: what reaches lmdb-js', () => {
     await s.settle(true);
     expect(seen).toEqual(['\u0001b', '\u0001a', '\u0001c', '\u0000\u0001']);
     expect(s.getItem('a')).toBe('3');
-    // Nothing pending any more: a run of new keys goes over without a lookup and all are written.
+    // Nothing pending any more: a run of new keys is written whole, in call order.
     seen.length = 0;
     s.setItems!([
       ['d', '5'],
@@ -363,6 +368,22 @@ describe('store accounting after a failed commit', () => {
     await s.settle(true);
     await closeAll();
     expect(await onDisk('f.store')).toMatchObject({ stats: { entries: 4 }, counted: { entries: 4 } });
+  });
+
+  it('after the recount, a lost write is not counted: removing its key without reading it first changes nothing', async () => {
+    const s = await provider().open('s', spec('lost.store'));
+    s.setItem('kept', 'v');
+    await s.settle(true);
+    failNextCommit(s);
+    s.setItem('lost', 'v');
+    await expect(s.settle(true)).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_FAILED');
+    s.setItem('lost', null);
+    s.setItem('new', 'w');
+    await s.settle(true);
+    await closeAll();
+    const { stats, counted } = await onDisk('lost.store');
+    expect(stats).toEqual(counted);
+    expect(counted).toEqual({ entries: 2, bytes: itemBytes('kept', 'v') + itemBytes('new', 'w') });
   });
 
   it('reports the failure to every run whose writes were lost, also when another run settled first', async () => {

@@ -13,8 +13,9 @@ export interface Stats {
 }
 
 /**
- * Most storage keys whose stored size the store remembers (ADR 0066): an overwrite or removal of one of them
- * needs no LMDB read for the size accounting. The least recently used go first; a miss costs one LMDB read.
+ * Most storage keys whose stored size the store remembers (ADR 0066, 0125), besides those with a write not yet
+ * committed (always kept): an overwrite or removal of one of them needs no LMDB read for the size accounting. The
+ * least recently used go first; a miss costs one LMDB read.
  */
 export const SIZE_CACHE_KEYS = 65_536;
 
@@ -28,7 +29,7 @@ export const HELD_WRITES = { entries: 10_000, bytes: 4 * 1024 * 1024 } as const;
 /** Failed hand-overs remembered for {@link LmdbEntries.settle}. */
 const MAX_FAILURES = 1024;
 
-/** A Buffer over the same bytes (lmdb-js takes Buffers; no copy). */
+/** A Buffer over the same bytes, no copy (for `toString` and lmdb-js's typed reads; its writes take any view). */
 function view(u8: Uint8Array): Buffer {
   return Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.length);
 }
@@ -43,10 +44,15 @@ function failed(): EngineError {
 
 /** What the store knows of one storage key (ADR 0066, 0125). */
 interface Known {
-  /** The stored size (-1: absent) as the writes so far leave it, pending ones included. */
+  /**
+   * The stored size (-1: absent) as the writes so far leave it, pending ones included (after a failed hand-over,
+   * until the recount forgets every entry, it may count a write that was not stored; nothing reads it then).
+   */
   size: number;
   /** A write not yet committed (read-your-writes): the stored bytes, null for a removal; undefined when none. */
   pending: Uint8Array | null | undefined;
+  /** Its id while it is kept in `pinned` (its generation was let go while its write was pending). */
+  pinnedAs: string | undefined;
 }
 
 /**
@@ -77,8 +83,8 @@ export class LmdbEntries {
    */
   private known = new Map<string, Known>();
   private oldKnown = new Map<string, Known>();
-  /** Entries moved into the current generation because their write was pending: not counted towards its size. */
-  private carried = 0;
+  /** Entries of a generation let go while their write was pending, until its commit: each is moved here once. */
+  private pinned = new Map<string, Known>();
   /** Writes not yet handed to LMDB, in call order, and their stored bytes. */
   private held: Held = [];
   private heldBytes = 0;
@@ -98,7 +104,7 @@ export class LmdbEntries {
   private broken = false;
   /** Calls `(from, to]` whose writes were lost (a failed hand-over, or held when it failed). */
   private failures: [from: number, to: number][] = [];
-  /** Set when overlay entries were dropped after a commit: the next LMDB read starts a fresh snapshot. */
+  /** Set when pending writes were cleared after a commit: the next LMDB read starts a fresh snapshot. */
   protected staleSnapshot = false;
 
   protected constructor(
@@ -122,17 +128,23 @@ export class LmdbEntries {
     const v = this.db.getBinary(view(key));
     const size = v === undefined ? -1 : v.length;
     if (k !== undefined) k.size = size;
-    else this.add(id, { size, pending: undefined });
+    else this.add(id, { size, pending: undefined, pinnedAs: undefined });
     return v;
   }
 
-  /** What the store knows of `id`: from the current generation, or the previous one (moved up), or undefined. */
+  /**
+   * What the store knows of `id`: from the current generation, or the previous one (moved up), or the pinned
+   * entries, or undefined.
+   */
   private lookup(id: string): Known | undefined {
     const k = this.known.get(id);
     if (k !== undefined) return k;
     const old = this.oldKnown.get(id);
-    if (old !== undefined) this.add(id, old);
-    return old;
+    if (old !== undefined) {
+      this.add(id, old);
+      return old;
+    }
+    return this.pinned.size === 0 ? undefined : this.pinned.get(id);
   }
 
   /** The entry of a key about to be written: known, or its stored size read from LMDB once. */
@@ -140,26 +152,29 @@ export class LmdbEntries {
     const k = this.lookup(id);
     if (k !== undefined) return k;
     this.freshSnapshot();
-    const read: Known = { size: this.db.getBinaryFast(view(key))?.length ?? -1, pending: undefined };
+    const read: Known = {
+      size: this.db.getBinaryFast(view(key))?.length ?? -1,
+      pending: undefined,
+      pinnedAs: undefined,
+    };
     this.add(id, read);
     return read;
   }
 
   /**
-   * Adds an entry to the current generation. When that holds half of {@link SIZE_CACHE_KEYS} entries besides those
-   * carried into it, it becomes the previous one and the previous one is let go, except its entries with a write
-   * still pending, which are carried into the new generation: the overlay never loses a write before its commit.
+   * Adds an entry to the current generation. When that holds half of {@link SIZE_CACHE_KEYS} it becomes the
+   * previous one and the previous one is let go, except its entries with a write still pending, which are pinned
+   * until that write's commit: the overlay never loses a write before its commit, and no entry is moved twice.
    */
   private add(id: string, k: Known): void {
-    if (this.known.size - this.carried >= SIZE_CACHE_KEYS / 2) {
+    if (this.known.size >= SIZE_CACHE_KEYS / 2) {
       const dropped = this.oldKnown;
       this.oldKnown = this.known;
       this.known = new Map();
-      this.carried = 0;
       for (const [i, d] of dropped)
         if (d.pending !== undefined && !this.oldKnown.has(i)) {
-          this.known.set(i, d);
-          this.carried++;
+          d.pinnedAs = i;
+          this.pinned.set(i, d);
         }
     }
     this.known.set(id, k);
@@ -237,8 +252,8 @@ export class LmdbEntries {
 
   /**
    * Hands every held write and the stats record to LMDB in one event turn, hence one transaction. After the
-   * commit the overlay entries not overwritten since are dropped; after a failed commit too (they were not
-   * stored), and the store stops taking writes until {@link settle} has recounted it.
+   * commit the pending writes not replaced since are cleared from their entries (the overlay); after a failed
+   * commit too (they were not stored), and the store stops taking writes until {@link settle} has recounted it.
    */
   private handOver(): void {
     if (this.held.length === 0) return;
@@ -278,6 +293,10 @@ export class LmdbEntries {
         const k = writes[i] as Known;
         if (k.pending !== writes[i + 2]) continue; // written again since: that write's own drop clears it
         k.pending = undefined;
+        if (k.pinnedAs !== undefined) {
+          this.pinned.delete(k.pinnedAs);
+          k.pinnedAs = undefined;
+        }
         this.staleSnapshot = true;
       }
     };
@@ -379,7 +398,7 @@ export class LmdbEntries {
     this.handedCalls = this.calls;
     this.known = new Map();
     this.oldKnown = new Map();
-    this.carried = 0;
+    this.pinned = new Map();
     const stats: Stats = { entries: 0, bytes: 0 };
     this.db.resetReadTxn();
     for (const { key, value } of this.db.getRange({ start: Buffer.from([1]) })) {
