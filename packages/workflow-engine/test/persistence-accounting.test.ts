@@ -322,13 +322,23 @@ describe('store accounting: the keys it remembers', () => {
 describe('store hand-over: what reaches lmdb-js', () => {
   it('a write replaced before its hand-over is not written; writes of other keys all are, in call order', async () => {
     const s = await provider().open('s', spec('replaced.store'));
-    const db = (s as unknown as { database: { put: (k: Uint8Array, v: Uint8Array) => Promise<unknown> } })
-      .database;
-    const put = db.put.bind(db);
+    const db = (
+      s as unknown as {
+        database: {
+          put: (k: Uint8Array, v: Uint8Array) => Promise<unknown>;
+          remove: (k: Uint8Array) => Promise<unknown>;
+        };
+      }
+    ).database;
+    const [put, remove] = [db.put.bind(db), db.remove.bind(db)];
     const seen: string[] = [];
     db.put = (k, v) => {
       seen.push(Buffer.from(k).toString('latin1'));
       return put(k, v);
+    };
+    db.remove = (k) => {
+      seen.push(`remove ${Buffer.from(k).toString('latin1')}`);
+      return remove(k);
     };
     s.setItem('a', '1');
     s.setItems!([
@@ -347,6 +357,14 @@ describe('store hand-over: what reaches lmdb-js', () => {
     ]);
     await s.settle(true);
     expect(seen).toEqual(['\u0001d', '\u0001e', '\u0000\u0001']);
+    // A removal replaced by a write, and a write replaced by a removal: only the last of each key goes.
+    seen.length = 0;
+    s.setItem('d', null);
+    s.setItem('d', '7');
+    s.setItem('e', '8');
+    s.setItem('e', null);
+    await s.settle(true);
+    expect(seen).toEqual(['\u0001d', 'remove \u0001e', '\u0000\u0001']);
   });
 });
 
