@@ -23,6 +23,7 @@ import {
   type PersistentStore,
   type WorkflowEngine,
 } from '../src/index.js';
+import { plainLayout } from '../src/persistence/lmdb-store.js';
 import { fakeHost, input, scriptStep, workflow } from '../test/fake-host.js';
 
 const VALUE = 'v'.repeat(100);
@@ -31,19 +32,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
 const WARM = 20;
 const dir = mkdtempSync(join(tmpdir(), 'persist-bound-'));
 
-/** The batch's storage keys and values as the real store lays them out (lmdb-store.ts `setJoined`), as views. */
+/** The batch's storage keys and values as the real store lays them out (`plainLayout`), as views. */
 function* views(lengths: Int32Array, text: string): Generator<[Uint8Array, Uint8Array | null]> {
-  const n = lengths.length >> 1;
-  const parts: string[] = new Array<string>(3 * n);
-  let at = 0;
-  for (let i = 0; i < n; i++) parts[3 * i] = '\u0001' + text.slice(at, (at += lengths[2 * i]!));
-  for (let i = 0; i < n; i++) {
-    const len = lengths[2 * i + 1]!;
-    parts[3 * i + 1] = len < 0 ? '' : '\u0000';
-    parts[3 * i + 2] = len < 0 ? '' : text.slice(at, (at += len));
-  }
-  const all = Buffer.from(parts.join(''), 'latin1');
-  for (let i = 0, o = all.byteOffset; i < n; i++) {
+  const { all } = plainLayout(lengths, text);
+  for (let i = 0, o = all.byteOffset; i < lengths.length >> 1; i++) {
     const key = new Uint8Array(all.buffer, o, 1 + lengths[2 * i]!);
     o += key.length;
     const vl = lengths[2 * i + 1]!;

@@ -123,7 +123,7 @@ export class LmdbEntries {
   protected read(key: Uint8Array): Uint8Array | undefined {
     const id = this.idOf(key);
     const k = this.lookup(id);
-    if (k !== undefined && k.pending !== undefined) return k.pending ?? undefined;
+    if (k?.pending !== undefined) return k.pending ?? undefined;
     this.freshSnapshot();
     const v = this.db.getBinary(view(key));
     const size = v === undefined ? -1 : v.length;

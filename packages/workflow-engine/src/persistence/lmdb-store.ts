@@ -32,6 +32,25 @@ const utf8 = new TextDecoder('utf-8');
 const KEY_TAG = String.fromCharCode(KIND.item),
   VALUE_TAG = '\u0000';
 
+/**
+ * A joined batch (joined.ts, `joinedLengths`) of an ASCII text laid out as a plain store stores it: each pair's storage
+ * key and stored value (`01 key 00 value`, or `01 key` for a removal), in call order, encoded in one `Buffer`
+ * (`all`). `parts` are the pieces joined, three per pair: the storage key as latin1 text (its id), then the
+ * value's tag and text (both '' for a removal). Exported for the benchmarks, which lay batches out the same way.
+ */
+export function plainLayout(lengths: Int32Array, text: string): { parts: string[]; all: Buffer } {
+  const n = lengths.length >> 1;
+  const parts: string[] = new Array<string>(3 * n);
+  let at = 0;
+  for (let i = 0; i < n; i++) parts[3 * i] = KEY_TAG + text.slice(at, (at += lengths[2 * i]!));
+  for (let i = 0; i < n; i++) {
+    const len = lengths[2 * i + 1]!;
+    parts[3 * i + 1] = len < 0 ? '' : VALUE_TAG;
+    parts[3 * i + 2] = len < 0 ? '' : text.slice(at, (at += len));
+  }
+  return { parts, all: Buffer.from(parts.join(''), 'latin1') };
+}
+
 function corrupt(where: string, why: string): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: ${why}; the file was left untouched`);
 }
@@ -250,16 +269,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     if (!this.codec.plain || Buffer.byteLength(text, 'utf8') !== text.length)
       return this.setItems(joinedPairs(lengths, text));
     const n = lengths.length >> 1;
-    const ids: string[] = new Array<string>(n);
-    const parts: string[] = new Array<string>(3 * n);
-    let at = 0;
-    for (let i = 0; i < n; i++) parts[3 * i] = ids[i] = KEY_TAG + text.slice(at, (at += lengths[2 * i]!));
-    for (let i = 0; i < n; i++) {
-      const len = lengths[2 * i + 1]!;
-      parts[3 * i + 1] = len < 0 ? '' : VALUE_TAG;
-      parts[3 * i + 2] = len < 0 ? '' : text.slice(at, (at += len));
-    }
-    const all = Buffer.from(parts.join(''), 'latin1');
+    const { parts, all } = plainLayout(lengths, text);
     const ab = all.buffer,
       base = all.byteOffset;
     const { maxKeyBytes, maxValueBytes } = this.limits;
@@ -276,7 +286,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
           value = new Uint8Array(ab, o, 1 + vl);
           o += 1 + vl;
         }
-        this.putEntry(key, value, ids[i]);
+        this.putEntry(key, value, parts[3 * i]);
       }
     });
   }
