@@ -30,6 +30,11 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 /** Usage error: the command line, a key source, a file it names, or the policy/bootstrap it points to. */
 export const EXIT_USAGE = 2;
+/**
+ * The reader of standard output went away (`oapp … | head`): 128 + SIGPIPE, the status a shell reports for a
+ * tool the signal stopped. Node ignores SIGPIPE, so the write fails with EPIPE instead; nothing is printed.
+ */
+export const EXIT_CLOSED_PIPE = 141;
 
 /** The command line's one error class. `code` may also be a library code re-raised with an exit status. */
 export class CliError extends Error {
