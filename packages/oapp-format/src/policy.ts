@@ -12,6 +12,7 @@ import type { PackageKind } from './constants.js';
 import { OappError } from './errors.js';
 import { fingerprint } from './fingerprint.js';
 import type { Header } from './header.js';
+import { excerpt } from './internal/excerpt.js';
 import { verifyRecord, type SignatureRecord } from './signatures.js';
 
 /** A key the deployment names, with its bootstrap id. */
@@ -84,14 +85,19 @@ function assertTrustedKey(k: TrustedKey, purpose: 'sign' | 'authenticated'): voi
   }
 }
 
-/** SPEC.md §6 step 9: byte-exact packageId comparison (no Unicode normalisation, no case folding). */
+/**
+ * SPEC.md §6 step 9: byte-exact packageId comparison (no Unicode normalisation, no case folding). The message
+ * shows both ids as escaped excerpts: the HEADER one is not authenticated yet.
+ * @throws {@link OappError} `POLICY_PACKAGE_ID_MISMATCH`.
+ */
 export function checkPackageId(p: DeploymentPolicy, header: Header): void {
   if (header.packageId !== p.packageId) {
     throw new OappError(
       'POLICY_PACKAGE_ID_MISMATCH',
-      "the package id does not equal the deployment's packaging.packageId",
+      `the package id ${excerpt(header.packageId)} does not equal the deployment's packaging.packageId ` +
+        `${excerpt(p.packageId)} (compared byte for byte)`,
       {
-        details: { expected: p.packageId },
+        details: { expected: p.packageId, found: header.packageId },
       },
     );
   }

@@ -124,6 +124,38 @@ describe('checkSignatures through verifyPackage', () => {
     );
   });
 
+  it('issue 27: POLICY_PACKAGE_ID_MISMATCH names the id found and the id expected, JSON-quoted', async () => {
+    const err = await verify(pkg([sign(vendorSigner)], 'app-b'), vendorPolicy()).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'POLICY_PACKAGE_ID_MISMATCH',
+      message:
+        'the package id "app-b" does not equal the deployment\'s packaging.packageId "hello-app" (compared byte for byte)',
+      details: { expected: 'hello-app', found: 'app-b' },
+    });
+  });
+
+  it('issue 27: the ids in POLICY_PACKAGE_ID_MISMATCH are escaped (NFD, bidi override, control) and cut to 64 characters', async () => {
+    const nfd = await verify(
+      pkg([sign(vendorSigner)], 'cafe\u0301'),
+      vendorPolicy({ packageId: 'caf\u00e9' }),
+    ).catch((e: unknown) => e);
+    expect((nfd as Error).message).toContain('id "cafe\\u0301" does not equal');
+    expect((nfd as Error).message).toContain('packageId "caf\\u00e9" (');
+    const bidi = await verify(
+      pkg([sign(vendorSigner)], 'app\u202egnp.exe'),
+      vendorPolicy({ packageId: 'a\u0007"b' }),
+    ).catch((e: unknown) => e);
+    expect((bidi as Error).message).toContain('"app\\u202egnp.exe"');
+    expect((bidi as Error).message).toContain('"a\\u0007\\"b"');
+    expect((bidi as Error).message).toMatch(/^[\x20-\x7e]+$/);
+    const long = await verify(pkg([sign(vendorSigner)], 'x'.repeat(256)), vendorPolicy()).catch(
+      (e: unknown) => e,
+    );
+    expect(long).toMatchObject({ code: 'POLICY_PACKAGE_ID_MISMATCH' });
+    expect((long as Error).message).toContain(`"${'x'.repeat(64)}"... (256 characters) does not equal`);
+    expect((long as Error).message).not.toContain('x'.repeat(65));
+  });
+
   it('S102: an older, validly signed package with the same packageId still verifies (v1 has no rollback protection)', async () => {
     const older = createPackage({
       packageId: 'hello-app',
