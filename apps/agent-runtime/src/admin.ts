@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { applyServerTimeouts, requestIdOf } from '@org/workflow-runtime';
+import { AgentError, applyServerTimeouts, requestIdOf } from '@org/workflow-runtime';
+import type { AdminListen } from './startup/config.js';
 
 /** Where the agent is in its life: `ready` from the moment every listener is open until a drain starts. */
 export type ReadinessState = 'starting' | 'ready' | 'draining';
@@ -81,4 +83,34 @@ export function createAdminServer(options: AdminOptions): Server {
   // The admin endpoints answer small, fast requests only; the timeouts are checked within 1 s of their value.
   applyServerTimeouts(server, { headersMs: 10_000, requestMs: 10_000 });
   return server;
+}
+
+/**
+ * Why the admin listener cannot listen, naming the variables that set its address (issue 27): a taken port names
+ * `AGENT_ADMIN_PORT` and how to choose another, an address that cannot be bound names `AGENT_ADMIN_BIND`.
+ */
+function listenFailure(at: AdminListen, errno: string): string {
+  const where = `the admin listener cannot listen on ${at.bind}:${at.port} (${errno})`;
+  if (errno === 'EADDRINUSE')
+    return `${where}: port ${at.port} (AGENT_ADMIN_PORT) is in use; set AGENT_ADMIN_PORT to a free port, 0 for any free port, or off`;
+  if (errno === 'EACCES')
+    return `${where}: port ${at.port} (AGENT_ADMIN_PORT) needs privileges; set AGENT_ADMIN_PORT to a port above 1023, 0 or off`;
+  return `${where}: check AGENT_ADMIN_BIND (${at.bind}) and AGENT_ADMIN_PORT (${at.port})`;
+}
+
+/**
+ * Listens on the admin address (main.ts does so first, so `/ready` answers 503 while the deployments load).
+ * @throws {@link AgentError} `AGENT_LISTEN_FAILED` naming the address, the errno code and the variable to change.
+ */
+export function listenAdmin(server: Server, at: AdminListen): Promise<{ port: number; address: string }> {
+  return new Promise((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) =>
+      reject(new AgentError('AGENT_LISTEN_FAILED', listenFailure(at, err.code ?? 'error')));
+    server.once('error', failed);
+    server.listen(at.port, at.bind, () => {
+      server.removeListener('error', failed);
+      const a = server.address() as AddressInfo;
+      resolve({ port: a.port, address: a.address });
+    });
+  });
 }

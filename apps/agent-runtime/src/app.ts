@@ -7,6 +7,7 @@ import {
   createStringDecryptor,
   registerRecordSecrets,
   type LineSink,
+  type Output,
   type Runtime,
   type RuntimeMetrics,
 } from '@org/workflow-runtime';
@@ -39,6 +40,21 @@ export interface AppDeps {
   readonly metrics?: RuntimeMetrics | undefined;
 }
 
+/** Where the deliberate differences are described (the start-up line points there). */
+const DELIBERATE_DIFFERENCES_DOC = 'apps/agent-runtime/README.md';
+
+/**
+ * The deliberate differences from the reference agent: one short `info` line with their count and where they are
+ * described, and the list itself at `debug` (issue 27: the list made a line of about 700 characters at every start).
+ */
+function reportDeliberateDifferences(output: Output): void {
+  const count = DELIBERATE_DIFFERENCES.length;
+  output.info(
+    `${count} deliberate differences from the reference agent; see ${DELIBERATE_DIFFERENCES_DOC} (debug level lists them)`,
+  );
+  output.debug('deliberate differences from the reference agent', { differences: DELIBERATE_DIFFERENCES });
+}
+
 /** A started-up agent: verified deployments running on `@org/workflow-runtime`. `main.ts` listens; tests too. */
 export type Agent = Runtime;
 
@@ -61,7 +77,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     baseDir: deps.baseDir ?? process.cwd(),
     allowPrivateNetworkHosts: deps.config.allowPrivateNetworkHosts,
   });
-  output.info('deliberate differences from the reference agent', { differences: DELIBERATE_DIFFERENCES });
+  reportDeliberateDifferences(output);
   return createRuntime({
     deployments,
     redactor,

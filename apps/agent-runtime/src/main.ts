@@ -1,15 +1,13 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { Redactor, setSandboxIdleMs, setSandboxWorkers } from '@org/workflow-engine';
-import { createAdminServer, Readiness } from './admin.js';
+import { createAdminServer, listenAdmin, Readiness } from './admin.js';
 import { createApp, type Agent } from './app.js';
 import { createAgentMetrics } from './metrics.js';
 import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs } from './startup/args.js';
 import { loadBootstrap } from './startup/bootstrap-source.js';
-import { loadConfig, v8FlagsOf, type AdminListen, type Config } from './startup/config.js';
+import { loadConfig, v8FlagsOf, type Config } from './startup/config.js';
 import { loadBootstrapVariables } from './startup/variables.js';
-import { AgentError, isCodedError } from '@org/workflow-runtime';
+import { isCodedError } from '@org/workflow-runtime';
 import { closeAll, listenAll } from '@org/workflow-runtime';
 
 /**
@@ -61,24 +59,6 @@ function onSignals(agent: Agent, config: Config, readiness: Readiness): void {
   };
   process.once('SIGTERM', () => drain('SIGTERM'));
   process.once('SIGINT', () => drain('SIGINT'));
-}
-
-/** Listens on the admin address first, so `/ready` answers 503 while the deployments load. */
-function listenAdmin(server: Server, at: AdminListen): Promise<{ port: number; address: string }> {
-  return new Promise((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new AgentError(
-          'AGENT_LISTEN_FAILED',
-          `the admin listener cannot listen on ${at.bind}:${at.port} (${err.code ?? 'error'})`,
-        ),
-      ),
-    );
-    server.listen(at.port, at.bind, () => {
-      const a = server.address() as AddressInfo;
-      resolve({ port: a.port, address: a.address });
-    });
-  });
 }
 
 async function start(argv: readonly string[]): Promise<void> {

@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseKey, type Key } from '@org/envelope-crypto';
 import { MAGIC, openPackage, policyFromBootstrap } from '@org/oapp-format';
 import { compileWorkflow, readPackagedWorkflow, type DeploymentRecord } from '@org/workflow-compiler';
@@ -30,7 +30,17 @@ export interface LoadedWorkflow {
 
 const MAGIC_PREFIX = MAGIC.length;
 
-function pathOf(record: DeploymentRecord, baseDir: string): string {
+/** A record's `remoteConfiguration` file: the path tried and what it was resolved from. */
+interface ConfigurationFile {
+  readonly deploymentId: string;
+  /** The absolute path read. */
+  readonly path: string;
+  /** `remoteConfiguration` as the record gives it. */
+  readonly ref: string;
+  readonly baseDir: string;
+}
+
+function fileOf(record: DeploymentRecord, baseDir: string): ConfigurationFile {
   const ref = record.remoteConfiguration;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {
     throw new AgentError(
@@ -38,14 +48,29 @@ function pathOf(record: DeploymentRecord, baseDir: string): string {
       `deployment "${record.deploymentId}": remoteConfiguration must be a local file path; URLs are not supported`,
     );
   }
-  return resolve(baseDir, ref);
+  return { deploymentId: record.deploymentId, path: resolve(baseDir, ref), ref, baseDir };
 }
 
-async function readPrefix(path: string, deploymentId: string): Promise<Uint8Array> {
+/**
+ * `AGENT_REMOTE_CONFIGURATION_UNREADABLE` naming the path tried, the base directory and the errno code (issue 27):
+ * names only, never a byte of the file. Paths are JSON-quoted, so a control character in one stays visible.
+ */
+function unreadable(file: ConfigurationFile, err: unknown): AgentError {
+  const errno = (err as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+  const from = isAbsolute(file.ref)
+    ? `an absolute path (base directory ${JSON.stringify(file.baseDir)} not used)`
+    : `${JSON.stringify(file.ref)} resolved against the base directory ${JSON.stringify(file.baseDir)}`;
+  return new AgentError(
+    'AGENT_REMOTE_CONFIGURATION_UNREADABLE',
+    `deployment "${file.deploymentId}": remoteConfiguration cannot be read (${errno}): tried ${JSON.stringify(file.path)}, ${from}`,
+  );
+}
+
+async function readPrefix(file: ConfigurationFile): Promise<Uint8Array> {
   try {
-    const size = statSync(path).size;
+    const size = statSync(file.path).size;
     if (size === 0) return new Uint8Array();
-    const handle = await open(path, 'r');
+    const handle = await open(file.path, 'r');
     try {
       const buf = new Uint8Array(Math.min(size, MAGIC_PREFIX));
       await handle.read(buf, 0, buf.length, 0);
@@ -53,11 +78,8 @@ async function readPrefix(path: string, deploymentId: string): Promise<Uint8Arra
     } finally {
       await handle.close();
     }
-  } catch {
-    throw new AgentError(
-      'AGENT_REMOTE_CONFIGURATION_UNREADABLE',
-      `deployment "${deploymentId}": remoteConfiguration cannot be read`,
-    );
+  } catch (err) {
+    throw unreadable(file, err);
   }
 }
 
@@ -98,9 +120,11 @@ async function openVerified(
   return { workflow: readPackagedWorkflow(content), source: 'package', packageId: policy.packageId };
 }
 
-async function compileUnpackaged(path: string): Promise<LoadedWorkflow> {
-  const bytes = await readFile(path);
-  const { workflow } = await compileWorkflow(bytes, { resourceDirs: [dirname(path)] });
+async function compileUnpackaged(file: ConfigurationFile): Promise<LoadedWorkflow> {
+  const bytes = await readFile(file.path).catch((err: unknown) => {
+    throw unreadable(file, err);
+  });
+  const { workflow } = await compileWorkflow(bytes, { resourceDirs: [dirname(file.path)] });
   return { workflow, source: 'unpackaged' };
 }
 
@@ -117,10 +141,10 @@ export async function loadWorkflow(
   record: DeploymentRecord,
   options: LoadWorkflowOptions,
 ): Promise<LoadedWorkflow> {
-  const path = pathOf(record, options.baseDir);
-  const prefix = await readPrefix(path, record.deploymentId);
+  const file = fileOf(record, options.baseDir);
+  const prefix = await readPrefix(file);
   const isPackage =
-    path.endsWith('.oapp') || (prefix.length === MAGIC.length && MAGIC.every((b, i) => prefix[i] === b));
+    file.path.endsWith('.oapp') || (prefix.length === MAGIC.length && MAGIC.every((b, i) => prefix[i] === b));
   if (!isPackage && !options.allowUnpackaged) {
     throw new AgentError(
       'AGENT_UNPACKAGED_REFUSED',
@@ -129,8 +153,8 @@ export async function loadWorkflow(
   }
   try {
     return isPackage
-      ? await openVerified(record, path, options.maxPackageBytes)
-      : await compileUnpackaged(path);
+      ? await openVerified(record, file.path, options.maxPackageBytes)
+      : await compileUnpackaged(file);
   } catch (err) {
     if (isCodedError(err) && err.name !== 'AgentError')
       throw withContext(err, `deployment "${record.deploymentId}"`);
