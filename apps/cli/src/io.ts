@@ -40,7 +40,12 @@ function unreadable(path: string, why: string, cause?: unknown): CliError {
   return new CliError('CLI_FILE_UNREADABLE', `${path}: ${why}`, EXIT_USAGE, { cause });
 }
 
-function ioReason(err: unknown): string {
+function errnoOf(err: unknown): unknown {
+  return (err as { code?: unknown }).code;
+}
+
+/** A short reason for a failed file operation: `no such file`, `permission denied`, or the errno code. */
+export function ioReason(err: unknown): string {
   const code = (err as { code?: unknown }).code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'is a directory';
@@ -195,7 +200,8 @@ export function outputExists(path: string): boolean {
   }
 }
 
-function exists(path: string): CliError {
+/** `CLI_OUTPUT_EXISTS` for `path` (S152). */
+export function outputExistsError(path: string): CliError {
   return new CliError(
     'CLI_OUTPUT_EXISTS',
     `${path} exists; nothing was written (pass --force to replace it)`,
@@ -225,13 +231,21 @@ async function writeChunks(fh: FileHandle, chunks: AsyncIterable<Uint8Array>): P
 /** Fills an open temporary file; returns the number of bytes of the finished output. */
 type Filler = (fh: FileHandle) => Promise<number>;
 
+/** A finished temporary file beside its target, not yet moved into place. */
+interface Staged {
+  readonly dest: string;
+  readonly tmp: string;
+  readonly bytes: number;
+  readonly noClobber: boolean;
+}
+
 /**
- * Writes `dest` atomically: `fill` writes a new temporary file beside it, which is flushed, then renamed over
- * `dest` (or hard-linked to it for no-clobber, which fails if `dest` appeared meanwhile). If anything throws —
- * the source included — the temporary file is removed and `dest` is untouched (S154).
+ * Writes a new temporary file beside `dest` with `fill`, flushed and closed. If anything throws — the source
+ * included — the temporary file is removed.
  */
-async function atomicFile(dest: string, fill: Filler, options: OutputOptions): Promise<number> {
-  if (options.noClobber === true && outputExists(dest)) throw exists(dest);
+async function stage(dest: string, fill: Filler, options: OutputOptions): Promise<Staged> {
+  const noClobber = options.noClobber === true;
+  if (noClobber && outputExists(dest)) throw outputExistsError(dest);
   const dir = dirname(resolve(dest));
   const tmp = join(dir, `.${basename(dest)}.${randomBytes(6).toString('hex')}.tmp`);
   let fh: FileHandle;
@@ -243,29 +257,96 @@ async function atomicFile(dest: string, fill: Filler, options: OutputOptions): P
   pending.add(tmp);
   try {
     if (options.mode !== undefined) await fh.chmod(options.mode);
-    const n = await fill(fh);
+    const bytes = await fill(fh);
     await fh.sync();
     await fh.close();
-    if (options.noClobber === true) {
-      try {
-        await link(tmp, dest);
-      } catch (err) {
-        if ((err as { code?: unknown }).code === 'EEXIST') throw exists(dest);
-        throw unwritable(dest, err);
-      }
-      await rm(tmp, { force: true });
-    } else {
-      await rename(tmp, dest).catch((err: unknown) => {
-        throw unwritable(dest, err);
-      });
-    }
-    return n;
+    return { dest, tmp, bytes, noClobber };
   } catch (err) {
     await fh.close().catch(() => undefined);
-    await rm(tmp, { force: true });
+    await discard(tmp);
+    throw err;
+  }
+}
+
+async function discard(tmp: string): Promise<void> {
+  await rm(tmp, { force: true });
+  pending.delete(tmp);
+}
+
+/**
+ * Moves a staged file into place: renamed over `dest`, or hard-linked to it for no-clobber (which fails if
+ * `dest` appeared meanwhile). The temporary file is gone afterwards either way.
+ */
+async function commit(s: Staged): Promise<void> {
+  try {
+    if (s.noClobber) {
+      await link(s.tmp, s.dest).catch((err: unknown) => {
+        throw errnoOf(err) === 'EEXIST' ? outputExistsError(s.dest) : unwritable(s.dest, err);
+      });
+    } else {
+      await rename(s.tmp, s.dest).catch((err: unknown) => {
+        throw unwritable(s.dest, err);
+      });
+    }
+  } finally {
+    await discard(s.tmp);
+  }
+}
+
+/**
+ * Writes `dest` atomically: `fill` writes a new temporary file beside it, which is flushed, then renamed over
+ * `dest` (or hard-linked to it for no-clobber). If anything throws the temporary file is removed and `dest` is
+ * untouched (S154).
+ */
+async function atomicFile(dest: string, fill: Filler, options: OutputOptions): Promise<number> {
+  const staged = await stage(dest, fill, options);
+  await commit(staged);
+  return staged.bytes;
+}
+
+/** One file of {@link writeFiles}. */
+export interface OutputFile {
+  readonly path: string;
+  readonly data: Uint8Array | string;
+  readonly options: OutputOptions;
+}
+
+/**
+ * Writes several files as a set (a key pair): every file is first staged in a temporary file beside its target,
+ * and only when all are staged are they moved into place. If a move fails, the files already moved that did not
+ * exist before (no-clobber) are removed again, so a failure leaves neither half of the set behind; an
+ * interruption meanwhile removes them too. Files replaced with no-clobber off cannot be restored.
+ * @throws {@link CliError} `CLI_OUTPUT_EXISTS`, `CLI_FILE_UNWRITABLE`.
+ */
+export async function writeFiles(files: readonly OutputFile[]): Promise<void> {
+  const staged: Staged[] = [];
+  try {
+    for (const f of files) {
+      const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data;
+      staged.push(await stage(f.path, (fh) => writeChunks(fh, once_(bytes)), f.options));
+    }
+  } catch (err) {
+    for (const s of staged) await discard(s.tmp);
+    throw err;
+  }
+  const created: string[] = [];
+  let next = 0;
+  try {
+    for (; next < staged.length; next++) {
+      const s = staged[next]!;
+      await commit(s);
+      if (s.noClobber) {
+        created.push(s.dest);
+        pending.add(s.dest);
+      }
+    }
+  } catch (err) {
+    // commit() removed the failed one's temporary file; the ones after it were never moved.
+    for (const s of staged.slice(next + 1)) await discard(s.tmp);
+    for (const dest of created) await rm(dest, { force: true });
     throw err;
   } finally {
-    pending.delete(tmp);
+    for (const dest of created) pending.delete(dest);
   }
 }
 

@@ -1,10 +1,12 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filesIn, MAIN, tempDir } from './helpers.js';
+import { createProgram } from '../src/cli.js';
+import { processContext } from '../src/context.js';
+import { filesIn, MAIN, oapp, tempDir } from './helpers.js';
 
 // Issue 27: a closed output pipe, outputs checked before anything is written, a public key given as a secret one.
 
@@ -14,6 +16,8 @@ const record = (id: string, type: 'public' | 'secret', hex: string) =>
   `${JSON.stringify({ id, purpose: 'authenticated', type, keyHex: hex })}\n`;
 const seal = ['--package-id', 'big', '--packager-key', 'packager.key', '--recipient', 'deployment.pub'];
 const policy = ['--package-id', 'big', '--packager', 'packager.pub', '--key', 'deployment.key'];
+/** Tests that run two child processes one after the other (about 0.4–0.7 s each on this 2-core machine). */
+const TWO_CHILDREN_MS = 10_000;
 
 beforeAll(() => {
   const packager = generateKeyPair('authenticated');
@@ -93,5 +97,123 @@ describe('fix-27: the reader of stdout closes the pipe early', () => {
     expect(r.got).toBeGreaterThan(0);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(141);
+  });
+});
+
+describe('fix-27: every output path is checked before anything is written', () => {
+  /** A fresh empty directory inside the test directory. */
+  const fresh = () => mkdtempSync(join(dir, 'out-'));
+
+  it(
+    "keygen, the README's example without keys/: exit 2, CLI_FILE_UNWRITABLE naming the path, nothing written; the retry works",
+    async () => {
+      const cwd = fresh();
+      const args = [
+        'keygen',
+        '--purpose',
+        'authenticated',
+        '-o',
+        'packager.key',
+        '--public-out',
+        'keys/packager.pub',
+      ];
+      const r = await oapp(args, { cwd });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        'oapp: CLI_FILE_UNWRITABLE: keys/packager.pub: directory keys does not exist; nothing was written\n',
+      );
+      expect(filesIn(cwd)).toEqual([]);
+      mkdirSync(join(cwd, 'keys'));
+      const retry = await oapp(args, { cwd });
+      expect(retry.code).toBe(0);
+      expect(filesIn(cwd)).toEqual(['keys', 'packager.key']);
+      expect(filesIn(join(cwd, 'keys'))).toEqual(['packager.pub']);
+    },
+    TWO_CHILDREN_MS,
+  );
+
+  it(
+    'keygen with a --public-out whose parent is a file, or that is a directory: nothing written',
+    async () => {
+      const cwd = fresh();
+      writeFileSync(join(cwd, 'plain'), 'x');
+      mkdirSync(join(cwd, 'pubdir'));
+      const cases = [
+        ['plain/a.pub', 'plain/a.pub: plain is not a directory; nothing was written'],
+        ['pubdir', 'pubdir: is a directory; nothing was written'],
+      ];
+      for (const [pub, message] of cases) {
+        const r = await oapp(['keygen', '--purpose', 'sign', '-o', 'a.key', '--public-out', pub!], { cwd });
+        expect(r.code, pub).toBe(2);
+        expect(r.stderr).toBe(`oapp: CLI_FILE_UNWRITABLE: ${message}\n`);
+      }
+      expect(filesIn(cwd)).toEqual(['plain', 'pubdir']);
+      expect(filesIn(join(cwd, 'pubdir'))).toEqual([]);
+    },
+    TWO_CHILDREN_MS,
+  );
+
+  it('keygen: -o and --public-out spelled differently but the same file → CLI_USAGE, nothing written', async () => {
+    const cwd = fresh();
+    const r = await oapp(['keygen', '--purpose', 'sign', '-o', 'a.key', '--public-out', './a.key'], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('oapp: CLI_USAGE: -o and --public-out name the same file (./a.key)\n');
+    expect(filesIn(cwd)).toEqual([]);
+  });
+
+  // One case per command that writes a file; the inputs and keys named do not exist, so a command that looked at
+  // anything before its output path would fail with another code.
+  const missing = ['--packager-key', 'none.key', '--recipient', 'none.pub'];
+  const WRITERS: Record<string, string[]> = {
+    keygen: ['keygen', '--purpose', 'sign'],
+    package: ['package', 'none.json', '--package-id', 'p', ...missing],
+    open: ['open', 'none.oapp', '--key', 'none.key', '--package-id', 'p', '--packager', 'none.pub'],
+    envelope: [
+      'envelope',
+      'none.oapp',
+      '--key',
+      'none.key',
+      '--package-id',
+      'p',
+      '--packager',
+      'none.pub',
+      ...missing,
+    ],
+    'encrypt-string': ['encrypt-string', 'none.txt', ...missing],
+    'encrypt-bootstrap': ['encrypt-bootstrap', 'none.json', ...missing],
+    'decrypt-bootstrap': ['decrypt-bootstrap', 'none.enc', '--key-tuple', 'none.key'],
+    compile: ['compile', 'none.json'],
+    build: ['build', 'none.json'],
+    test: ['test', 'none.config.json'],
+  };
+
+  it('the table above covers every command with an -o option', () => {
+    const program = createProgram(processContext({}), () => undefined);
+    const writers = program.commands.filter((c) => c.options.some((o) => o.long === '--output'));
+    expect(writers.map((c) => c.name()).sort()).toEqual(Object.keys(WRITERS).sort());
+  });
+
+  it.each(Object.entries(WRITERS))(
+    '%s -o into a missing directory: exit 2, CLI_FILE_UNWRITABLE first',
+    async (_, args) => {
+      const cwd = fresh();
+      const r = await oapp([...args, '-o', 'missing/out'], { cwd });
+      expect(r.stderr).toBe(
+        'oapp: CLI_FILE_UNWRITABLE: missing/out: directory missing does not exist; nothing was written\n',
+      );
+      expect(r.code).toBe(2);
+      expect(filesIn(cwd)).toEqual([]);
+    },
+  );
+
+  it('an output that is not a regular file (a FIFO; /dev/null alike) is refused, not replaced', async () => {
+    const cwd = fresh();
+    execFileSync('mkfifo', [join(cwd, 'fifo')]);
+    const r = await oapp(['compile', 'none.json', '-o', 'fifo'], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'oapp: CLI_FILE_UNWRITABLE: fifo: not a regular file (use - for standard output); nothing was written\n',
+    );
+    expect(statSync(join(cwd, 'fifo')).isFIFO()).toBe(true);
   });
 });

@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
 import { readInput, STDIO, writeOutput } from '../io.js';
+import { checkOutputs } from '../output-paths.js';
 import { loadKey, loadKeyTuple } from '../keys.js';
 import { DEFAULT_BOOTSTRAP_KEY } from '../policy.js';
 import { addSealOptions, KEY_SOURCE_HELP, loadSealKeys, type SealFlags } from './shared.js';
@@ -55,6 +56,7 @@ export function encryptStringCommand(ctx: Context, done: Done): Command {
       `\n${KEY_SOURCE_HELP}\n\nExample:\n  printf %s "$CLIENT_SECRET" | oapp encrypt-string --packager-key packager.key --recipient agent.pub`,
     )
     .action(async (file: string, o: EncryptOptions) => {
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const keys = await loadSealKeys(ctx, o, true);
       const plaintext = await readInput(file, STRING_READ_LIMIT);
       try {
@@ -87,6 +89,7 @@ export function encryptBootstrapCommand(ctx: Context, done: Done): Command {
       `\n${KEY_SOURCE_HELP}\n\nExample:\n  oapp encrypt-bootstrap bootstrap.json -o bootstrap.enc --packager-key packager.key --recipient agent.pub`,
     )
     .action(async (file: string, o: EncryptOptions) => {
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const keys = await loadSealKeys(ctx, o);
       const bootstrap = await readInput(file, MAX_BOOTSTRAP_BYTES);
       try {
@@ -148,6 +151,7 @@ export function decryptBootstrapCommand(ctx: Context, done: Done): Command {
         '  oapp decrypt-bootstrap bootstrap.enc --key agent.key --sender packager.pub -o bootstrap.json',
     )
     .action(async (file: string, o: DecryptOptions) => {
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const tuple = await tupleOf(ctx, o);
       // Latin-1 maps every byte to one character: anything but Base64 then fails the strict decoder.
       const text = Buffer.from(await readInput(file, MAX_BOOTSTRAP_BYTES * 2)).toString('latin1');

@@ -4,7 +4,8 @@ import { basename, extname } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import { CliError } from '../errors.js';
-import { outputExists, STDIO, writeOutput } from '../io.js';
+import { STDIO, writeFiles, writeOutput } from '../io.js';
+import { checkOutputs } from '../output-paths.js';
 
 /** The purposes of `GET /key-gen`, and its aliases (docs/interfaces.md §1.5). */
 export const KEYGEN_PURPOSES = ['sign', 'authenticated', 'anonymous', 'symmetric'] as const;
@@ -55,30 +56,34 @@ async function keygen(ctx: Context, o: KeygenOptions): Promise<number> {
   if (purpose === 'symmetric' && o.publicOutput !== undefined)
     throw new CliError('CLI_USAGE', 'a symmetric key has no public half: drop --public-out');
   const pubPath = purpose === 'symmetric' ? undefined : (o.publicOutput ?? publicPathFor(o.output));
-  if (pubPath === o.output) throw new CliError('CLI_USAGE', '-o and --public-out name the same file');
-  // S152: refuse before generating anything, so both files stay as they were.
-  if (o.force !== true) {
-    for (const p of [o.output, pubPath]) {
-      if (p !== undefined && outputExists(p))
-        throw new CliError(
-          'CLI_OUTPUT_EXISTS',
-          `${p} exists; nothing was written (pass --force to replace it)`,
-        );
-    }
-  }
+  const noClobber = o.force !== true;
+  // S152 and issue 27: both paths are checked before anything is generated or written, so a bad --public-out
+  // leaves no secret key file behind (which would refuse the retry).
+  checkOutputs([
+    { path: o.output, flag: '-o', noClobber },
+    ...(pubPath === undefined ? [] : [{ path: pubPath, flag: '--public-out', noClobber }]),
+  ]);
   const id = o.id ?? basename(o.output, extname(o.output));
   const pair = generateKeyPair(purpose);
-  const noClobber = o.force !== true;
+  const pub = pair.publicKey;
   const secretRecord = Buffer.from(record(id, purpose, 'secret', keyToHex(pair.secretKey)), 'utf8');
   try {
-    await writeOutput(o.output, secretRecord, { mode: 0o600, noClobber });
+    // Written as a set: both staged first, then moved into place; a failure leaves neither.
+    await writeFiles([
+      { path: o.output, data: secretRecord, options: { mode: 0o600, noClobber } },
+      ...(pubPath === undefined || pub === null
+        ? []
+        : [
+            {
+              path: pubPath,
+              data: record(id, purpose, 'public', keyToHex(pub)),
+              options: { mode: 0o644, noClobber },
+            },
+          ]),
+    ]);
   } finally {
     wipe(pair.secretKey.bytes);
     secretRecord.fill(0);
-  }
-  const pub = pair.publicKey;
-  if (pubPath !== undefined && pub !== null) {
-    await writeOutput(pubPath, record(id, purpose, 'public', keyToHex(pub)), { mode: 0o644, noClobber });
   }
   const fp = pub === null ? null : fingerprint(pub.bytes);
   if (o.json === true) {

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { collect, type Context } from '../context.js';
 import { asUsage, CliError } from '../errors.js';
 import { memoryInput, packageInput, readInput, writePackage, type Input } from '../io.js';
+import { checkOutputs } from '../output-paths.js';
 import {
   addSealOptions,
   KEY_SOURCE_HELP,
@@ -58,6 +59,7 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
     )
     .action(async (workflow: string, o: PackageOptions) => {
       refuseJsonWithStdout(o.json, o.output);
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const keys = await loadSealKeys(ctx, o);
       const license = await licenseOf(o.license);
       if (o.raw === true && o.resourceDir !== undefined)

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import type { Context } from '../context.js';
 import { CliError, EXIT_FAILURE } from '../errors.js';
 import { openPackageTo, packageInput, repackageTo, type Input } from '../io.js';
+import { checkOutputs } from '../output-paths.js';
 import { loadKey } from '../keys.js';
 import { checkPolicy, resolvePolicy, type ResolvedPolicy, type RuleFailure } from '../policy.js';
 import {
@@ -190,6 +191,7 @@ export function openCommand(ctx: Context, done: Done): Command {
     )
     .action(async (pkg: string | undefined, o: OpenOptions) => {
       refuseJsonWithStdout(o.json, o.output);
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const resolved = await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m));
       const recipientSecretKey = await openingKey(ctx, o.key, resolved);
       const input = await packageInput(packagePathOf(pkg, resolved));
@@ -235,6 +237,7 @@ export function envelopeCommand(ctx: Context, done: Done): Command {
     )
     .action(async (pkg: string | undefined, o: EnvelopeOptions) => {
       refuseJsonWithStdout(o.json, o.output);
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const resolved = await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m));
       const recipientSecretKey = await openingKey(ctx, o.key, resolved);
       const keys = await loadSealKeys(ctx, o);

@@ -19,6 +19,7 @@ import { Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import { asUsage, CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../errors.js';
 import { STDIO, writeOutput } from '../io.js';
+import { checkOutputs } from '../output-paths.js';
 
 /** The config file `oapp test` reads when none is named. */
 export const DEFAULT_CONFIG_FILE = 'testrunner.config.json';
@@ -104,6 +105,8 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
         '  oapp test testrunner.config.json tests/login.test.json --reporter junit -o junit.xml',
     )
     .action(async (args: string[], o: TestOptions) => {
+      // The report is written after every test ran: a bad -o must not cost the whole run.
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const { config: configPath, tests } = splitArgs(args);
       if (!existsSync(configPath))
         throw new CliError(

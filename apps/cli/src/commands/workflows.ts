@@ -9,6 +9,7 @@ import {
 import { Command } from 'commander';
 import { collect, type Context } from '../context.js';
 import { readInput, STDIO, writeOutput } from '../io.js';
+import { checkOutputs } from '../output-paths.js';
 
 /** Resource directories: the ones given, else the directory of the input file (the working directory for stdin). */
 export function dirsFor(given: readonly string[] | undefined, input: string): string[] {
@@ -44,6 +45,7 @@ export function compileCommand(_ctx: Context, done: (code: number) => void): Com
     .option('--json', 'write the /workflow-compile response {ok, workflow, resources} instead')
     .addHelpText('after', '\nExample:\n  oapp compile workflow.json -o compiled.json')
     .action(async (workflow: string, o: CompileOptions) => {
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const { workflow: compiled, resources } = await compileFile(workflow, dirsFor(o.resourceDir, workflow));
       const body =
         o.json === true
@@ -95,6 +97,7 @@ export function buildCommand(_ctx: Context, done: (code: number) => void): Comma
     .option('--json', 'write the /build-workflows response {ok, workflow} instead')
     .addHelpText('after', '\nExample:\n  oapp build manifest.json -o workflow.json')
     .action(async (manifest: string, o: { output: string; workflowDir?: string[]; json?: boolean }) => {
+      checkOutputs([{ path: o.output, flag: '-o' }]);
       const bytes = await readInput(manifest, MAX_JSON_BYTES);
       const { workflow } = await buildWorkflows(bytes, {
         workflowDirs: dirsFor(o.workflowDir, manifest),
