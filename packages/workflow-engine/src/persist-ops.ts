@@ -113,7 +113,7 @@ function str(args: Args, i: number, name: string): string {
 }
 
 function storeOf(ctx: RunContext, call: string): PersistentStore {
-  const store = ctx.shared.stores.get(ctx.step.uid);
+  const store = ctx.store;
   if (store) return store;
   throw new EngineError(
     'ENGINE_NO_PERSISTENCE',
@@ -146,8 +146,7 @@ function finite(args: Args, i: number, name: string): number {
 
 /** `delta(key, value)` on a step with persistence (host-ops.ts keeps the in-memory one for other steps). */
 export function persistedDelta(ctx: RunContext, args: Args): number | undefined {
-  const store = ctx.shared.stores.get(ctx.step.uid);
-  if (!store) return undefined;
+  if (!ctx.store) return undefined;
   return writable(ctx, 'delta').delta(str(args, 0, 'delta key'), finite(args, 1, 'delta value'));
 }
 
@@ -206,8 +205,8 @@ export const PERSIST_OPS: Record<string, Op> = {
  * `[maxKeyBytes, maxValueBytes]` when the run's `setPersistedItem` calls may be buffered in the sandbox (README
  * "Persistence": write buffer): the step has a store that states its item limits and the run may write it.
  */
-export function writeBuffer(ctx: Pick<RunContext, 'shared' | 'step' | 'isAuth'>): [number, number] | null {
-  const limits = ctx.isAuth ? undefined : ctx.shared.stores.get(ctx.step.uid)?.itemLimits;
+export function writeBuffer(ctx: Pick<RunContext, 'store' | 'isAuth'>): [number, number] | null {
+  const limits = ctx.isAuth ? undefined : ctx.store?.itemLimits;
   return limits ? [limits.maxKeyBytes, limits.maxValueBytes] : null;
 }
 
@@ -250,25 +249,34 @@ export function deferMetric(ctx: RunContext, m: Metric): boolean {
   return true;
 }
 
-/** The store's {@link PersistentStore.writeMark} when a run of `step` starts (for {@link settleStep}). */
-export function writeMarkOf(shared: EngineShared, step: StepModel): number | undefined {
-  return shared.stores.get(step.uid)?.writeMark;
+/** A step run's store: its own view when the store has one (ADR 0126), else the store and its write mark. */
+export interface StepStore {
+  store: PersistentStore;
+  mark: number | undefined;
+}
+
+/** Begins a run of `step` on its store (for {@link settleStep}); undefined on a step without persistence. */
+export function beginStep(shared: EngineShared, step: StepModel): StepStore | undefined {
+  const store = shared.stores.get(step.uid);
+  if (!store) return undefined;
+  if (store.begin) return { store: store.begin(), mark: undefined };
+  return { store, mark: store.writeMark };
 }
 
 /**
- * Waits until the step's writes are durable (flushed, or committed with `persistenceFileFlush: false`), then
- * emits its held metrics; runs before the result is returned (S127). A failed write errors the run.
+ * Commits the step run's writes and waits until they are durable (flushed, or committed with
+ * `persistenceFileFlush: false`), then emits its held metrics; runs before the result is returned (S127). A failed
+ * write errors the run.
  */
 export async function settleStep(
   shared: EngineShared,
   step: StepModel,
   state: RunState,
-  mark: number | undefined,
+  run: StepStore | undefined,
 ): Promise<void> {
-  const store = shared.stores.get(step.uid);
-  if (!store || !step.persistence) return;
+  if (!run || !step.persistence) return;
   try {
-    await store.settle(step.persistence.flush, mark);
+    await run.store.settle(step.persistence.flush, run.mark);
   } catch {
     state.errors.push("ENGINE_PERSISTENCE_FAILED: the step's writes could not be stored");
   }

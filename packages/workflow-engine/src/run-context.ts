@@ -60,6 +60,11 @@ export interface RunContext {
   depth: number;
   sleptMs: number;
   errorText(err: unknown): string;
+  /**
+   * The step run's view of its step's store (persist-ops.ts, ADR 0126): its writes commit when the step run ends,
+   * with no other run's. Undefined on a step without persistence.
+   */
+  store?: PersistentStore | undefined;
   /** Aborted when the split deadline passed: host calls that wait on the network end (split-runner.ts). */
   signal?: AbortSignal | undefined;
   /** Where `addSplitReturnItem` puts items: set only for the splitGenerator of a split-aggregate step. */

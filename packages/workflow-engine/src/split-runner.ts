@@ -118,6 +118,7 @@ async function runItems(
       nested: flow.nested,
       authHeaders: dict<[string, string]>(),
       signal,
+      store: flow.store,
     };
     await cycle.runItem(f);
     if (signal.aborted) return; // cut short: neither a result nor an error of its own

@@ -2,7 +2,8 @@ import { carriesRestricted } from './restricted.js';
 import { EngineError, codeOf } from './errors.js';
 import { registerAuthHeaderValue } from './auth-ops.js';
 import { handleHostCall } from './host-ops.js';
-import { settleStep, writeBuffer, writeMarkOf } from './persist-ops.js';
+import { beginStep, settleStep, writeBuffer } from './persist-ops.js';
+import type { PersistentStore } from './persistence/types.js';
 import { errorText, type EngineShared, type RunContext } from './run-context.js';
 import { applyOutput, initialState, normalizeHeaders, sandboxInput, type RunState } from './run-state.js';
 import { scrubResponse } from './response-scrub.js';
@@ -32,6 +33,8 @@ export interface Flow {
   authBaseline?: Readonly<Record<string, string>> | undefined;
   /** Aborted at the deadline of a split-aggregate step: no further processor or call starts (split-runner.ts). */
   signal?: AbortSignal | undefined;
+  /** The step run's view of its store (persist-ops.ts `beginStep`); split items share it. */
+  store?: PersistentStore | undefined;
   /**
    * A urlGenerator or payloadGenerator of this cycle set the body: only then is it the outbound body (README
    * "Step flow"). The input body alone — a `sendToStep` message, a trigger's request, a split item — is never sent.
@@ -58,6 +61,7 @@ async function runUnit(
     sleptMs: 0,
     errorText,
     signal: flow.signal,
+    store: flow.store,
     split: mode === 'splitGenerator' ? flow.split : undefined,
     authBaseline: isAuth ? flow.authBaseline : undefined,
   };
@@ -313,7 +317,8 @@ export async function runStepFlow(
     authHeaders: Object.create(null) as Flow['authHeaders'],
   };
   if (step.type === 'scripted-auth') flow.authBaseline = { ...flow.state.properties };
-  const mark = writeMarkOf(shared, step);
+  const run = beginStep(shared, step);
+  flow.store = run?.store;
   try {
     await runFlow(flow);
   } catch (err) {
@@ -321,7 +326,7 @@ export async function runStepFlow(
       throw new EngineError(err.code, shared.secrets.scrub(err.message), { cause: err });
     throw err;
   } finally {
-    await settleStep(shared, step, flow.state, mark);
+    await settleStep(shared, step, flow.state, run);
   }
   return toResult(flow);
 }

@@ -406,14 +406,17 @@ describe('store accounting after a failed commit', () => {
 
   it('reports the failure to every run whose writes were lost, also when another run settled first', async () => {
     const s = await provider().open('s', spec('m.store'));
-    const before = s.writeMark!;
+    const [a, b] = [s.begin!(), s.begin!()];
     failNextCommit(s);
-    s.setItem('lost', 'v');
-    await expect(s.settle(true)).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_FAILED'); // another run's settle
-    await expect(s.settle(true, before)).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_FAILED');
-    const after = s.writeMark!;
-    s.setItem('fine', 'v');
-    await expect(s.settle(true, after)).resolves.toBeUndefined();
+    a.setItem('lost', 'v');
+    b.setItem('held', 'v'); // held by another run when a's commit fails: lost with it
+    await expect(a.settle(true)).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_FAILED');
+    expect(() => b.setItem('more', 'v')).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_FAILED');
+    await expect(b.settle(true)).toThrowCode(EngineError, 'ENGINE_PERSISTENCE_FAILED');
+    const c = s.begin!();
+    c.setItem('fine', 'v');
+    await expect(c.settle(true)).resolves.toBeUndefined();
+    expect([s.getItem('lost'), s.getItem('held'), s.getItem('fine')]).toEqual([null, null, 'v']);
   });
 
   it('a step run whose commit fails errors with ENGINE_PERSISTENCE_FAILED; the next run stores and counts right', async () => {

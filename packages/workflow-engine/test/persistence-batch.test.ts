@@ -74,6 +74,7 @@ async function rawChannel({ limits = {}, file = 's.store', sealed = false } = {}
   const ctx = {
     shared: { stores: new Map([['s', store]]) },
     step: { stepId: 's', uid: 's' },
+    store,
     isAuth: false,
   } as unknown as RunContext;
   return { store, ctx };

@@ -26,9 +26,6 @@ export const SIZE_CACHE_KEYS = 65_536;
  */
 export const HELD_WRITES = { entries: 10_000, bytes: 4 * 1024 * 1024 } as const;
 
-/** Failed hand-overs remembered for {@link LmdbEntries.settle}. */
-const MAX_FAILURES = 1024;
-
 /** A Buffer over the same bytes, no copy (for `toString` and lmdb-js's typed reads; its writes take any view). */
 function view(u8: Uint8Array): Buffer {
   return Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.length);
@@ -42,68 +39,109 @@ function failed(): EngineError {
   return new EngineError('ENGINE_PERSISTENCE_FAILED', 'an earlier write to the store failed');
 }
 
-/** What the store knows of one storage key (ADR 0066, 0125). */
+/** What the store knows of one storage key (ADR 0066, 0125, 0126). */
 interface Known {
   /**
-   * The stored size (-1: absent) as the writes so far leave it, pending ones included (after a failed hand-over,
-   * until the recount forgets every entry, it may count a write that was not stored; nothing reads it then).
+   * The stored size (-1: absent) as the writes so far leave it, pending ones of every open run included (after a
+   * failed hand-over, until the recount forgets every entry, it may count a write that was not stored).
    */
   size: number;
-  /** A write not yet committed (read-your-writes): the stored bytes, null for a removal; undefined when none. */
+  /**
+   * The newest write not yet committed, of whichever run made it (every run reads it at once): the stored bytes, null
+   * for a removal; undefined when none.
+   */
   pending: Uint8Array | null | undefined;
+  /** The write number of {@link pending} (the store numbers every write it takes). */
+  pendingSeq: number;
+  /** The stored size as the writes handed to LMDB leave it (-1: absent): what the stats record counts. */
+  committed: number;
+  /** The write number of the newest write of this key handed to LMDB (0: none since the entry was made). */
+  handedSeq: number;
   /** Its id while it is kept in `pinned` (its generation was let go while its write was pending). */
   pinnedAs: string | undefined;
 }
 
 /**
- * Writes waiting to be handed to LMDB, three items each, flat (no array per write): what the store knows of the
- * key, the storage key and the stored bytes (null: remove).
+ * Writes waiting to be handed to LMDB, four items each, flat (no array per write): what the store knows of the
+ * key, the storage key, the stored bytes (null: remove) and the write's number.
  */
-type Held = (Known | Uint8Array | null)[];
+type Held = (Known | Uint8Array | null | number)[];
 
 /**
- * The entry layer of a store (ADR 0052, 0066): an overlay of writes not yet committed over LMDB, size accounting
- * and limit checks, and waiting for durability. `LmdbStore` builds the context calls on it.
+ * The writes of one step run (ADR 0126): held until that run settles, then handed to LMDB in one transaction with
+ * the stats record. No other run's settle hands them over, so a run that never finishes (the process is killed)
+ * leaves nothing of itself in the file.
+ */
+export class RunWrites {
+  held: Held = [];
+  heldBytes = 0;
+  /** Writes held (entries), against the run's limit. */
+  heldEntries = 0;
+  /** Some write of this run found its key pending (its own or another run's): see {@link LmdbEntries.handOver}. */
+  replaces = false;
+  /** The hand-over of these writes, once made. */
+  lastWrite: Promise<unknown> = Promise.resolve();
+  /** Its writes were lost (a failed hand-over of its own or of another run): it refuses writes and fails. */
+  failed = false;
+  /** Settled: it takes no more writes. */
+  ended = false;
+  constructor(
+    /** Handed over as soon as this many entries or bytes are held (the store's own run), or never (a step run). */
+    readonly handAt: { entries: number; bytes: number } | undefined,
+  ) {}
+}
+
+/** The hand-over bound of the store's own run (calls made on the store, not through a step run's view). */
+const OWN_HAND_AT = HELD_WRITES;
+
+/**
+ * The entry layer of a store (ADR 0052, 0066, 0126): an overlay of writes not yet committed over LMDB, size
+ * accounting and limit checks, and waiting for durability. `LmdbStore` builds the context calls on it.
  *
- * - Writes are checked and counted at the call and visible at once (the overlay), but held in memory until
- *   {@link settle} (or a bound, {@link HELD_WRITES}) hands them to LMDB together with the stats record, in one
- *   event turn and so in one LMDB transaction: the counts never drift from the data, and a step run costs one
- *   commit and one fsync however many calls wrote.
- * - The counts live in memory, loaded at open. The stored size of recently read or written keys is remembered
- *   with their pending write in one entry per key ({@link Known}), so the accounting of an overwrite or removal
- *   needs one map lookup and no LMDB read unless the key was not seen lately.
- * - A hand-over LMDB refuses at commit (disk full, I/O error) stops every later write until {@link settle} has
- *   dropped what was held and recounted what is stored: the counts never include writes that were not stored.
+ * - Writes are checked and counted at the call and visible at once to every run (the overlay), but held in memory
+ *   by the run that made them ({@link RunWrites}) until that run settles, which hands them to LMDB together with the
+ *   stats record in one event turn and so in one LMDB transaction. Another run's settle never takes them: a run
+ *   that never finishes leaves the file as if it never started, and the counts never drift from the data.
+ * - Every write is numbered. Per key, a hand-over writes a run's last write only when no newer write of that key was
+ *   handed over before it, so runs that commit out of order leave the newest write of each key.
+ * - The stats record counts what the hand-overs leave ({@link Known.committed}); the limits are checked against the
+ *   counts with every pending write included, so no run's commit can take the store over a limit.
+ * - A hand-over LMDB refuses at commit (disk full, I/O error) fails its run and every open run with held writes, and
+ *   stops every later write until a settle has recounted what is stored: the counts never include writes that were
+ *   not stored.
  */
 export class LmdbEntries {
   /**
-   * Recently seen keys by id, in two generations of half {@link SIZE_CACHE_KEYS}: their size, and the write held
-   * or handed to LMDB and not yet committed (read-your-writes until the commit lands). A key with a pending write is
-   * never let go (see {@link add}).
+   * Recently seen keys by id, in two generations of half {@link SIZE_CACHE_KEYS}: their size, and the newest write
+   * not yet committed (read-your-writes until its commit lands). A key with a pending write is never let go (see
+   * {@link add}).
    */
   private known = new Map<string, Known>();
   private oldKnown = new Map<string, Known>();
   /** Entries of a generation let go while their write was pending, until its commit: each is moved here once. */
   private pinned = new Map<string, Known>();
-  /** Writes not yet handed to LMDB, in call order, and their stored bytes. */
-  private held: Held = [];
-  private heldBytes = 0;
-  /** A held write may replace one still pending (a key written twice before its commit): see {@link handOver}. */
-  private heldReplaces = false;
-  /** The stats record changed since the last hand-over. */
-  private statsDirty = false;
+  /** The number of the last write taken (0: none). */
+  private seq = 0;
+  /** Counts with every pending write included: the limits are checked against these. */
   protected stats: Stats = { entries: 0, bytes: 0 };
+  /** Counts of what the hand-overs so far leave in LMDB: the stats record. */
+  private committedStats: Stats = { entries: 0, bytes: 0 };
+  /** The last hand-over (every earlier one commits before it: lmdb-js commits in order). */
   protected lastWrite: Promise<unknown> = Promise.resolve();
-  /** Calls that wrote, counted ({@link writeMark}); those handed to LMDB; those covered by a settle without `since`. */
+  /** The run writing now: a step run's view sets it around each call ({@link within}); else the store's own. */
+  private writer: RunWrites;
+  /** Writes made on the store itself, not through a step run (tests, tools): handed over at a bound or a settle. */
+  private readonly own = new RunWrites(OWN_HAND_AT);
+  /** Runs with held writes or a hand-over not yet settled. */
+  private readonly open = new Set<RunWrites>();
+  /** Calls that wrote, counted ({@link writeMark}). */
   private calls = 0;
-  private handedCalls = 0;
-  private settledCalls = 0;
   /** True while the current call has written. */
   private callWrote = false;
-  /** Set when a hand-over failed: writes are refused until {@link settle} has recounted the store. */
+  /** Set when a hand-over failed: writes are refused until a settle has recounted the store. */
   private broken = false;
-  /** Calls `(from, to]` whose writes were lost (a failed hand-over, or held when it failed). */
-  private failures: [from: number, to: number][] = [];
+  /** The store's own run lost writes since its last settle. */
+  private ownFailedAt = -1;
   /** Set when pending writes were cleared after a commit: the next LMDB read starts a fresh snapshot. */
   protected staleSnapshot = false;
 
@@ -111,12 +149,38 @@ export class LmdbEntries {
     protected readonly db: RootDatabase<Buffer, Buffer>,
     protected readonly codec: StoreCodec,
     protected readonly limits: PersistenceLimits,
-  ) {}
+  ) {
+    this.writer = this.own;
+  }
+
+  /** Loads the stats record's counts (at open): nothing is pending yet. */
+  protected setCounts(stats: Stats): void {
+    this.stats = { ...stats };
+    this.committedStats = { ...stats };
+  }
+
+  // ---- step runs ----
+
+  /** A new step run's writes (ADR 0126): pass it to {@link within} around its calls and settle it once. */
+  protected newRun(): RunWrites {
+    return new RunWrites(undefined);
+  }
+
+  /** Runs `fn` (one public call) with `run` as the writer. */
+  protected within<T>(run: RunWrites, fn: () => T): T {
+    const before = this.writer;
+    this.writer = run;
+    try {
+      return fn();
+    } finally {
+      this.writer = before;
+    }
+  }
 
   // ---- raw access: overlay of pending writes over LMDB ----
 
   /** The map key of a storage key: its bytes as a latin1 string (one character per byte). */
-  private idOf(key: Uint8Array): string {
+  protected idOf(key: Uint8Array): string {
     return view(key).toString('latin1');
   }
 
@@ -127,9 +191,14 @@ export class LmdbEntries {
     this.freshSnapshot();
     const v = this.db.getBinary(view(key));
     const size = v === undefined ? -1 : v.length;
-    if (k !== undefined) k.size = size;
-    else this.add(id, { size, pending: undefined, pinnedAs: undefined });
+    if (k !== undefined) k.size = k.committed = size;
+    else this.add(id, known(size));
     return v;
+  }
+
+  /** True when `id` has a pending removal (a queue item taken by a run not yet committed). */
+  protected removedPending(id: string): boolean {
+    return this.lookup(id)?.pending === null;
   }
 
   /**
@@ -152,11 +221,7 @@ export class LmdbEntries {
     const k = this.lookup(id);
     if (k !== undefined) return k;
     this.freshSnapshot();
-    const read: Known = {
-      size: this.db.getBinaryFast(view(key))?.length ?? -1,
-      pending: undefined,
-      pinnedAs: undefined,
-    };
+    const read = known(this.db.getBinaryFast(view(key))?.length ?? -1);
     this.add(id, read);
     return read;
   }
@@ -189,13 +254,19 @@ export class LmdbEntries {
 
   /**
    * True when up to `entries` new entries of `bytes` more bytes (storage keys and stored values) cannot breach the
-   * store's limits, and the store takes writes (no failed hand-over waiting for {@link settle}).
+   * store's limits or the writing run's, and the store takes writes (no failed hand-over waiting for a settle).
    */
   protected hasRoom(entries: number, bytes: number): boolean {
+    const run = this.writer;
     return (
       !this.broken &&
+      !run.failed &&
+      !run.ended &&
       this.stats.entries + entries <= this.limits.maxEntries &&
-      this.stats.bytes + bytes <= this.limits.maxStoreBytes
+      this.stats.bytes + bytes <= this.limits.maxStoreBytes &&
+      (run.handAt !== undefined ||
+        (run.heldEntries + entries <= this.limits.maxRunEntries &&
+          run.heldBytes + bytes <= this.limits.maxRunBytes))
     );
   }
 
@@ -205,15 +276,26 @@ export class LmdbEntries {
   }
 
   /**
-   * Checks one write of the current call against the limits, counts it and holds it (visible at once);
-   * {@link mutate} ends the call. `knownId`: the key's id (its bytes as latin1) when the caller has it.
+   * Checks one write of the current call against the limits, counts it and holds it in the writing run (visible at
+   * once); {@link mutate} ends the call. `knownId`: the key's id (its bytes as latin1) when the caller has it.
    */
   protected putEntry(key: Uint8Array, stored: Uint8Array | null, knownId?: string): void {
-    if (this.broken) throw failed();
+    const run = this.writer;
+    if (this.broken || run.failed) throw failed();
+    if (run.ended)
+      throw new EngineError('ENGINE_PERSISTENCE_FAILED', 'the step run has ended: it takes no writes');
     const id = knownId ?? this.idOf(key);
     const k = this.entryOf(id, key);
     const old = k.size;
     if (old < 0 && stored === null) return;
+    const add = key.length + (stored?.length ?? 0);
+    if (
+      run.handAt === undefined &&
+      (run.heldEntries >= this.limits.maxRunEntries || run.heldBytes + add > this.limits.maxRunBytes)
+    )
+      throw limit(
+        `one step run holds its limit of ${this.limits.maxRunEntries} writes or ${this.limits.maxRunBytes} bytes not yet committed`,
+      );
     const entries = this.stats.entries + (stored ? 1 : 0) - (old >= 0 ? 1 : 0);
     const bytes =
       this.stats.bytes + (stored ? key.length + stored.length : 0) - (old >= 0 ? key.length + old : 0);
@@ -221,19 +303,22 @@ export class LmdbEntries {
       throw limit(`the store holds its limit of ${this.limits.maxEntries} entries`);
     if (bytes > this.stats.bytes && bytes > this.limits.maxStoreBytes)
       throw limit(`the store holds its limit of ${this.limits.maxStoreBytes} bytes`);
-    if (k.pending !== undefined) this.heldReplaces = true;
+    if (k.pending !== undefined) run.replaces = true;
+    const seq = ++this.seq;
     k.size = stored === null ? -1 : stored.length;
     k.pending = stored;
-    this.held.push(k, key, stored);
-    this.heldBytes += key.length + (stored?.length ?? 0);
+    k.pendingSeq = seq;
+    if (run.held.length === 0) this.open.add(run);
+    run.held.push(k, key, stored, seq);
+    run.heldBytes += add;
+    run.heldEntries++;
     this.stats.entries = entries;
     this.stats.bytes = bytes;
-    this.statsDirty = true;
     this.callWrote = true;
   }
 
   /**
-   * Runs one public call: its writes are held together and handed to LMDB together (see {@link handOver}), so
+   * Runs one public call: its writes are held by the writing run and handed to LMDB with that run's others, so
    * each call is atomic. A call that throws keeps the writes it made before the throw (a batch breaching a limit
    * keeps the pairs before the breach).
    */
@@ -244,54 +329,68 @@ export class LmdbEntries {
       if (this.callWrote) {
         this.callWrote = false;
         this.calls++;
-        if (this.held.length >= 3 * HELD_WRITES.entries || this.heldBytes >= HELD_WRITES.bytes)
-          this.handOver();
+        const run = this.writer,
+          at = run.handAt;
+        if (at !== undefined && (run.heldEntries >= at.entries || run.heldBytes >= at.bytes))
+          this.handOver(run);
       }
     }
   }
 
   /**
-   * Hands every held write and the stats record to LMDB in one event turn, hence one transaction. After the
-   * commit the pending writes not replaced since are cleared from their entries (the overlay); after a failed
-   * commit too (they were not stored), and the store stops taking writes until {@link settle} has recounted it.
+   * Hands the run's held writes and the stats record to LMDB in one event turn, hence one transaction. Per key only
+   * the run's last write goes, and only when no newer write of the key was handed over before. After the commit,
+   * the overlay forgets each write that is still the newest of its key; after a failed commit too (they were not
+   * stored), and the store fails every open run and stops taking writes until a settle has recounted it.
    */
-  private handOver(): void {
-    if (this.held.length === 0) return;
-    const writes = this.held;
-    const replaces = this.heldReplaces;
-    this.held = [];
-    this.heldBytes = 0;
-    this.heldReplaces = false;
-    const from = this.handedCalls;
-    const to = (this.handedCalls = this.calls);
+  private handOver(run: RunWrites): void {
+    if (run.held.length === 0) return;
+    const writes = run.held;
+    const replaces = run.replaces;
+    run.held = [];
+    run.heldBytes = 0;
+    run.heldEntries = 0;
+    run.replaces = false;
+    // The run's last write of each key, looked up only when some write found its key pending.
+    let last: Map<Known, number> | undefined;
+    if (replaces) {
+      last = new Map();
+      for (let i = 0; i < writes.length; i += 4) last.set(writes[i] as Known, writes[i + 3] as number);
+    }
     // lmdb-js gives the writes of one batch one promise; every distinct one is watched (no unhandled rejection).
     const commits: Promise<unknown>[] = [];
     const watch = (q: Promise<unknown>): void => {
       if (q !== commits[commits.length - 1]) commits.push(q);
     };
+    const c = this.committedStats;
     try {
       // lmdb-js takes any Uint8Array as a binary key or value (its README, `keyEncoding: 'binary'`): views go as
-      // they are. A write replaced by a later one of this hand-over is not written; only when some write found its
-      // key pending is that looked up.
-      for (let i = 0; i < writes.length; i += 3) {
-        const key = writes[i + 1] as Buffer,
-          stored = writes[i + 2] as Buffer | null;
-        if (replaces && (writes[i] as Known).pending !== stored) continue;
+      // they are.
+      for (let i = 0; i < writes.length; i += 4) {
+        const k = writes[i] as Known,
+          key = writes[i + 1] as Buffer,
+          stored = writes[i + 2] as Buffer | null,
+          seq = writes[i + 3] as number;
+        if ((last !== undefined && last.get(k) !== seq) || k.handedSeq > seq) continue;
+        k.handedSeq = seq;
+        const was = k.committed;
+        if (stored === null && was < 0) continue;
+        k.committed = stored === null ? -1 : stored.length;
+        c.entries += (stored ? 1 : 0) - (was >= 0 ? 1 : 0);
+        c.bytes += (stored ? key.length + stored.length : 0) - (was >= 0 ? key.length + was : 0);
         watch(stored === null ? this.db.remove(key) : this.db.put(key, stored));
       }
-      if (this.statsDirty) {
-        this.statsDirty = false;
-        watch(this.db.put(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(this.stats))));
-      }
+      if (commits.length > 0) watch(this.db.put(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(c))));
     } catch (err) {
-      // LMDB refused at the call: what was handed over may or may not be stored; settle() reports and recounts.
+      // LMDB refused at the call: what was handed over may or may not be stored; a settle reports and recounts.
       commits.push(Promise.reject(err instanceof Error ? err : new Error(String(err))));
     }
-    const p = commits.length === 1 ? commits[0]! : Promise.all(commits);
+    const p =
+      commits.length === 0 ? Promise.resolve() : commits.length === 1 ? commits[0]! : Promise.all(commits);
     const drop = (): void => {
-      for (let i = 0; i < writes.length; i += 3) {
+      for (let i = 0; i < writes.length; i += 4) {
         const k = writes[i] as Known;
-        if (k.pending !== writes[i + 2]) continue; // written again since: that write's own drop clears it
+        if (k.pendingSeq !== writes[i + 3] || k.pending === undefined) continue; // a newer write is pending
         k.pending = undefined;
         if (k.pinnedAs !== undefined) {
           this.pinned.delete(k.pinnedAs);
@@ -300,20 +399,28 @@ export class LmdbEntries {
         this.staleSnapshot = true;
       }
     };
-    this.lastWrite = p.then(drop, () => {
+    run.lastWrite = this.lastWrite = p.then(drop, () => {
       drop();
-      this.fail(from, to);
+      this.fail(run);
     });
   }
 
   /**
-   * After a failed hand-over: writes are refused until {@link settle} has recounted the store, which also forgets
+   * After a failed hand-over: the run and every open run with held writes lose them (they fail at their settle and
+   * refuse further writes), and every write is refused until a settle has recounted the store, which also forgets
    * every remembered size (some count writes that were not stored).
    */
-  private fail(from: number, to: number): void {
+  private fail(run: RunWrites): void {
     this.broken = true;
-    this.failures.push([from, to]);
-    if (this.failures.length > MAX_FAILURES) this.failures.shift();
+    for (const r of [run, ...this.open]) {
+      if (r.held.length === 0 && r !== run) continue;
+      r.failed = true;
+      r.held = [];
+      r.heldBytes = 0;
+      r.heldEntries = 0;
+      r.replaces = false;
+    }
+    if (this.own.failed) this.ownFailedAt = this.calls;
   }
 
   protected getValue(key: Uint8Array): Uint8Array | undefined {
@@ -358,67 +465,105 @@ export class LmdbEntries {
     return bytes;
   }
 
-  /** Hands the held writes to LMDB now (one transaction); {@link settle} waits for them. */
+  /** Hands the writes the store's own calls hold to LMDB now (one transaction); {@link settle} waits for them. */
   commit(): void {
-    if (!this.broken) this.handOver();
+    if (!this.broken) this.handOver(this.own);
   }
 
-  /** The number of calls that wrote so far: pass it to {@link settle} to hear of failures from then on. */
+  /** The number of calls that wrote so far. */
   get writeMark(): number {
     return this.calls;
   }
 
   /**
-   * Hands the held writes to LMDB and waits for every write so far: committed, and flushed to disk when
-   * `flush`. Rejects with `ENGINE_PERSISTENCE_FAILED` when a write made after `since` (a {@link writeMark}) was
-   * lost; without `since`, one made since the last such settle. After a failed commit it first drops what was
-   * held, recounts what is stored and writes that count.
+   * Settles a step run (ADR 0126): hands its held writes to LMDB and waits for that commit, and the flush when
+   * `flush`. Rejects with `ENGINE_PERSISTENCE_FAILED` when any of its writes was lost. The run takes no writes after.
+   */
+  protected async settleRun(run: RunWrites, flush: boolean): Promise<void> {
+    run.ended = true;
+    if (!this.broken && !run.failed) this.handOver(run);
+    let last: Promise<unknown>;
+    do {
+      last = run.lastWrite;
+      await last;
+    } while (last !== run.lastWrite);
+    this.open.delete(run);
+    if (flush) await this.db.flushed;
+    if (this.broken) await this.recountAfterAll();
+    if (run.failed) throw failed();
+  }
+
+  /**
+   * Hands the store's own held writes to LMDB and waits for every hand-over so far: committed, and flushed to disk
+   * when `flush`. Rejects with `ENGINE_PERSISTENCE_FAILED` when a write made on the store itself after `since` (a
+   * {@link writeMark}; without it, since the last settle) was lost. After a failed commit it first recounts what is
+   * stored and writes that count.
    */
   async settle(flush: boolean, since?: number): Promise<void> {
     this.commit();
-    const upTo = this.calls;
-    const from = since ?? this.settledCalls;
     let last: Promise<unknown>;
     do {
       last = this.lastWrite;
       await last;
     } while (last !== this.lastWrite);
     if (flush) await this.db.flushed;
-    if (since === undefined) this.settledCalls = Math.max(this.settledCalls, upTo);
-    if (this.broken) await this.recount();
-    if (this.failures.some(([f, t]) => t > from && f < upTo)) throw failed();
+    if (this.broken) await this.recountAfterAll();
+    const lost = this.own.failed && (since === undefined || this.ownFailedAt > since);
+    if (since === undefined || lost) {
+      this.own.failed = false;
+      this.open.delete(this.own);
+    }
+    if (lost) throw failed();
   }
 
-  /** After a failed hand-over: drops the held writes, counts what LMDB holds and writes that count. */
+  /** Waits for every hand-over made so far (a recount must see them all), then recounts once. */
+  private async recountAfterAll(): Promise<void> {
+    let last: Promise<unknown>;
+    do {
+      last = this.lastWrite;
+      await last.catch(() => undefined);
+    } while (last !== this.lastWrite);
+    if (this.broken) await (this.recounting ??= this.recount().finally(() => (this.recounting = undefined)));
+  }
+
+  /** The recount under way, shared by the settles that wait for it. */
+  private recounting: Promise<void> | undefined;
+
+  /** After a failed hand-over: counts what LMDB holds and writes that count; the overlay is forgotten. */
   private async recount(): Promise<void> {
-    if (this.held.length > 0) this.failures.push([this.handedCalls, this.calls]);
-    this.held = [];
-    this.heldBytes = 0;
-    this.heldReplaces = false;
-    this.handedCalls = this.calls;
+    for (const r of this.open)
+      if (r.held.length > 0) {
+        r.failed = true;
+        r.held = [];
+        r.heldBytes = 0;
+        r.heldEntries = 0;
+      }
     this.known = new Map();
     this.oldKnown = new Map();
     this.pinned = new Map();
+    this.forgetOverlay();
     const stats: Stats = { entries: 0, bytes: 0 };
     this.db.resetReadTxn();
     for (const { key, value } of this.db.getRange({ start: Buffer.from([1]) })) {
       stats.entries++;
       stats.bytes += key.length + value.length;
     }
-    this.stats = stats;
-    this.statsDirty = false;
     try {
       await this.db.put(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(stats)));
     } catch {
       throw failed(); // still broken: the next settle tries again
     }
+    this.setCounts(stats);
     this.broken = false;
   }
 
-  /** Hands over and waits for every write, then closes the environment. */
+  /** Called when the overlay is forgotten after a failed commit: state built on it is dropped too. */
+  protected forgetOverlay(): void {}
+
+  /** Hands over every held write (runs still open at close included) and waits, then closes the environment. */
   async close(): Promise<void> {
-    this.commit();
-    await this.lastWrite;
+    if (!this.broken) for (const r of [this.own, ...this.open]) this.handOver(r);
+    await this.lastWrite.catch(() => undefined);
     await this.db.flushed;
     await this.db.close();
   }
@@ -427,4 +572,8 @@ export class LmdbEntries {
   get database(): Database<Buffer, Buffer> {
     return this.db;
   }
+}
+
+function known(size: number): Known {
+  return { size, pending: undefined, pendingSeq: 0, committed: size, handedSeq: 0, pinnedAs: undefined };
 }

@@ -14,6 +14,8 @@ export const DEFAULT_PERSISTENCE_LIMITS: Readonly<PersistenceLimits> = Object.fr
   maxEntries: 1_000_000,
   maxStoreBytes: 1024 * MiB,
   maxTakeBytes: 8 * MiB,
+  maxRunEntries: 200_000,
+  maxRunBytes: 64 * MiB,
 });
 
 /** Options of {@link createLmdbPersistence}. */

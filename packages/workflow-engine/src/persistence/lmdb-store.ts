@@ -2,7 +2,7 @@ import { fstatSync, readSync } from 'node:fs';
 import type * as Lmdb from 'lmdb';
 import type { RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
-import { LmdbEntries, limit, type Stats } from './lmdb-entries.js';
+import { LmdbEntries, limit, type RunWrites, type Stats } from './lmdb-entries.js';
 import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
 import { joinedPairs } from './joined.js';
 import { StoreFiles } from './store-files.js';
@@ -26,6 +26,15 @@ const LMDB_MAGIC = [0xde, 0xc0, 0xef, 0xbe];
 const MAGIC_OFFSET = 24;
 /** Queue sequence numbers start here, so `returnItem` can go below the first pushed item. */
 const QUEUE_BASE = 2 ** 40;
+/** Queues whose state a store keeps before it lets go of the empty ones. */
+const MAX_QUEUE_STATES = 1024;
+
+/** A queue's visible items: the sequence numbers `seqs[head…]`, in order. */
+interface QueueState {
+  name: string;
+  seqs: number[];
+  head: number;
+}
 
 const utf8 = new TextDecoder('utf-8');
 /** The first byte of an item's storage key and of a plain stored value (store-codec.ts), as latin1 text. */
@@ -95,6 +104,12 @@ function parseJson<T>(bytes: Uint8Array | undefined, where: string, what: string
 
 /** One LMDB environment = one persistence file (ADR 0052). Writes are visible at once, durable at `settle`. */
 export class LmdbStore extends LmdbEntries implements PersistentStore {
+  /** The state of each queue used lately, by the id of its key prefix. */
+  private readonly queues = new Map<string, QueueState>();
+  /** The next sequence number of a pushed item, and of a returned one (counting down): never reused. */
+  private upSeq = QUEUE_BASE;
+  private downSeq = QUEUE_BASE - 1;
+
   private constructor(
     db: RootDatabase<Buffer, Buffer>,
     codec: StoreCodec,
@@ -154,6 +169,21 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     return store;
   }
 
+  /** {@link PersistentStore.begin}: a step run's view, whose writes commit with its own settle only. */
+  begin(): PersistentStore {
+    return new StoreRun(this, this.newRun());
+  }
+
+  /** For {@link StoreRun}: one call of the run, with the run as the writer. */
+  as<T>(run: RunWrites, fn: () => T): T {
+    return this.within(run, fn);
+  }
+
+  /** For {@link StoreRun}: settles the run. */
+  end(run: RunWrites, flush: boolean): Promise<void> {
+    return this.settleRun(run, flush);
+  }
+
   /** Waits for every write, closes the environment, then the files. */
   override async close(): Promise<void> {
     try {
@@ -167,7 +197,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     const raw = this.db.getBinary(Buffer.from(META_KEY));
     if (raw === undefined) return this.create(where);
     const meta = parseJson<Meta>(raw, where, 'meta');
-    if (meta.format !== STORE_FORMAT || meta.version !== STORE_VERSION)
+    if (meta.format !== STORE_FORMAT || (meta.version !== STORE_VERSION && meta.version !== 1))
       throw corrupt(where, 'the persistence file belongs to another program or version');
     if (meta.encrypted !== this.codec.encrypted)
       throw new EngineError(
@@ -184,7 +214,41 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     const stats = parseJson<Stats>(this.db.getBinary(Buffer.from(STATS_KEY)), where, 'stats');
     if (!Number.isSafeInteger(stats.entries) || !Number.isSafeInteger(stats.bytes))
       throw corrupt(where, 'unreadable stats record');
-    this.stats = stats;
+    this.setCounts(stats);
+    if (meta.version === 1) this.migrateFrom1(meta, where);
+  }
+
+  /**
+   * A version 1 store kept a header record `{h, t}` per queue; version 2 has none (ADR 0126): the items are the
+   * queue. The headers go and the counts are made anew, in one transaction, before anything else reads the store.
+   */
+  private migrateFrom1(meta: Meta, where: string): void {
+    const stats: Stats = { entries: 0, bytes: 0 };
+    try {
+      this.db.transactionSync(() => {
+        for (const { key, value } of this.db.getRange({ start: Buffer.from([1]) }) as Iterable<{
+          key: Buffer;
+          value: Buffer;
+        }>) {
+          if (key[0] === KIND.queueHeader) {
+            this.db.removeSync(key);
+            continue;
+          }
+          stats.entries++;
+          stats.bytes += key.length + value.length;
+        }
+        this.db.putSync(Buffer.from(STATS_KEY), Buffer.from(JSON.stringify(stats)));
+        this.db.putSync(
+          Buffer.from(META_KEY),
+          Buffer.from(JSON.stringify({ ...meta, version: STORE_VERSION })),
+        );
+      });
+    } catch (cause) {
+      throw new EngineError('ENGINE_PERSISTENCE_FAILED', `${where}: the store could not be upgraded`, {
+        cause,
+      });
+    }
+    this.setCounts(stats);
   }
 
   /** A new (or empty) environment gets its meta record; a non-empty one without it is someone else's. */
@@ -323,20 +387,50 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     return typeof prev === 'number' ? value - prev : value;
   }
 
-  private header(queue: string): { key: Uint8Array; h: number; t: number } {
-    const key = this.codec.key(KIND.queueHeader, this.name(queue, 'queue name'));
-    const rec = this.getJson<{ h: number; t: number }>(key);
-    return { key, h: rec?.h ?? QUEUE_BASE, t: rec?.t ?? QUEUE_BASE };
+  // ---- queues (ADR 0126): one entry per item, no shared header, so each run's push and take commit alone ----
+
+  /**
+   * The visible items of `queue` in order, loaded from LMDB the first time the queue is used (keys only; items whose
+   * removal is pending are left out) and then kept in step with every push, take and return.
+   */
+  private queueOf(queue: string): QueueState {
+    const name = this.name(queue, 'queue name');
+    const first = this.codec.queueItemKey(name, 0);
+    const prefix = first.subarray(0, first.length - 8);
+    const id = this.idOf(prefix);
+    let q = this.queues.get(id);
+    if (q !== undefined) return q;
+    if (this.queues.size >= MAX_QUEUE_STATES) this.forgetEmptyQueues();
+    const seqs: number[] = [];
+    this.freshSnapshot();
+    for (const key of this.db.getKeys({
+      start: Buffer.from(first),
+      end: Buffer.concat([prefix, Buffer.alloc(8, 0xff)]),
+    }) as Iterable<Buffer>) {
+      if (key.length !== first.length || this.removedPending(key.toString('latin1'))) continue;
+      seqs.push(Number(key.readBigUInt64BE(key.length - 8)));
+    }
+    q = { name, seqs, head: 0 };
+    if (seqs.length > 0) {
+      this.upSeq = Math.max(this.upSeq, seqs[seqs.length - 1]! + 1);
+      this.downSeq = Math.min(this.downSeq, seqs[0]! - 1);
+    }
+    this.queues.set(id, q);
+    return q;
   }
 
-  private saveHeader(q: { key: Uint8Array; h: number; t: number }): void {
-    if (q.h === q.t) this.setEntry(q.key, null);
-    else this.setJson(q.key, { h: q.h, t: q.t });
+  /** Lets go of the states of empty queues (a script may name many); a queue with items keeps its state. */
+  private forgetEmptyQueues(): void {
+    for (const [id, q] of this.queues) if (q.seqs.length === q.head) this.queues.delete(id);
+  }
+
+  protected override forgetOverlay(): void {
+    this.queues.clear();
   }
 
   queueSize(queue: string): number {
-    const q = this.header(queue);
-    return q.t - q.h;
+    const q = this.queueOf(queue);
+    return q.seqs.length - q.head;
   }
 
   push(queue: string, item: string): void {
@@ -344,13 +438,14 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   private pushItem(queue: string, item: string): void {
-    const q = this.header(queue);
+    const q = this.queueOf(queue);
     const bytes = this.valueBytes(item, 'queue item');
-    if (q.t - q.h >= this.limits.maxQueueItems)
+    if (q.seqs.length - q.head >= this.limits.maxQueueItems)
       throw limit(`the queue holds its limit of ${this.limits.maxQueueItems} items`);
-    this.setEntry(this.codec.queueItemKey(queue, q.t), bytes);
-    q.t++;
-    this.saveHeader(q);
+    const seq = this.upSeq;
+    this.setEntry(this.codec.queueItemKey(q.name, seq), bytes);
+    this.upSeq++;
+    q.seqs.push(seq);
   }
 
   returnItem(queue: string, item: string): void {
@@ -358,14 +453,16 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   private returnOne(queue: string, item: string): void {
-    const q = this.header(queue);
+    const q = this.queueOf(queue);
     const bytes = this.valueBytes(item, 'queue item');
-    if (q.t - q.h >= this.limits.maxQueueItems)
+    if (q.seqs.length - q.head >= this.limits.maxQueueItems)
       throw limit(`the queue holds its limit of ${this.limits.maxQueueItems} items`);
-    if (q.h <= 0) throw limit('the queue cannot take more returned items');
-    q.h--;
-    this.setEntry(this.codec.queueItemKey(queue, q.h), bytes);
-    this.saveHeader(q);
+    if (this.downSeq <= 0) throw limit('the queue cannot take more returned items');
+    const seq = this.downSeq;
+    this.setEntry(this.codec.queueItemKey(q.name, seq), bytes);
+    this.downSeq--;
+    if (q.head > 0) q.seqs[--q.head] = seq;
+    else q.seqs.unshift(seq);
   }
 
   take(queue: string, n: number): string[] {
@@ -373,20 +470,85 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   }
 
   private takeItems(queue: string, n: number): string[] {
-    const q = this.header(queue);
+    const q = this.queueOf(queue);
     const out: string[] = [];
     let bytes = 0;
-    while (out.length < n && q.h < q.t) {
-      const key = this.codec.queueItemKey(queue, q.h);
+    while (out.length < n && q.head < q.seqs.length) {
+      const key = this.codec.queueItemKey(q.name, q.seqs[q.head]!);
       const v = this.getValue(key);
       if (v === undefined) throw new EngineError('ENGINE_PERSISTENCE_CORRUPT', 'a queue item is missing');
       if (out.length > 0 && bytes + v.length > this.limits.maxTakeBytes) break;
+      this.setEntry(key, null);
       bytes += v.length;
       out.push(utf8.decode(v));
-      this.setEntry(key, null);
-      q.h++;
+      q.head++;
     }
-    if (out.length > 0) this.saveHeader(q);
+    if (q.head > 1024 && q.head * 2 > q.seqs.length) {
+      q.seqs = q.seqs.slice(q.head);
+      q.head = 0;
+    }
     return out;
+  }
+}
+
+/**
+ * One step run's view of a store (ADR 0126): reads go to the store (every run's pending writes included), writes are
+ * the run's own, held until {@link settle} commits them in one transaction.
+ */
+class StoreRun implements PersistentStore {
+  constructor(
+    private readonly store: LmdbStore,
+    private readonly run: RunWrites,
+  ) {}
+
+  get itemLimits(): { maxKeyBytes: number; maxValueBytes: number } {
+    return this.store.itemLimits;
+  }
+
+  getItem(key: string): string | null {
+    return this.store.getItem(key);
+  }
+  setItem(key: string, value: string | null): void {
+    this.store.as(this.run, () => this.store.setItem(key, value));
+  }
+  setItems(pairs: readonly (readonly [string, string | null])[]): void {
+    this.store.as(this.run, () => this.store.setItems(pairs));
+  }
+  setJoined(lengths: Int32Array, text: string): void {
+    this.store.as(this.run, () => this.store.setJoined(lengths, text));
+  }
+  admitsJoined(lengths: Int32Array, text: string): boolean {
+    return this.store.as(this.run, () => this.store.admitsJoined(lengths, text));
+  }
+  getTimestamp(key: string): number | null {
+    return this.store.getTimestamp(key);
+  }
+  firstTimestamp(key: string): number | null {
+    return this.store.firstTimestamp(key);
+  }
+  setTimestamp(key: string, ts: number): void {
+    this.store.as(this.run, () => this.store.setTimestamp(key, ts));
+  }
+  setTimestampIfLatest(key: string, ts: number): boolean {
+    return this.store.as(this.run, () => this.store.setTimestampIfLatest(key, ts));
+  }
+  delta(key: string, value: number): number {
+    return this.store.as(this.run, () => this.store.delta(key, value));
+  }
+  push(queue: string, item: string): void {
+    this.store.as(this.run, () => this.store.push(queue, item));
+  }
+  take(queue: string, n: number): string[] {
+    return this.store.as(this.run, () => this.store.take(queue, n));
+  }
+  returnItem(queue: string, item: string): void {
+    this.store.as(this.run, () => this.store.returnItem(queue, item));
+  }
+  queueSize(queue: string): number {
+    return this.store.queueSize(queue);
+  }
+  /** Commits the run's writes, and flushes them when `flush`; the run takes no writes after. */
+  settle(flush: boolean): Promise<void> {
+    return this.store.end(this.run, flush);
   }
 }

@@ -19,8 +19,8 @@ import { EngineError } from '../errors.js';
  *   01 name                        setPersistedItem value
  *   02 name                        timestamp record {first, last}
  *   03 name                        delta: previous value
- *   04 name                        queue header {h, t}
- *   05 len16 name seq64            queue item (seq big-endian, so LMDB orders items)
+ *   04 name                        queue header {h, t} (version 1 only; removed when a version 1 store is opened)
+ *   05 len16 name seq64            queue item (seq big-endian, so LMDB orders items; the items are the queue)
  */
 export const KIND = { item: 1, timestamp: 2, delta: 3, queueHeader: 4, queueItem: 5 } as const;
 export const META_KEY = new Uint8Array([0, 0]);
@@ -28,7 +28,8 @@ export const STATS_KEY = new Uint8Array([0, 1]);
 
 /** Identifies our stores; a file without it (or with another value) is refused as foreign. */
 export const STORE_FORMAT = 'org.workflow-engine.persistence';
-export const STORE_VERSION = 1;
+/** 2: queues have no header record (ADR 0126); a version 1 store is upgraded when opened. */
+export const STORE_VERSION = 2;
 
 const KCV_TEXT = encodeUtf8('org.workflow-engine.persistence key check v1');
 const PLAIN = 0;

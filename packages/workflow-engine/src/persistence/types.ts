@@ -24,10 +24,21 @@ export interface PersistenceLimits {
   maxStoreBytes: number;
   /** Most bytes one `take(n)` returns (at least one item is always returned when the queue is not empty). */
   maxTakeBytes: number;
+  /** Most writes (entries) one step run holds before its end commits them (ADR 0126). */
+  maxRunEntries: number;
+  /** Most bytes (storage keys and stored values) one step run holds before its end commits them (ADR 0126). */
+  maxRunBytes: number;
 }
 
 /** One opened store: what the engine's host ops call. Every method is synchronous except {@link settle}. */
 export interface PersistentStore {
+  /**
+   * Optional: a view of the store for one step run (ADR 0126). Its writes are visible to every run at once, but
+   * only its own {@link settle} commits them, never another run's: a run that never settles (the process is killed)
+   * leaves the store as if it never started. The engine begins one per step run and settles it once, as the run
+   * ends; without `begin` it uses the store itself with {@link writeMark}.
+   */
+  begin?(): PersistentStore;
   getItem(key: string): string | null;
   /** `null` removes the key. */
   setItem(key: string, value: string | null): void;
