@@ -55,17 +55,26 @@ function sourceError(where: string, why: string): CliError {
 
 type Warn = (message: string) => void;
 
-/** The text of a key source (a file, or `env://NAME`), with a default id and a name for messages. */
-function readSource(src: string, env: Env, flag: string, secret: boolean, warn: Warn) {
+/** The text of a key source (a file, or `env://NAME`), with a default id, a name for messages and its mode. */
+interface Source {
+  readonly text: string;
+  readonly id: string;
+  readonly where: string;
+  /** `file` or `variable`, for messages. */
+  readonly kind: 'file' | 'variable';
+  /** The file's permission bits (undefined for a variable). */
+  readonly mode?: number;
+}
+
+function readSource(src: string, env: Env, flag: string): Source {
+  const where = `${flag} ${src}`;
   if (src.startsWith(ENV_SCHEME)) {
     const name = src.slice(ENV_SCHEME.length);
-    const where = `${flag} ${src}`;
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw sourceError(where, 'not a valid variable name');
     const text = env[name];
     if (text === undefined || text.trim() === '') throw sourceError(where, `${name} is not set`);
-    return { text, id: name, where };
+    return { text, id: name, where, kind: 'variable' };
   }
-  const where = `${flag} ${src}`;
   if (src === '' || src === '-') throw sourceError(where, 'a key source is a file path or env://NAME');
   let size: number;
   let mode: number;
@@ -73,7 +82,7 @@ function readSource(src: string, env: Env, flag: string, secret: boolean, warn: 
     const s = statSync(src);
     if (!s.isFile()) throw sourceError(where, 'not a regular file');
     size = s.size;
-    mode = s.mode;
+    mode = s.mode & 0o777;
   } catch (err) {
     if (err instanceof CliError) throw err;
     throw sourceError(
@@ -82,29 +91,47 @@ function readSource(src: string, env: Env, flag: string, secret: boolean, warn: 
     );
   }
   if (size > MAX_KEY_FILE_BYTES) throw sourceError(where, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
-  if (secret && (mode & 0o077) !== 0) {
-    warn(`${src} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
-  }
   let text: string;
   try {
     text = readFileSync(src, 'utf8');
   } catch {
     throw sourceError(where, 'cannot be read');
   }
-  return { text, id: basename(src, extname(src)), where };
+  return { text, id: basename(src, extname(src)), where, kind: 'file', mode };
+}
+
+/**
+ * Warns when a file that holds secret key material can be read by group or others (a warning, not a refusal:
+ * shared CI runners often cannot set modes). Decided by what the file holds, not by the option it was given to:
+ * a public key file is meant to be readable (issue 27), and a secret key file given where its public half is
+ * wanted is still a secret on disk.
+ */
+function warnIfExposed(src: string, source: Source, warn: Warn): void {
+  if (source.mode !== undefined && (source.mode & 0o077) !== 0)
+    warn(`${src} can be read by other users (mode ${source.mode.toString(8)}); chmod 600 it`);
 }
 
 function field(obj: Record<string, unknown>, name: string): unknown {
   return Object.prototype.hasOwnProperty.call(obj, name) ? obj[name] : undefined;
 }
 
+/** A key spec read from a source, and whether the source holds secret key material. */
+interface SourceSpec {
+  readonly spec: KeySpec;
+  /** A secret key record where the public half is wanted: derive it. */
+  readonly derive: boolean;
+  readonly holdsSecret: boolean;
+}
+
 /**
  * The key spec in a source's text: a key record `{id?, purpose, type, keyHex}` (docs/interfaces.md §2), the JSON of
  * `GET /key-gen` (`{purpose, keyPair: {publicKeyHex, secretKeyHex}}`), or bare hex of the wanted key.
  */
-function specOf(text: string, want: KeyWant, id: string, where: string): { spec: KeySpec; derive: boolean } {
+function specOf(text: string, want: KeyWant, id: string, where: string): SourceSpec {
   const t = text.trim();
-  if (/^[0-9a-fA-F]+$/.test(t)) return { spec: { id, ...want, keyHex: t }, derive: false };
+  // Bare hex does not say which half it is: taken as the wanted one.
+  if (/^[0-9a-fA-F]+$/.test(t))
+    return { spec: { id, ...want, keyHex: t }, derive: false, holdsSecret: want.type === 'secret' };
   if (!t.startsWith('{')) throw sourceError(where, 'not a key record, key-gen JSON or hex');
   let value: unknown;
   try {
@@ -120,16 +147,32 @@ function specOf(text: string, want: KeyWant, id: string, where: string): { spec:
     const p = pair as Record<string, unknown>;
     const raw = field(obj, 'purpose');
     const purpose = typeof raw === 'string' ? (PURPOSE_ALIASES.get(raw) ?? raw) : '';
-    const hex = typeof pair === 'object' && pair !== null ? field(p, `${want.type}KeyHex`) : undefined;
+    const isObject = typeof pair === 'object' && pair !== null;
+    const hex = isObject ? field(p, `${want.type}KeyHex`) : undefined;
     if (typeof hex !== 'string') throw sourceError(where, `has no ${want.type} key`);
-    return { spec: { id, purpose, type: want.type, keyHex: hex }, derive: false };
+    const holdsSecret = typeof field(p, 'secretKeyHex') === 'string';
+    return { spec: { id, purpose, type: want.type, keyHex: hex }, derive: false, holdsSecret };
   }
   const [rid, purpose, type, keyHex] = ['id', 'purpose', 'type', 'keyHex'].map((k) => field(obj, k));
   if (typeof purpose !== 'string' || typeof type !== 'string' || typeof keyHex !== 'string')
     throw sourceError(where, 'a key record needs string purpose, type and keyHex');
   const spec = { id: typeof rid === 'string' && rid !== '' ? rid : id, purpose, type, keyHex };
   // A secret key file also serves where its public half is wanted (like `age-keygen -y`).
-  return { spec, derive: want.type === 'public' && type === 'secret' };
+  return { spec, derive: want.type === 'public' && type === 'secret', holdsSecret: type === 'secret' };
+}
+
+/**
+ * A public key record given where a secret key is wanted (`--packager-key author.pub`): say so, rather than
+ * warn about the file's mode, which is right for a public key (issue 27).
+ */
+function refusePublicForSecret(source: Source, spec: KeySpec, want: KeyWant): void {
+  if (want.type !== 'secret' || spec.type !== 'public') return;
+  throw new CliError(
+    'CRYPTO_WRONG_KEY_TYPE',
+    `${source.where}: this ${source.kind} holds a public key, and a secret key is needed here` +
+      (source.kind === 'file' ? ' (oapp keygen writes the secret half to the .key file)' : ''),
+    EXIT_USAGE,
+  );
 }
 
 /**
@@ -144,8 +187,11 @@ export async function loadKey(
   env: Env,
   warn: Warn,
 ): Promise<LoadedKey> {
-  const { text, id, where } = readSource(src, env, flag, want.type === 'secret', warn);
-  const { spec, derive } = specOf(text, want, id, where);
+  const source = readSource(src, env, flag);
+  const { id, where } = source;
+  const { spec, derive, holdsSecret } = specOf(source.text, want, id, where);
+  refusePublicForSecret(source, spec, want);
+  if (holdsSecret) warnIfExposed(src, source, warn);
   const key = await asUsage(where, () => {
     const parsed = parseKey(spec);
     if (parsed.type === 'secret') loaded.push(parsed.bytes);
@@ -175,9 +221,10 @@ export async function loadKeys(
  * @throws {@link CliError} `CLI_KEY_SOURCE`, `CRYPTO_BAD_KEY_TUPLE` (usage).
  */
 export async function loadKeyTuple(src: string, flag: string, env: Env, warn: Warn): Promise<KeyTuple> {
-  const { text, where } = readSource(src, env, flag, true, warn);
-  return asUsage(where, () => {
-    const tuple = parseKeyTuple(text.trim());
+  const source = readSource(src, env, flag);
+  warnIfExposed(src, source, warn);
+  return asUsage(source.where, () => {
+    const tuple = parseKeyTuple(source.text.trim());
     loaded.push(tuple.recipientSecretKey);
     return tuple;
   });

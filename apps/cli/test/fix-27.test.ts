@@ -1,5 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
@@ -215,5 +223,53 @@ describe('fix-27: every output path is checked before anything is written', () =
       'oapp: CLI_FILE_UNWRITABLE: fifo: not a regular file (use - for standard output); nothing was written\n',
     );
     expect(statSync(join(cwd, 'fifo')).isFIFO()).toBe(true);
+  });
+});
+
+describe('fix-27: a public key file given where a secret key is needed', () => {
+  const refusal =
+    'oapp: CRYPTO_WRONG_KEY_TYPE: --packager-key packager.pub: this file holds a public key, and a secret key is ' +
+    'needed here (oapp keygen writes the secret half to the .key file)\n';
+
+  it('says the file holds a public key, with no chmod warning (a public key file is meant to be readable)', async () => {
+    chmodSync(join(dir, 'packager.pub'), 0o644);
+    const args = [
+      'encrypt-string',
+      '-o',
+      'never.txt',
+      '--packager-key',
+      'packager.pub',
+      '--recipient',
+      'deployment.pub',
+    ];
+    const r = await oapp(args, { cwd: dir, input: 'secret' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(refusal);
+    expect(filesIn(dir)).not.toContain('never.txt');
+  });
+
+  it('the same for a variable holding a public key record', async () => {
+    const env = { PK: readFileSync(join(dir, 'packager.pub'), 'utf8') };
+    const r = await oapp(['encrypt-string', '--packager-key', 'env://PK', '--recipient', 'deployment.pub'], {
+      cwd: dir,
+      env,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'oapp: CRYPTO_WRONG_KEY_TYPE: --packager-key env://PK: this variable holds a public key, and a secret key is ' +
+        'needed here\n',
+    );
+  });
+
+  it('still warns about a readable file that holds a secret key, whatever option it was given to', async () => {
+    // A secret key record serves where its public half is wanted; it is still a secret on disk.
+    copyFileSync(join(dir, 'deployment.key'), join(dir, 'shared.key'));
+    chmodSync(join(dir, 'shared.key'), 0o640);
+    const r = await oapp(['encrypt-string', '--packager-key', 'packager.key', '--recipient', 'shared.key'], {
+      cwd: dir,
+      input: 'secret',
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('oapp: warning: shared.key can be read by other users (mode 640); chmod 600 it\n');
   });
 });
