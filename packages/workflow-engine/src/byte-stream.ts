@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { EngineError } from './errors.js';
 
 /** Most bytes read ahead of the script: while it works on one read, the next one is already being received. */
 export const MAX_READ_AHEAD_BYTES = 1024 * 1024;
@@ -100,17 +101,22 @@ export class ByteStream {
   }
 
   /**
-   * Up to `n` bytes (`n < 0`: everything). Returns fewer only at the end of the stream.
+   * Up to `n` bytes (`n < 0`: everything). Returns fewer only at the end of the stream. A read that would return
+   * more than `maxBytes` (the run's memory limit) fails instead, having buffered no more than `maxBytes + 1` bytes
+   * (and one chunk) for it; it consumes nothing, so a smaller read can follow.
    *
-   * @throws RangeError when the bytes to return exceed `maxBytes`; the source's error when it failed.
+   * @throws EngineError `ENGINE_MEMORY` when the bytes to return exceed `maxBytes` (SPEC.md §3.2); the source's
+   *   error when it failed.
    */
   async read(n: number, maxBytes: number): Promise<ByteChunks> {
     const want = n < 0 ? Infinity : n;
-    this.cap = want + Math.min(want, MAX_READ_AHEAD_BYTES);
-    while (this.buffered < want && (await this.pull()));
-    if (n < 0 && this.buffered > maxBytes)
-      throw new RangeError(`the stream is larger than ${maxBytes} bytes`);
-    const out = this.take(Math.min(want, this.buffered, maxBytes));
+    // One byte past the cap tells a read that is too large: an upload of any size is never buffered whole.
+    const need = Math.min(want, maxBytes + 1);
+    this.cap = need + Math.min(need, MAX_READ_AHEAD_BYTES);
+    while (this.buffered < need && (await this.pull()));
+    if (this.buffered > maxBytes && want > maxBytes)
+      throw new EngineError('ENGINE_MEMORY', `stream read: more than ${maxBytes} bytes at once`);
+    const out = this.take(Math.min(want, this.buffered));
     if (out.byteLength === want) this.readAhead(Math.min(want, MAX_READ_AHEAD_BYTES));
     return out;
   }

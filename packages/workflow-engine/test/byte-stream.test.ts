@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ByteStream, MAX_READ_AHEAD_BYTES } from '../src/byte-stream.js';
-import { createWorkflowEngine } from '../src/index.js';
+import { EngineError, createWorkflowEngine } from '../src/index.js';
 const MiB = 1024 * 1024;
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
 
@@ -91,9 +91,24 @@ describe('ByteStream', () => {
     await expect(s.available()).rejects.toThrow('upload broke');
   });
 
-  it('refuses readAll beyond maxBytes', async () => {
+  it('refuses readAll beyond maxBytes with ENGINE_MEMORY', async () => {
     const { stream } = source(4, KiB);
-    await expect(new ByteStream(stream).read(-1, 3 * KiB)).rejects.toThrow(RangeError);
+    await expect(new ByteStream(stream).read(-1, 3 * KiB)).toThrowCode(EngineError, 'ENGINE_MEMORY');
+  });
+
+  it('refuses read(n) beyond maxBytes with ENGINE_MEMORY, buffering no more than maxBytes and a chunk', async () => {
+    const { stream, pulled } = source(100, KiB);
+    const s = new ByteStream(stream);
+    await expect(s.read(5 * KiB, 3 * KiB)).toThrowCode(EngineError, 'ENGINE_MEMORY');
+    await expect(s.read(-1, 3 * KiB)).toThrowCode(EngineError, 'ENGINE_MEMORY');
+    expect(pulled.chunks).toBe(4);
+    // The failed reads consumed nothing: the stream still starts at its first byte.
+    expect(bytesOf(await s.read(2, 3 * KiB))).toEqual(new Uint8Array([0, 1]));
+  });
+
+  it('returns a stream shorter than n when n is beyond maxBytes', async () => {
+    const { stream } = source(4, KiB);
+    expect((await new ByteStream(stream).read(64 * KiB, 8 * KiB)).byteLength).toBe(4 * KiB);
   });
 });
 
@@ -240,6 +255,32 @@ describe('stream bytes into the sandbox', () => {
       const r = await engine.runStep('mixed', input(undefined, { stream }));
       expect(r.errors).toEqual([]);
       expect(r.body).toBe(expected(chunks * size));
+    } finally {
+      engine.dispose();
+    }
+  });
+
+  it('issue 27: gzip of an upload over the memory limit fails with ENGINE_MEMORY; the upload is not buffered whole', async () => {
+    const engine = await createWorkflowEngine(
+      workflow([
+        scriptStep(
+          'caught',
+          `const b = context.bytes();
+           try { b.gzip(context.getStream().readAll()); } catch (e) { context.setBody(e.code + ' ' + b.getSize(context.getStream().read(1000))); }`,
+        ),
+        scriptStep('uncaught', 'context.bytes().gzip(context.getStream().readAll())'),
+      ]),
+      { host: fakeHost(), data: {}, limits: { memoryBytes: 8 * MiB } },
+    );
+    try {
+      const upload = source(64, MiB); // 64 MiB against the run's 8 MiB
+      const caught = await engine.runStep('caught', input(undefined, { stream: upload.stream }));
+      expect(caught).toMatchObject({ errored: false, body: 'ENGINE_MEMORY 1000' });
+      expect(upload.pulled.chunks).toBe(9); // 8 MiB and one byte more: the read is too large
+      const uncaught = await engine.runStep('uncaught', input(undefined, { stream: source(64, MiB).stream }));
+      expect(uncaught.errors).toEqual([
+        `resultsProcessor: ENGINE_MEMORY: stream read: more than ${8 * MiB} bytes at once`,
+      ]);
     } finally {
       engine.dispose();
     }
