@@ -1,6 +1,7 @@
 import { untilAborted } from './abort.js';
 import { carriesRestricted } from './restricted.js';
 import { EngineError } from './errors.js';
+import { notA, stringArg } from './host-args.js';
 import { MIN_SECRET_CHARS } from './redact.js';
 import type { RunContext } from './run-context.js';
 
@@ -13,9 +14,9 @@ export function requireAuth(ctx: RunContext, call: string): void {
   }
 }
 
-function hostIdArg(args: Args): string {
+function hostIdArg(args: Args, call: string): string {
   const id = args[0];
-  if (typeof id !== 'string' || id === '') throw new TypeError('hostId: expected a non-empty string');
+  if (typeof id !== 'string' || id === '') throw notA(`${call}: hostId`, 'a non-empty string', id);
   return id;
 }
 
@@ -33,7 +34,7 @@ function collect(value: unknown, into: Set<string>, depth = 0): void {
  */
 export async function restrictedData(ctx: RunContext, args: Args): Promise<string> {
   requireAuth(ctx, 'getRestrictedDataFromHost');
-  const hostId = hostIdArg(args);
+  const hostId = hostIdArg(args, 'getRestrictedDataFromHost');
   const json = await ctx.shared.host.getRestrictedData(hostId);
   let parsed: unknown;
   try {
@@ -63,15 +64,15 @@ function headersArg(v: unknown): Record<string, string> {
  */
 export async function authCall(ctx: RunContext, args: Args): Promise<unknown> {
   requireAuth(ctx, 'callAuthenticationHost');
-  const hostId = hostIdArg(args);
-  if (typeof args[1] !== 'string') throw new TypeError('path: expected a string');
+  const hostId = hostIdArg(args, 'callAuthenticationHost');
+  const path = stringArg(args[1], 'callAuthenticationHost: path');
   const body = typeof args[4] === 'string' ? args[4] : undefined;
   const method = typeof args[2] === 'string' ? args[2].toUpperCase() : body === undefined ? 'GET' : 'POST';
   const headers = headersArg(args[3]);
   for (const v of Object.values(headers)) ctx.shared.secrets.add(v);
   const req = {
     hostId,
-    path: args[1],
+    path,
     method,
     headers,
     body,

@@ -6,6 +6,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { EngineError } from './errors.js';
+import { integerArg } from './host-args.js';
 
 /** The most a `gzip` level may be (zlib's 9); `-1` is zlib's default (6). */
 export const MAX_GZIP_LEVEL = 9;
@@ -45,23 +46,22 @@ export function zlibFailure(what: string, err: unknown, cap: number): EngineErro
   return invalid(`${what}: the compressed data is corrupt${detail}`);
 }
 
-/** A positive integer cap no larger than `limit` (the run's memory limit). */
+/**
+ * A positive integer cap no larger than `limit` (the run's memory limit).
+ * @throws EngineError `ENGINE_BAD_ARGUMENT` for anything but a positive integer, null or undefined.
+ */
 export function capOf(requested: unknown, limit: number, what: string): number {
   if (requested === undefined || requested === null) return limit;
-  if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 1)
-    throw new RangeError(`${what}: maxBytes must be a positive integer`);
-  return Math.min(requested, limit);
+  return Math.min(integerArg(requested, `${what}: maxBytes`, 1), limit);
 }
 
 /**
  * gzip (RFC 1952) of `data`: one member, no file name, modification time 0, so the same input and level always
  * give the same bytes.
- * @throws RangeError for a level outside -1…9.
+ * @throws EngineError `ENGINE_BAD_ARGUMENT` for a level that is not an integer from -1 to 9.
  */
 export function gzipBytes(data: Uint8Array, level: unknown): Uint8Array {
-  const l = level === undefined || level === null ? -1 : level;
-  if (typeof l !== 'number' || !Number.isInteger(l) || l < -1 || l > MAX_GZIP_LEVEL)
-    throw new RangeError(`gzip: level must be an integer from -1 to ${MAX_GZIP_LEVEL}`);
+  const l = level === undefined || level === null ? -1 : integerArg(level, 'gzip: level', -1, MAX_GZIP_LEVEL);
   return gzipSync(data, { level: l });
 }
 

@@ -38,6 +38,7 @@ import {
   type KeyPurpose,
 } from '@org/envelope-crypto';
 import { EngineError } from './errors.js';
+import { badArgument, integerArg, notA, stringArg } from './host-args.js';
 import type { EngineShared, RunContext } from './run-context.js';
 
 /** Largest `crypto().randomBytes(n)`. */
@@ -71,16 +72,10 @@ export function dropKeys(shared: EngineShared): void {
   for (const key of ring?.byId.values() ?? []) wipe(key.bytes);
 }
 
-function str(args: Args, i: number, name: string): string {
-  const v = args[i];
-  if (typeof v !== 'string') throw new TypeError(`${name}: expected a string`);
-  return v;
-}
-
 const none = new Uint8Array(0);
 
 function keyById(ctx: RunContext, id: unknown, what: string): Key {
-  if (typeof id !== 'string') throw new TypeError(`${what}: expected a key id string`);
+  if (typeof id !== 'string') throw notA(`${what}: keyId`, 'a key id string', id);
   const key = ringOf(ctx.shared).byId.get(id);
   if (key) return key;
   throw new EngineError(
@@ -109,8 +104,8 @@ function secretTexts(hex: string, bytes: Uint8Array, purpose: KeyPurpose): strin
 }
 
 function registerKey(ctx: RunContext, args: Args): string {
-  const purpose = str(args, 0, 'registerKey purpose');
-  const type = str(args, 1, 'registerKey type');
+  const purpose = stringArg(args[0], 'registerKey: purpose');
+  const type = stringArg(args[1], 'registerKey: type');
   const hex = args[2];
   if (typeof hex !== 'string')
     throw new CryptoError('CRYPTO_BAD_HEX', 'registerKey: the key is not a hex string');
@@ -144,7 +139,7 @@ function registerKey(ctx: RunContext, args: Args): string {
 }
 
 function generate(ctx: RunContext, args: Args): [string | null, string] {
-  const purpose = str(args, 0, 'generateKeyPair purpose');
+  const purpose = stringArg(args[0], 'generateKeyPair: purpose');
   if (!(KEY_PURPOSES as readonly string[]).includes(purpose))
     throw new CryptoError('CRYPTO_BAD_KEY_SPEC', 'generateKeyPair: unknown purpose');
   const pair = generateKeyPair(purpose as KeyPurpose);
@@ -166,9 +161,7 @@ function verify(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): boo
   const key = keyById(ctx, args[0], 'verifySignature');
   const pub = publicBytes(key, 'sign', 'verifySignature');
   const all = bytes ?? none;
-  const n = args[1];
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > all.length)
-    throw new TypeError('verifySignature: malformed arguments');
+  const n = integerArg(args[1], 'verifySignature: signature length', 0, all.length);
   if (n !== SIGNATURE_BYTES) return false; // truncated or padded (S145)
   return verifyDetached(all.subarray(0, n), all.subarray(n), pub);
 }
@@ -177,13 +170,11 @@ function verify(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): boo
 function peerOf(ctx: RunContext, purpose: KeyPurpose, id: unknown, what: string): Key | undefined {
   if (purpose === 'authenticated') {
     if (id === null || id === undefined)
-      throw new TypeError(
-        `${what}: an authenticated key needs the other party's key id as the third argument`,
-      );
+      throw badArgument(`${what}: an authenticated key needs the other party's key id as the third argument`);
     return keyById(ctx, id, what);
   }
   if (id !== null && id !== undefined)
-    throw new TypeError(`${what}: only an authenticated key takes a third argument`);
+    throw badArgument(`${what}: only an authenticated key takes a third argument`);
   return undefined;
 }
 
@@ -249,9 +240,7 @@ function decryptSymmetric(ctx: RunContext, args: Args, bytes: Uint8Array | undef
  */
 function hmacSha256(ctx: RunContext, args: Args, bytes: Uint8Array | undefined): Uint8Array {
   const all = bytes ?? none;
-  const n = args[0];
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > all.length)
-    throw new TypeError('hmacSha256: malformed arguments');
+  const n = integerArg(args[0], 'hmacSha256: key length', 0, all.length);
   const key = all.subarray(0, n);
   const hex = encodeHex(key);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(key);
@@ -261,10 +250,7 @@ function hmacSha256(ctx: RunContext, args: Args, bytes: Uint8Array | undefined):
 }
 
 function random(_ctx: RunContext, args: Args): Uint8Array {
-  const n = args[0];
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_RANDOM_BYTES)
-    throw new RangeError(`randomBytes: n must be an integer from 0 to ${MAX_RANDOM_BYTES}`);
-  return randomBytes(n);
+  return randomBytes(integerArg(args[0], 'randomBytes: n', 0, MAX_RANDOM_BYTES));
 }
 
 /** The `crypto.*` host calls (spread into host-ops.ts's table). */

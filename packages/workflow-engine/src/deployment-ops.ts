@@ -1,13 +1,9 @@
 import { EngineError } from './errors.js';
+import { stringArg } from './host-args.js';
 import type { RunContext } from './run-context.js';
 import { MAX_SEND_DEPTH, resultView } from './send-ops.js';
 
 const CALL = 'sendToStep(accessId, stepId, body) across deployments';
-
-function text(v: unknown, name: string): string {
-  if (typeof v !== 'string') throw new TypeError(`sendToStep: ${name} must be a string`);
-  return v;
-}
 
 /**
  * `sendToStep(accessId, stepId, body)` (SPEC.md §5.6): hands the call to the host, which knows the calling
@@ -26,9 +22,9 @@ export async function sendToDeployment(ctx: RunContext, args: unknown[]): Promis
   if (ctx.depth + 1 > MAX_SEND_DEPTH)
     throw new EngineError('ENGINE_SEND_DEPTH', `sendToStep: more than ${MAX_SEND_DEPTH} nested step calls`);
   const result = await host.sendToDeployment({
-    accessId: text(args[0], 'accessId'),
-    stepId: text(args[1], 'stepId'),
-    body: text(args[2], 'body'),
+    accessId: stringArg(args[0], 'sendToStep: accessId'),
+    stepId: stringArg(args[1], 'sendToStep: stepId'),
+    body: stringArg(args[2], 'sendToStep: body'),
     depth: ctx.depth + 1,
   });
   return resultView(result);

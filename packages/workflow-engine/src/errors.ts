@@ -25,6 +25,7 @@ export const ENGINE_ERROR_CODES = Object.freeze([
   'ENGINE_COMPRESSION_LIMIT',
   'ENGINE_KEY_NOT_FOUND',
   'ENGINE_HOST_SERVED',
+  'ENGINE_BAD_ARGUMENT',
 ] as const);
 
 /** One of {@link ENGINE_ERROR_CODES}. */

@@ -1,4 +1,5 @@
 import { EngineError } from './errors.js';
+import { badArgument, integerArg, stringArg } from './host-args.js';
 import type { RunContext } from './run-context.js';
 
 /** One entry of `files(id).list(path)` (SPEC.md §7.5). */
@@ -44,9 +45,8 @@ function notPermitted(why: string): EngineError {
 }
 
 function text(args: Args, i: number, name: string, max: number): string {
-  const v = args[i];
-  if (typeof v !== 'string') throw new TypeError(`files: ${name} must be a string`);
-  if (v.length > max) throw new RangeError(`files: ${name} is longer than ${max} characters`);
+  const v = stringArg(args[i], `files: ${name}`);
+  if (v.length > max) throw badArgument(`files: ${name} is longer than ${max} characters`);
   return v;
 }
 
@@ -67,10 +67,9 @@ const path = (a: Args, i: number) => text(a, i, 'path', MAX_FILE_PATH_CHARS);
 
 function offsetOf(args: Args): number | undefined {
   const v = args[2];
-  if (v === null || v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
-    throw new RangeError('files: writeBinary offset must be a non-negative integer');
-  return v;
+  return v === null || v === undefined
+    ? undefined
+    : integerArg(v, 'files: writeBinary off', 0, Number.MAX_SAFE_INTEGER);
 }
 
 /** The host calls of `context.files(id)`; the realm side is in `sandbox/realm/prelude.ts`. */

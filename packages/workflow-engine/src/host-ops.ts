@@ -8,7 +8,7 @@ import { addSplitReturnItem } from './split-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 import { CRYPTO_OPS } from './crypto-ops.js';
 import { FILE_OPS } from './file-ops.js';
-import { parseHostArgs } from './host-args.js';
+import { integerArg, notA, numberArg, parseHostArgs, stringArg } from './host-args.js';
 import { EarlyAnswer } from './early-answer.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
@@ -21,17 +21,8 @@ export const MAX_METRIC_KEY_CHARS = 256;
 type Args = unknown[];
 type Op = (ctx: RunContext, args: Args, bytes: Uint8Array | undefined, text: string | undefined) => unknown;
 
-function str(args: Args, i: number, name: string): string {
-  const v = args[i];
-  if (typeof v !== 'string') throw new TypeError(`${name}: expected a string`);
-  return v;
-}
-
-function num(args: Args, i: number, name: string): number {
-  const v = args[i];
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name}: expected a finite number`);
-  return v;
-}
+const str = (args: Args, i: number, what: string): string => stringArg(args[i], what);
+const num = (args: Args, i: number, what: string): number => numberArg(args[i], what);
 
 function log(ctx: RunContext, args: Args): void {
   const level = args[0] === 'warn' || args[0] === 'error' ? args[0] : 'info';
@@ -54,13 +45,14 @@ function metadataOf(ctx: RunContext): [string, string][] {
  */
 function metric(ctx: RunContext, args: Args): void {
   const strip = (s: string): string => ctx.shared.secrets.strip(s);
-  const key = strip(str(args, 1, 'sendMetric key')).slice(0, MAX_METRIC_KEY_CHARS);
-  const value = num(args, 2, 'sendMetric value');
+  const key = strip(str(args, 1, 'sendMetric: key')).slice(0, MAX_METRIC_KEY_CHARS);
+  const value = num(args, 2, 'sendMetric: value');
   const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();
   const dimensions = Object.create(null) as Record<string, string>;
   for (const [k, v] of metadataOf(ctx)) dimensions[strip(k)] = strip(v);
   const dims = args[3];
-  if (typeof dims === 'object' && dims !== null) {
+  if (dims !== null && dims !== undefined) {
+    if (typeof dims !== 'object' || Array.isArray(dims)) throw notA('sendMetric: dims', 'an object', dims);
     for (const [k, v] of Object.entries(dims)) dimensions[strip(k)] = strip(String(v));
   }
   if (!deferMetric(ctx, { key, value, timestamp, dimensions }))
@@ -75,18 +67,26 @@ function stepPropsFor(ctx: RunContext): Map<string, string> {
 
 function authPropsGet(ctx: RunContext, args: Args): string | null {
   requireAuth(ctx, 'getAuthenticationPropertiesFromStep');
-  const step = ctx.shared.stepKey(str(args, 0, 'stepId'), ctx.step.workflowIndex);
-  const entry = ctx.shared.authProps.get(`${step}\u0000${str(args, 1, 'name')}`);
+  const step = ctx.shared.stepKey(
+    str(args, 0, 'getAuthenticationPropertiesFromStep: stepId'),
+    ctx.step.workflowIndex,
+  );
+  const entry = ctx.shared.authProps.get(
+    `${step}\u0000${str(args, 1, 'getAuthenticationPropertiesFromStep: name')}`,
+  );
   if (!entry || entry.expiresAt <= ctx.shared.host.now()) return null;
   return entry.value;
 }
 
 function authPropsSet(ctx: RunContext, args: Args): void {
   requireAuth(ctx, 'setAuthenticationPropertiesOnStep');
-  const step = ctx.shared.stepKey(str(args, 0, 'stepId'), ctx.step.workflowIndex);
-  const key = `${step}\u0000${str(args, 2, 'name')}`;
-  const ttl = Math.max(0, num(args, 1, 'ttlMs'));
-  const value = args[3] === null ? null : str(args, 3, 'json');
+  const step = ctx.shared.stepKey(
+    str(args, 0, 'setAuthenticationPropertiesOnStep: stepId'),
+    ctx.step.workflowIndex,
+  );
+  const key = `${step}\u0000${str(args, 2, 'setAuthenticationPropertiesOnStep: name')}`;
+  const ttl = Math.max(0, num(args, 1, 'setAuthenticationPropertiesOnStep: ttlMs'));
+  const value = args[3] === null ? null : str(args, 3, 'setAuthenticationPropertiesOnStep: json');
   if (value === null) ctx.shared.authProps.delete(key);
   else ctx.shared.authProps.set(key, { value, expiresAt: ctx.shared.host.now() + ttl });
   // Cached credentials are as secret as the headers made from them.
@@ -94,7 +94,7 @@ function authPropsSet(ctx: RunContext, args: Args): void {
 }
 
 async function sleep(ctx: RunContext, args: Args): Promise<void> {
-  const ms = Math.min(MAX_SLEEP_MS, Math.max(0, num(args, 0, 'sleep ms')));
+  const ms = Math.min(MAX_SLEEP_MS, Math.max(0, num(args, 0, 'sleep: ms')));
   if (ctx.sleptMs + ms > MAX_SLEEP_TOTAL_MS) {
     throw new EngineError('ENGINE_LIMIT', `sleep: more than ${MAX_SLEEP_TOTAL_MS} ms in one processor run`);
   }
@@ -107,17 +107,18 @@ async function sleep(ctx: RunContext, args: Args): Promise<void> {
 const scope = (ctx: RunContext): string => (ctx.isAuth ? `\u0001${ctx.step.uid}` : ctx.step.uid);
 
 function counter(ctx: RunContext, args: Args): number {
-  const key = `${scope(ctx)}\u0000${str(args, 0, 'counter key')}`;
-  const next = (ctx.shared.counters.get(key) ?? 0) + num(args, 1, 'counter delta');
+  const key = `${scope(ctx)}\u0000${str(args, 0, 'counter: key')}`;
+  const next = (ctx.shared.counters.get(key) ?? 0) + num(args, 1, 'counter: delta');
   ctx.shared.counters.set(key, next);
   return next;
 }
 
 function delta(ctx: RunContext, args: Args): number {
-  const persisted = persistedDelta(ctx, args);
+  const name = str(args, 0, 'delta: key');
+  const value = num(args, 1, 'delta: value');
+  const persisted = persistedDelta(ctx, [name, value]);
   if (persisted !== undefined) return persisted;
-  const key = `${scope(ctx)}\u0000${str(args, 0, 'delta key')}`;
-  const value = num(args, 1, 'delta value');
+  const key = `${scope(ctx)}\u0000${name}`;
   const prev = ctx.shared.deltas.get(key);
   ctx.shared.deltas.set(key, value);
   return value - (prev ?? 0); // a missing previous value counts as 0 (SPEC.md §7)
@@ -130,9 +131,11 @@ const OPS: Record<string, Op> = {
   sleep,
   counter,
   delta,
-  'stream.read': (ctx, a) => ctx.state.stream.read(num(a, 0, 'read n'), ctx.shared.limits.memoryBytes),
+  // -1: read to the end (`read()`, `readAll()`).
+  'stream.read': (ctx, a) =>
+    ctx.state.stream.read(integerArg(a[0], 'getStream().read: n', -1), ctx.shared.limits.memoryBytes),
   'stream.available': (ctx) => ctx.state.stream.available(),
-  'stepProps.get': (ctx, a) => stepPropsFor(ctx).get(str(a, 0, 'key')) ?? null,
+  'stepProps.get': (ctx, a) => stepPropsFor(ctx).get(str(a, 0, 'getStepProperties().get: key')) ?? null,
   'stepProps.set': (ctx, a) => {
     // Step properties outlive the run and are readable by ordinary processors: no writes from auth context.
     if (ctx.isAuth)
@@ -140,15 +143,15 @@ const OPS: Record<string, Op> = {
         'ENGINE_NOT_PERMITTED',
         'step properties are read-only in an authentication context',
       );
-    const k = str(a, 0, 'key');
+    const k = str(a, 0, 'getStepProperties().set: key');
     if (a[1] === null) stepPropsFor(ctx).delete(k);
-    else stepPropsFor(ctx).set(k, str(a, 1, 'value'));
+    else stepPropsFor(ctx).set(k, str(a, 1, 'getStepProperties().set: value'));
   },
   'stepProps.keys': (ctx) => [...stepPropsFor(ctx).keys()],
   // setHeader in an authentication context registers the value at once (S50), not when the processor ends.
   'auth.header': (ctx, a) => {
     requireAuth(ctx, 'setHeader secret registration');
-    registerAuthHeaderValue(ctx.shared.secrets, str(a, 0, 'value'));
+    registerAuthHeaderValue(ctx.shared.secrets, str(a, 0, 'setHeader: value'));
     return null;
   },
   'authProps.get': authPropsGet,

@@ -1,5 +1,6 @@
 import { authStepInput, checkSendTarget } from './auth-flow.js';
 import { EngineError } from './errors.js';
+import { stringArg } from './host-args.js';
 import type { RunContext } from './run-context.js';
 import type { StepInput, StepResult } from './types.js';
 
@@ -19,8 +20,7 @@ function nestedInput(ctx: RunContext, args: Args, call: string): { stepId: strin
   if (ctx.depth + 1 > MAX_SEND_DEPTH) {
     throw new EngineError('ENGINE_SEND_DEPTH', `${call}: more than ${MAX_SEND_DEPTH} nested step calls`);
   }
-  const stepId = args[0];
-  if (typeof stepId !== 'string') throw new TypeError(`${call}: stepId must be a string`);
+  const stepId = stringArg(args[0], `${call}: stepId`);
   checkSendTarget(ctx, stepId, call);
   const headers = Object.create(null) as Record<string, string[]>;
   const h = args[2];

@@ -1,4 +1,5 @@
 import { EngineError } from './errors.js';
+import { stringArg } from './host-args.js';
 import type { RunContext } from './run-context.js';
 
 /** Most items one run of a `scripted-split-aggregate` step may emit (README.md "Split and aggregate"). */
@@ -43,7 +44,5 @@ export function addSplitReturnItem(ctx: RunContext, args: unknown[]): void {
       'addSplitReturnItem is only available in the splitGenerator of a scripted-split-aggregate step',
     );
   }
-  const item = args[0];
-  if (typeof item !== 'string') throw new TypeError('addSplitReturnItem: expected a string or a JSON value');
-  ctx.split.add(item);
+  ctx.split.add(stringArg(args[0], 'addSplitReturnItem: item'));
 }

@@ -74,6 +74,7 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_COMPRESSION_LIMIT",
       "ENGINE_KEY_NOT_FOUND",
       "ENGINE_HOST_SERVED",
+      "ENGINE_BAD_ARGUMENT",
     ]
   `);
 });

@@ -14,7 +14,7 @@ import { capOf, gunzipBytes, gzipBytes } from '../compress.js';
 import { unzipArchive, type ZipEntry } from '../zip-read.js';
 import { zipArchive } from '../zip-write.js';
 import { newArrayBufferChecked } from './heap.js';
-import { parseHostArgs } from '../host-args.js';
+import { badArgument, parseHostArgs } from '../host-args.js';
 
 /** The ops answered here. */
 export const LOCAL_OPS: ReadonlySet<string> = new Set([
@@ -28,18 +28,18 @@ type Result = Uint8Array | ZipEntry[];
 
 /** `zip` arguments: `[name, byteLength]` per entry; the entries' bytes are concatenated in one buffer. */
 function splitEntries(spec: unknown, bytes: Uint8Array): ZipEntry[] {
-  if (!Array.isArray(spec)) throw new TypeError('zip: malformed entry list');
+  if (!Array.isArray(spec)) throw badArgument('zip: malformed entry list');
   const out: ZipEntry[] = [];
   let at = 0;
   for (const item of spec as unknown[]) {
     const [name, size] = Array.isArray(item) ? (item as unknown[]) : [];
     if (typeof name !== 'string' || typeof size !== 'number' || !Number.isInteger(size) || size < 0)
-      throw new TypeError('zip: malformed entry list');
-    if (at + size > bytes.length) throw new TypeError('zip: malformed entry list');
+      throw badArgument('zip: malformed entry list');
+    if (at + size > bytes.length) throw badArgument('zip: malformed entry list');
     out.push({ name, bytes: bytes.subarray(at, at + size) });
     at += size;
   }
-  if (at !== bytes.length) throw new TypeError('zip: malformed entry list');
+  if (at !== bytes.length) throw badArgument('zip: malformed entry list');
   return out;
 }
 
