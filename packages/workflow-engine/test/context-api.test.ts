@@ -280,14 +280,14 @@ describe('context utilities (docs/interfaces.md §5.7)', () => {
     expect(out).toBe('010203|090703|3|0102|4|03090703|4');
   });
 
-  it('rejects out-of-range randomBytes and malformed hex in the script', async () => {
+  it('rejects out-of-range randomBytes and malformed hex in the script with ENGINE_BAD_ARGUMENT', async () => {
     const out = await body(`
       const seen = [];
       for (const f of [() => context.crypto().randomBytes(1e9), () => context.bytes().hexToBinary('zz')]) {
-        try { f(); seen.push('no error'); } catch (e) { seen.push(e.name); }
+        try { f(); seen.push('no error'); } catch (e) { seen.push(e.code); }
       }
       context.setBody(seen.join(','));`);
-    expect(out).toBe('Error,TypeError');
+    expect(out).toBe('ENGINE_BAD_ARGUMENT,ENGINE_BAD_ARGUMENT');
   });
 
   it('crypto().randomBytes returns n bytes', async () => {

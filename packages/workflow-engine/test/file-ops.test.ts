@@ -137,7 +137,7 @@ describe('context.files(id)', () => {
       m.host,
     );
     expect(result.body).toBe(
-      'files: writeBinary offset must be a non-negative integer|files: writeBinary offset must be a non-negative integer',
+      'ENGINE_BAD_ARGUMENT: files: writeBinary off must be an integer ≥ 0, got -1|ENGINE_BAD_ARGUMENT: files: writeBinary off must be an integer ≥ 0, got 1.5',
     );
     expect(m.calls).toEqual([]);
   });

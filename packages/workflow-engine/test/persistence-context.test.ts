@@ -132,7 +132,7 @@ describe('getTimestampManager()', () => {
   it('rejects a timestamp that is not epoch milliseconds (a script error)', async () => {
     const agent = await start([persisted('s', "context.getTimestampManager().set('k', 'yesterday')")]);
     expect((await agent.run('s')).errors).toEqual([
-      'resultsProcessor: timestamp: expected epoch milliseconds (an integer)',
+      'resultsProcessor: ENGINE_BAD_ARGUMENT: getTimestampManager().set: ts must be epoch milliseconds (a safe integer, or a string of its digits), got a string',
     ]);
   });
 });
@@ -205,7 +205,7 @@ describe('queue()', () => {
   it('take(n) refuses n outside 0…10000', async () => {
     const agent = await start([persisted('s', 'context.queue().take(-1)')]);
     expect((await agent.run('s')).errors[0]).toBe(
-      'resultsProcessor: take: n must be an integer from 0 to 10000',
+      'resultsProcessor: ENGINE_BAD_ARGUMENT: queue().take: n must be an integer from 0 to 10000, got -1',
     );
   });
 });

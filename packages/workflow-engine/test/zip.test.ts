@@ -286,8 +286,8 @@ describe('bytes().zip / unzip in a script', () => {
     expect(await runJson(engine, 'refuse')).toEqual([
       'ENGINE_COMPRESSION_INVALID',
       'ENGINE_COMPRESSION_INVALID',
-      'TypeError',
-      'TypeError',
+      'ENGINE_BAD_ARGUMENT',
+      'ENGINE_BAD_ARGUMENT',
     ]);
   });
 

@@ -3,6 +3,7 @@
  * thread outside QuickJS (`sandbox/local-ops.ts`, ADR 0075); these wrappers only shape arguments and results.
  * Made per run by `extras.ts`.
  */
+import { integerArg, notA, textArg } from './args.js';
 import type { UtilEnv } from './types.js';
 import { toBytes } from './util.js';
 
@@ -13,8 +14,8 @@ export interface ZipEntryValue {
 }
 
 /** The bytes of `b` as one ArrayBuffer to hand to the host: the buffer itself when the view covers it whole. */
-export function wholeBuffer(b: unknown): ArrayBuffer {
-  const u = toBytes(b);
+export function wholeBuffer(b: unknown, what: string): ArrayBuffer {
+  const u = toBytes(b, what);
   return u.byteOffset === 0 && u.byteLength === u.buffer.byteLength
     ? (u.buffer as ArrayBuffer)
     : u.slice().buffer;
@@ -24,25 +25,38 @@ export function wholeBuffer(b: unknown): ArrayBuffer {
 function entryList(entries: unknown): [string, Uint8Array][] {
   const out: [string, Uint8Array][] = [];
   if (Array.isArray(entries)) {
-    for (const e of entries as unknown[]) {
-      if (e === null || typeof e !== 'object') throw new TypeError('zip: each entry must be { name, bytes }');
+    (entries as unknown[]).forEach((e, i) => {
+      if (e === null || typeof e !== 'object') throw notA('zip: entries[' + i + ']', '{ name, bytes }', e);
       const { name, bytes } = e as { name?: unknown; bytes?: unknown };
-      out.push([String(name), toBytes(bytes)]);
-    }
+      out.push([
+        textArg(name, 'zip: entries[' + i + '].name'),
+        toBytes(bytes, 'zip: entries[' + i + '].bytes'),
+      ]);
+    });
   } else if (entries !== null && typeof entries === 'object') {
     const o = entries as Record<string, unknown>;
-    for (const k of Object.keys(o)) out.push([k, toBytes(o[k])]);
-  } else throw new TypeError('zip: entries must be an array of { name, bytes } or an object of name → bytes');
+    for (const k of Object.keys(o)) out.push([k, toBytes(o[k], 'zip: entries.' + k)]);
+  } else throw notA('zip: entries', 'an array of { name, bytes } or an object of name → bytes', entries);
   return out;
+}
+
+/**
+ * An optional integer argument whose range the host checks (`compress.ts`): here only its type, which JSON would
+ * lose (NaN becomes null, the default).
+ */
+function optionalInteger(v: unknown, what: string): number | null {
+  return v === undefined || v === null ? null : integerArg(v, what);
 }
 
 export function createCompression(env: UtilEnv) {
   return {
     gzip(b: unknown, level?: unknown) {
-      return new Uint8Array(env.call('bytes.gzip', [level], wholeBuffer(b)) as ArrayBuffer);
+      const l = optionalInteger(level, 'gzip: level');
+      return new Uint8Array(env.call('bytes.gzip', [l], wholeBuffer(b, 'gzip: b')) as ArrayBuffer);
     },
     gunzip(b: unknown, maxBytes?: unknown) {
-      return new Uint8Array(env.call('bytes.gunzip', [maxBytes], wholeBuffer(b)) as ArrayBuffer);
+      const max = optionalInteger(maxBytes, 'gunzip: maxBytes');
+      return new Uint8Array(env.call('bytes.gunzip', [max], wholeBuffer(b, 'gunzip: b')) as ArrayBuffer);
     },
     zip(entries: unknown) {
       const list = entryList(entries);
@@ -58,7 +72,8 @@ export function createCompression(env: UtilEnv) {
       return new Uint8Array(env.call('bytes.zip', [spec], all.buffer) as ArrayBuffer);
     },
     unzip(b: unknown, maxBytes?: unknown): ZipEntryValue[] {
-      const found = env.call('bytes.unzip', [maxBytes], wholeBuffer(b)) as {
+      const max = optionalInteger(maxBytes, 'unzip: maxBytes');
+      const found = env.call('bytes.unzip', [max], wholeBuffer(b, 'unzip: b')) as {
         name: string;
         data: ArrayBuffer;
       }[];

@@ -3,10 +3,12 @@
  * factory (`util-factory.ts`), which the context prelude compiles on first use. `env` carries the prelude's host
  * call and run-state accessors.
  */
+import { badArgument, integerArg, notA, textArg } from './args.js';
 import { createCompression } from './compress.js';
 import { createCrypto } from './crypto.js';
 import type { UtilEnv } from './types.js';
 import {
+  byteTarget,
   concat,
   fromBase64,
   fromHex,
@@ -42,49 +44,64 @@ export interface DocBuilder {
   run(fn: unknown): unknown;
 }
 
+/** The longest buffer QuickJS makes (a longer `new Uint8Array(n)` is a RangeError; a shorter one may run out of memory). */
+const MAX_BUFFER_BYTES = 2 ** 31 - 1;
+
+/** An index into `b`: an integer from 0 to its last byte. */
+const indexArg = (i: unknown, b: Uint8Array, what: string): number => integerArg(i, what, 0, b.length - 1);
+
 export function createExtras(env: UtilEnv) {
   const bytes = {
     create(n: unknown) {
-      return new Uint8Array(Number(n) | 0);
+      return new Uint8Array(integerArg(n, 'create: n', 0, MAX_BUFFER_BYTES));
     },
     createFrom(x: unknown) {
-      return toBytes(x).slice();
+      return toBytes(x, 'createFrom: x').slice();
     },
     createFromString(s: unknown) {
-      return utf8Encode(s);
+      return utf8Encode(textArg(s, 'createFromString: s'));
     },
     createFromByteArray(a: unknown) {
-      return toBytes(a).slice();
+      return toBytes(a, 'createFromByteArray: a').slice();
     },
     copy(b: unknown) {
-      return toBytes(b).slice();
+      return toBytes(b, 'copy: b').slice();
     },
     concat(a: unknown, b: unknown) {
       return concat(a, b);
     },
-    writeBytes(dst: Uint8Array, off: unknown, src: unknown) {
-      dst.set(toBytes(src), Number(off) | 0);
-      return dst;
+    writeBytes(dst: unknown, off: unknown, src: unknown) {
+      const d = byteTarget(dst, 'writeBytes: dst'),
+        s = toBytes(src, 'writeBytes: src');
+      if (s.length > d.length)
+        throw badArgument(
+          'writeBytes: src (' + s.length + ' bytes) is longer than dst (' + d.length + ' bytes)',
+        );
+      d.set(s, integerArg(off, 'writeBytes: off', 0, d.length - s.length));
+      return d;
     },
-    writeByte(b: Uint8Array, i: unknown, v: unknown) {
-      b[Number(i) | 0] = Number(v) & 255;
-      return b;
+    writeByte(b: unknown, i: unknown, v: unknown) {
+      const d = byteTarget(b, 'writeByte: b');
+      // A signed (Java) or an unsigned byte: -1 and 255 are the same byte.
+      d[indexArg(i, d, 'writeByte: i')] = integerArg(v, 'writeByte: v', -128, 255) & 255;
+      return d;
     },
     readByte(b: unknown, i: unknown) {
-      return toBytes(b)[Number(i) | 0];
+      const d = toBytes(b, 'readByte: b');
+      return d[indexArg(i, d, 'readByte: i')];
     },
     getSize(b: unknown) {
-      return toBytes(b).length;
+      return toBytes(b, 'getSize: b').length;
     },
     hexToBinary: (h: unknown) => fromHex(h),
     binaryToHex: (b: unknown) => toHex(b),
     base64ToBinary: (s: unknown) => fromBase64(s),
     binaryToBase64: (b: unknown) => toBase64(b),
     toString(b: unknown) {
-      return utf8Decode(toBytes(b));
+      return utf8Decode(toBytes(b, 'toString: b'));
     },
     sha256(b: unknown) {
-      return new Uint8Array(env.call('sha256', [], toBytes(b).slice().buffer) as ArrayBuffer);
+      return new Uint8Array(env.call('sha256', [], toBytes(b, 'sha256: b').slice().buffer) as ArrayBuffer);
     },
     reader(b?: unknown) {
       return b === undefined ? env.streamReader() : memoryReader(b);
@@ -149,7 +166,7 @@ export function createExtras(env: UtilEnv) {
     const spec: DocSpec = {};
     const d: DocBuilder = {
       description(t) {
-        spec.description = String(t);
+        spec.description = textArg(t, 'doc.description: t');
         return d;
       },
       inSchema(x) {
@@ -177,6 +194,7 @@ export function createExtras(env: UtilEnv) {
         return d;
       },
       run(fn) {
+        if (typeof fn !== 'function') throw notA('doc.run: fn', 'a function', fn);
         return docRun(spec, fn);
       },
     };

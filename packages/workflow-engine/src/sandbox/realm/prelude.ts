@@ -13,6 +13,16 @@
  * Runs inside QuickJS: no Node or browser API, no imports at run time (only `harden.ts` is bundled in; the helper
  * factory is compiled from `__utilSource` on first use, so it is imported here for its type only).
  */
+import {
+  badArgument,
+  codedError,
+  integerArg,
+  jsonText,
+  notA,
+  numberArg,
+  optionalObject,
+  textArg,
+} from './args.js';
 import { createFiles } from './files.js';
 import { hardenRealm } from './harden.js';
 import type { ByteReader, RealmGlobals, RunState, UtilEnv } from './types.js';
@@ -50,6 +60,10 @@ interface Run {
 /** Bounds of the write buffer: writes (the host's `MAX_WRITE_BATCH`) and characters of keys and values. */
 const WRITE_BATCH_ITEMS = 1000,
   WRITE_BATCH_CHARS = 1024 * 1024;
+/** The most items one `queue().take(n)` returns (the host's `MAX_TAKE_ITEMS`, persist-ops.ts). */
+const MAX_TAKE_ITEMS = 10_000;
+/** A timestamp as a string, as apps pass `key.toString()` (the host's rule, persist-ops.ts). */
+const TIMESTAMP_TEXT = /^\s*-?[0-9]{1,16}\s*$/;
 
 const G = globalThis as typeof globalThis & RealmGlobals;
 const host = G.__host,
@@ -73,6 +87,26 @@ const own = <T>(o: Readonly<Record<string, T>>, k: string): T | undefined =>
 const put = <T>(o: Record<string, T>, k: string, value: T): void => {
   defineProperty(o, k, { value, writable: true, enumerable: true, configurable: true });
 };
+/** `regexMatch`'s pattern: a source text QuickJS refuses is the script's argument error, not a SyntaxError. */
+function regExpOf(re: unknown): RegExp {
+  const source = textArg(re, 'regexMatch: re');
+  try {
+    return new RegExp(source);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    throw badArgument('regexMatch: re is not a regular expression (' + e.message.slice(0, 80) + ')');
+  }
+}
+/** A `mergeJsonStrings` argument, parsed: text that is not JSON is the script's argument error. */
+function jsonOf(v: unknown, what: string): unknown {
+  const text = textArg(v, what);
+  try {
+    return parse(text);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    throw badArgument(what + ' is not JSON');
+  }
+}
 if (typeof host !== 'function' || typeof utilSource !== 'string')
   throw new Error('the sandbox worker did not install the host function and the helper source');
 let utilFactory: UtilFactory | undefined;
@@ -94,7 +128,7 @@ function begin(input: string, inBytes: unknown): Run {
   };
   const U = (): Util => {
     if (util) return util;
-    if (!utilEnv) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+    if (!utilEnv) throw notPermitted('this processor run has ended');
     return (util = (utilFactory || (utilFactory = indirectEval(utilSource!) as UtilFactory))(utilEnv));
   };
   let bytesBody = inBytes instanceof ArrayBuffer ? new Uint8Array(inBytes) : null;
@@ -134,10 +168,11 @@ function begin(input: string, inBytes: unknown): Run {
   // setPersistedItem's slow path: no limits (an unbuffered `persist.set`), an ended run, a key or value that is
   // not a string, or one long enough that its UTF-8 size must be counted.
   function setSlow(k: unknown, v: unknown): void {
-    if (!limits) return void call('persist.set', [String(k), str(v)]);
-    if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
-    const key = typeof k === 'string' ? k : String(k),
-      value = typeof v === 'string' ? v : str(v),
+    if (!limits)
+      return void call('persist.set', [textArg(k, 'setPersistedItem: k'), str(v, 'setPersistedItem: v')]);
+    if (!live) throw notPermitted('this processor run has ended');
+    const key = textArg(k, 'setPersistedItem: k'),
+      value = typeof v === 'string' ? v : str(v, 'setPersistedItem: v'),
       kl = key.length,
       vl = value === null ? -1 : value.length;
     if (kl * 3 > maxKey && tooLarge(key, maxKey)) throw limitError('key is longer than ' + maxKey + ' bytes');
@@ -167,12 +202,10 @@ function begin(input: string, inBytes: unknown): Run {
     return n > max;
   }
   function limitError(what: string): Error {
-    const e = new Error('ENGINE_PERSISTENCE_LIMIT: ' + what) as Error & { code?: string };
-    e.code = 'ENGINE_PERSISTENCE_LIMIT';
-    return e;
+    return codedError('ENGINE_PERSISTENCE_LIMIT', what);
   }
   function call(op: string, args?: unknown[], bytes?: ArrayBuffer): unknown {
-    if (!live) throw new Error('ENGINE_NOT_PERMITTED: this processor run has ended');
+    if (!live) throw notPermitted('this processor run has ended');
     if (wn !== 0 && op !== 'log' && op !== 'metric' && op !== 'persist.get') flushWrites();
     return hostCall(op, stringify(args || []), bytes, undefined);
   }
@@ -192,17 +225,13 @@ function begin(input: string, inBytes: unknown): Run {
     }
     return typeof r === 'string' ? parse(r) : r;
   }
-  function str(v: unknown): string | null {
-    if (v === null || v === undefined) return null;
-    return typeof v === 'object' ? JSON.stringify(v) : String(v);
-  }
-  function lower(n: unknown): string {
-    return String(n).toLowerCase();
+  // A value a call stores or sends: strings as they are, objects as JSON, null and undefined as null.
+  const str = jsonText;
+  function lower(n: unknown, what: string): string {
+    return textArg(n, what).toLowerCase();
   }
   function notPermitted(what: string): Error {
-    const e = new Error('ENGINE_NOT_PERMITTED: ' + what) as Error & { code?: string };
-    e.code = 'ENGINE_NOT_PERMITTED';
-    return e;
+    return codedError('ENGINE_NOT_PERMITTED', what);
   }
   function setBodyValue(x: unknown): void {
     S.bodySet = true;
@@ -220,7 +249,9 @@ function begin(input: string, inBytes: unknown): Run {
   function streamReader(): ByteReader {
     return {
       read(n) {
-        return new Uint8Array(call('stream.read', [n === undefined ? -1 : Number(n)]) as ArrayBuffer);
+        // -1 asks for everything (`read()`); a script's n is a count.
+        const count = n === undefined ? -1 : integerArg(n, 'read: n', 0);
+        return new Uint8Array(call('stream.read', [count]) as ArrayBuffer);
       },
       readAll() {
         return new Uint8Array(call('stream.read', [-1]) as ArrayBuffer);
@@ -236,11 +267,11 @@ function begin(input: string, inBytes: unknown): Run {
         return r.body;
       },
       getProperty(k: unknown) {
-        const v = own(r.properties, String(k));
+        const v = own(r.properties, textArg(k, 'getProperty: k'));
         return v === undefined ? null : v;
       },
       getHeader(n: unknown) {
-        const v = own(r.headers, lower(n));
+        const v = own(r.headers, lower(n, 'getHeader: n'));
         return v === undefined ? null : JSON.stringify(v);
       },
       isErrored() {
@@ -251,46 +282,75 @@ function begin(input: string, inBytes: unknown): Run {
       },
     };
   }
-  function headersArg(h: unknown): Record<string, string | string[]> {
+  // `{name: value | value[]}`; every value as text.
+  function headersArg(h: unknown, what: string): Record<string, string | string[]> {
     const out: Record<string, string | string[]> = {};
-    if (h === null || h === undefined) return out;
-    const o = h as Record<string, unknown>;
-    for (const k of Object.keys(o))
-      out[String(k)] = Array.isArray(o[k]) ? (o[k] as unknown[]).map(String) : String(o[k]);
+    const o = optionalObject(h, what);
+    if (o === undefined) return out;
+    for (const k of Object.keys(o)) {
+      const v = o[k],
+        at = what + '.' + k;
+      put(out, k, Array.isArray(v) ? v.map((x) => textArg(x, at)) : textArg(v, at));
+    }
     return out;
   }
+  // `sendToStep(stepId, body[, headers])` as the host call's arguments; an authentication context passes its run
+  // properties on (ADR 0054), and the host decides what it may.
+  function stepCall(call: string, a: unknown, b: unknown, c: unknown): unknown[] {
+    const args = [textArg(a, call + ': stepId'), str(b, call + ': body'), headersArg(c, call + ': headers')];
+    return [...args, isAuth ? S.properties : null];
+  }
+  // sendMetric(key, value[, dims]) or sendMetric(tsMs, key, value[, dims]) (SPEC.md §7).
   function sendMetric(a: unknown, b: unknown, c: unknown, d: unknown): void {
-    if (typeof a === 'number' && typeof b === 'string') call('metric', [a, b, Number(c), d || {}]);
-    else call('metric', [null, String(a), Number(b), c || {}]);
+    const stamped = typeof a === 'number' && typeof b === 'string';
+    call('metric', [
+      stamped ? numberArg(a, 'sendMetric: tsMs') : null,
+      stamped ? b : textArg(a, 'sendMetric: key'),
+      numberArg(stamped ? c : b, 'sendMetric: value'),
+      optionalObject(stamped ? d : c, 'sendMetric: dims') ?? null,
+    ]);
+  }
+  function timestampArg(t: unknown, what: string): unknown {
+    if (
+      typeof t === 'number'
+        ? Number.isSafeInteger(t)
+        : typeof t === 'string' && TIMESTAMP_TEXT.test(t) && Number.isSafeInteger(Number(t))
+    )
+      return t;
+    throw notA(what, 'epoch milliseconds (a safe integer, or a string of its digits)', t);
   }
   // Persistence (README "Persistence"): every check and all storage are on the host side (persist-ops.ts).
   const timestampManager = freeze({
     get(k: unknown) {
-      return call('ts.get', [String(k)]);
+      return call('ts.get', [textArg(k, 'getTimestampManager().get: k')]);
     },
     set(k: unknown, t: unknown) {
-      call('ts.set', [String(k), t]);
+      call('ts.set', [
+        textArg(k, 'getTimestampManager().set: k'),
+        timestampArg(t, 'getTimestampManager().set: ts'),
+      ]);
     },
     setIfLastest(k: unknown, t: unknown) {
-      return call('ts.setIfLatest', [String(k), t]);
+      const key = textArg(k, 'getTimestampManager().setIfLastest: k');
+      return call('ts.setIfLatest', [key, timestampArg(t, 'getTimestampManager().setIfLastest: ts')]);
     },
     firstTimestamp(k: unknown) {
-      return call('ts.first', [String(k)]);
+      return call('ts.first', [textArg(k, 'getTimestampManager().firstTimestamp: k')]);
     },
     minutesAgo(n: unknown) {
-      return call('ts.minutesAgo', [Number(n)]);
+      return call('ts.minutesAgo', [numberArg(n, 'getTimestampManager().minutesAgo: n')]);
     },
   });
   function queueOf(q: string) {
     return freeze({
       push(item: unknown) {
-        call('queue.push', [q, str(item)]);
+        call('queue.push', [q, str(item, 'queue().push: item')]);
       },
       take(n: unknown) {
-        return call('queue.take', [q, Number(n)]);
+        return call('queue.take', [q, integerArg(n, 'queue().take: n', 0, MAX_TAKE_ITEMS)]);
       },
       returnItem(item: unknown) {
-        call('queue.return', [q, str(item)]);
+        call('queue.return', [q, str(item, 'queue().returnItem: item')]);
       },
       size() {
         return call('queue.size', [q]);
@@ -298,20 +358,20 @@ function begin(input: string, inBytes: unknown): Run {
     });
   }
   function stepPropSet(k: unknown, v: unknown): void {
-    call('stepProps.set', [String(k), str(v)]);
+    call('stepProps.set', [textArg(k, 'getStepProperties().set: k'), str(v, 'getStepProperties().set: v')]);
   }
   // `put` and `containsKey`: the names scripts written for the reference agent's map use (SPEC.md §4).
   const stepProperties = {
     get(k: unknown) {
-      return call('stepProps.get', [String(k)]);
+      return call('stepProps.get', [textArg(k, 'getStepProperties().get: k')]);
     },
     set: stepPropSet,
     put: stepPropSet,
     containsKey(k: unknown) {
-      return call('stepProps.get', [String(k)]) !== null;
+      return call('stepProps.get', [textArg(k, 'getStepProperties().containsKey: k')]) !== null;
     },
     remove(k: unknown) {
-      call('stepProps.set', [String(k), null]);
+      call('stepProps.set', [textArg(k, 'getStepProperties().remove: k'), null]);
     },
     keys() {
       return call('stepProps.keys');
@@ -327,8 +387,9 @@ function begin(input: string, inBytes: unknown): Run {
     },
     getData(key?: unknown) {
       if (arguments.length === 0 || key === undefined) return JSON.stringify(S.data);
-      const v = hasOwn(S.data, String(key)) ? S.data[String(key)] : undefined;
-      return v === undefined ? null : str(v);
+      const k = textArg(key, 'getData: key');
+      const v = hasOwn(S.data, k) ? S.data[k] : undefined;
+      return v === undefined ? null : str(v, 'getData');
     },
     getStream() {
       return streamReader();
@@ -340,7 +401,7 @@ function begin(input: string, inBytes: unknown): Run {
         return;
       }
       if (x && typeof (x as Partial<ByteReader>).readAll === 'function') x = (x as ByteReader).readAll();
-      bytesBody = new U8(U().toBytes(x));
+      bytesBody = new U8(U().toBytes(x, 'setStream: x'));
       S.body = null;
       S.bodySet = true;
     },
@@ -348,34 +409,38 @@ function begin(input: string, inBytes: unknown): Run {
       S.ended = true;
     },
     getHeader(n: unknown) {
-      const k = lower(n);
+      const k = lower(n, 'getHeader: n');
       if (hasOwn(S.outHeaders, k)) return JSON.stringify([S.outHeaders[k]![1]]);
       if (hasOwn(S.inHeaders, k)) return JSON.stringify(S.inHeaders[k]);
       return null;
     },
     setHeader(n: unknown, v: unknown) {
-      put(S.outHeaders, lower(n), [String(n), String(v)]);
-      if (isAuth) call('auth.header', [String(v)]);
+      const name = textArg(n, 'setHeader: name'),
+        value = textArg(v, 'setHeader: value');
+      put(S.outHeaders, name.toLowerCase(), [name, value]);
+      if (isAuth) call('auth.header', [value]);
     },
     removeHeader(n: unknown) {
-      delete S.outHeaders[lower(n)];
-      delete S.inHeaders[lower(n)];
+      const k = lower(n, 'removeHeader: n');
+      delete S.outHeaders[k];
+      delete S.inHeaders[k];
     },
     removeAllHeaders() {
       S.outHeaders = {};
       S.inHeaders = {};
     },
     setUrl(hostId: unknown, path: unknown) {
-      S.url = { hostId: String(hostId), path: String(path) };
+      S.url = { hostId: textArg(hostId, 'setUrl: hostId'), path: textArg(path, 'setUrl: path') };
     },
     setHttpMethod(m: unknown) {
-      S.method = String(m).toUpperCase();
+      S.method = textArg(m, 'setHttpMethod: m').toUpperCase();
     },
     setProperty(k: unknown, v: unknown) {
-      put(S.properties, String(k), v === null || v === undefined ? null : String(v));
+      const key = textArg(k, 'setProperty: k');
+      put(S.properties, key, v === null || v === undefined ? null : textArg(v, 'setProperty: v'));
     },
     getProperty(k: unknown) {
-      const v = own(S.properties, String(k));
+      const v = own(S.properties, textArg(k, 'getProperty: k'));
       return v === undefined ? null : v;
     },
     getStepProperties() {
@@ -383,37 +448,43 @@ function begin(input: string, inBytes: unknown): Run {
     },
     sendToStep(a: unknown, b: unknown, c?: unknown) {
       // A string third argument: sendToStep(accessId, stepId, body) to another deployment (SPEC.md §5.6).
-      if (arguments.length === 3 && typeof c === 'string')
-        return resultObject(call('sendToDeployment', [String(a), String(b), c]) as StepResult);
-      // An authentication context passes its exchange properties on (ADR 0054); the host decides what it may.
-      return resultObject(
-        call('sendToStep', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]) as StepResult,
-      );
+      if (arguments.length === 3 && typeof c === 'string') {
+        const args = [textArg(a, 'sendToStep: accessId'), textArg(b, 'sendToStep: stepId'), c];
+        return resultObject(call('sendToDeployment', args) as StepResult);
+      }
+      return resultObject(call('sendToStep', stepCall('sendToStep', a, b, c)) as StepResult);
     },
     sendToStepAndForget(a: unknown, b: unknown, c?: unknown) {
-      call('sendToStepAndForget', [String(a), str(b), headersArg(c), isAuth ? S.properties : null]);
+      call('sendToStepAndForget', stepCall('sendToStepAndForget', a, b, c));
     },
     addSystemError(msg: unknown) {
-      S.errors.push(String(msg));
+      S.errors.push(textArg(msg, 'addSystemError: msg'));
     },
     addSplitReturnItem(item: unknown) {
-      call('split.add', [str(item)]);
+      // README "Split and aggregate": an item is a string or a JSON value, never nothing.
+      if (item === null || item === undefined)
+        throw notA('addSplitReturnItem: item', 'a string or a JSON value', item);
+      call('split.add', [str(item, 'addSplitReturnItem: item')]);
     },
     getRestrictedDataFromHost(hostId: unknown) {
       if (!isAuth)
         throw notPermitted('getRestrictedDataFromHost is only available in an authentication context');
-      return call('restrictedData', [String(hostId)]);
+      return call('restrictedData', [textArg(hostId, 'getRestrictedDataFromHost: hostId')]);
     },
     callAuthenticationHost(hostId: unknown, path: unknown, options?: unknown) {
       if (!isAuth)
         throw notPermitted('callAuthenticationHost is only available in an authentication context');
-      const o = (options || {}) as { method?: unknown; headers?: unknown; body?: unknown };
+      const o = (optionalObject(options, 'callAuthenticationHost: options') ?? {}) as {
+        method?: unknown;
+        headers?: unknown;
+        body?: unknown;
+      };
       const r = call('authCall', [
-        String(hostId),
-        String(path),
-        o.method === undefined ? null : String(o.method),
-        headersArg(o.headers),
-        str(o.body),
+        textArg(hostId, 'callAuthenticationHost: hostId'),
+        textArg(path, 'callAuthenticationHost: path'),
+        o.method === undefined ? null : textArg(o.method, 'callAuthenticationHost: options.method'),
+        headersArg(o.headers, 'callAuthenticationHost: options.headers'),
+        str(o.body, 'callAuthenticationHost: options.body'),
       ]) as AuthResponse;
       return {
         getStatus() {
@@ -423,45 +494,54 @@ function begin(input: string, inBytes: unknown): Run {
           return r.body;
         },
         getHeader(n: unknown) {
-          const v = own(r.headers, lower(n));
+          const v = own(r.headers, lower(n, 'getHeader: n'));
           return v === undefined ? null : JSON.stringify(v);
         },
       };
     },
     setAuthenticationPropertiesOnStep(stepId: unknown, ttlMs: unknown, name: unknown, json: unknown) {
-      call('authProps.set', [String(stepId), Number(ttlMs), String(name), str(json)]);
+      const what = 'setAuthenticationPropertiesOnStep: ';
+      call('authProps.set', [
+        textArg(stepId, what + 'stepId'),
+        numberArg(ttlMs, what + 'ttlMs'),
+        textArg(name, what + 'name'),
+        str(json, what + 'json'),
+      ]);
     },
     getAuthenticationPropertiesFromStep(stepId: unknown, name: unknown) {
-      return call('authProps.get', [String(stepId), String(name)]);
+      const what = 'getAuthenticationPropertiesFromStep: ';
+      return call('authProps.get', [textArg(stepId, what + 'stepId'), textArg(name, what + 'name')]);
     },
     sendMetric,
     counter(k: unknown, d: unknown) {
-      return call('counter', [String(k), Number(d)]);
+      return call('counter', [textArg(k, 'counter: key'), numberArg(d, 'counter: delta')]);
     },
     delta(k: unknown, v: unknown) {
-      return call('delta', [String(k), Number(v)]);
+      return call('delta', [textArg(k, 'delta: key'), numberArg(v, 'delta: value')]);
     },
     diagnosticLog(msg: unknown) {
-      call('log', ['info', 'diagnostic', str(msg)]);
+      call('log', ['info', 'diagnostic', str(msg, 'diagnosticLog: msg')]);
     },
     getTimestamp() {
       return S.timestampOverride === null ? call('now') : S.timestampOverride;
     },
     sleep(ms: unknown) {
-      call('sleep', [Number(ms)]);
+      call('sleep', [numberArg(ms, 'sleep: ms')]);
     },
     hash(s: unknown) {
       return U().crc32(s);
     },
     regexMatch(re: unknown, s: unknown) {
-      const m = new RegExp(String(re)).exec(String(s));
+      const m = regExpOf(re).exec(textArg(s, 'regexMatch: s'));
       return m === null ? null : Array.from(m, (x) => (x === undefined ? null : x));
     },
     mergeJsonStrings(a: unknown, b: unknown) {
-      return JSON.stringify(U().deepMerge(JSON.parse(a as string), JSON.parse(b as string)));
+      return JSON.stringify(
+        U().deepMerge(jsonOf(a, 'mergeJsonStrings: a'), jsonOf(b, 'mergeJsonStrings: b')),
+      );
     },
     files(id: unknown) {
-      return createFiles({ call, toBytes: (x) => U().toBytes(x) }, String(id));
+      return createFiles({ call, toBytes: (x, what) => U().toBytes(x, what) }, textArg(id, 'files: id'));
     },
     bytes() {
       return U().bytes;
@@ -488,7 +568,7 @@ function begin(input: string, inBytes: unknown): Run {
       } else setSlow(k, v);
     },
     getPersistedItem(k: unknown) {
-      const key = String(k);
+      const key = textArg(k, 'getPersistedItem: k');
       const i = wKeys.lastIndexOf(key);
       if (i >= 0) return wValues[i];
       return call('persist.get', [key]);
@@ -499,7 +579,7 @@ function begin(input: string, inBytes: unknown): Run {
     },
     queue(name?: unknown) {
       call('persist.check');
-      return queueOf(name === undefined || name === null ? 'default' : String(name));
+      return queueOf(name === undefined || name === null ? 'default' : textArg(name, 'queue: name'));
     },
   };
   function fmt(args: IArguments): string {

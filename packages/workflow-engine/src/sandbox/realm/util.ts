@@ -9,17 +9,13 @@
  * Arguments come from scripts: they are typed `unknown` and converted the way the context API documents.
  */
 
+import { badArgument, codedError, integerArg, notA, textArg } from './args.js';
+
 export function unsupported(name: string): Error {
-  const e = new Error('ENGINE_UNSUPPORTED: ' + name + ' is not supported by this agent') as Error & {
-    code?: string;
-  };
-  e.code = 'ENGINE_UNSUPPORTED';
-  return e;
+  return codedError('ENGINE_UNSUPPORTED', name + ' is not supported by this agent');
 }
 
-export function utf8Encode(s: unknown): Uint8Array {
-  s = String(s);
-  const str = s as string;
+export function utf8Encode(str: string): Uint8Array {
   const out: number[] = [];
   for (let i = 0; i < str.length; i++) {
     let c = str.charCodeAt(i);
@@ -57,27 +53,50 @@ export function utf8Decode(b: Uint8Array): string {
   return s;
 }
 
-export function toBytes(x: unknown): Uint8Array {
+/**
+ * Bytes from what a call documents as bytes (SPEC.md §7.1): a `Uint8Array` (as it is), an `ArrayBuffer`, a typed
+ * array, an array of integers (each stored modulo 256) or a string (its UTF-8); null and undefined are no bytes.
+ * Anything else — a number, an object, a ByteReader — is refused, never turned into the text `[object Object]`.
+ */
+export function toBytes(x: unknown, what = 'bytes'): Uint8Array {
   if (x instanceof Uint8Array) return x;
+  if (typeof x === 'string') return utf8Encode(x);
   if (x instanceof ArrayBuffer) return new Uint8Array(x);
   if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  if (Array.isArray(x)) return new Uint8Array(x as number[]);
+  if (Array.isArray(x)) return byteArray(x, what);
   if (x === null || x === undefined) return new Uint8Array(0);
-  return utf8Encode(String(x));
+  throw notA(what, 'bytes (a Uint8Array, an ArrayBuffer, a typed array, an array of numbers or a string)', x);
+}
+
+function byteArray(a: unknown[], what: string): Uint8Array {
+  const out = new Uint8Array(a.length);
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (typeof v !== 'number' || !Number.isInteger(v)) throw notA(what + '[' + i + ']', 'an integer', v);
+    out[i] = v;
+  }
+  return out;
+}
+
+/** A buffer a call writes into: only a `Uint8Array` (a converted copy would be written and dropped). */
+export function byteTarget(x: unknown, what: string): Uint8Array {
+  if (!(x instanceof Uint8Array)) throw notA(what, 'a Uint8Array', x);
+  return x;
 }
 
 const HEX = '0123456789abcdef';
 
 export function toHex(b: unknown): string {
-  const u = toBytes(b);
+  const u = toBytes(b, 'binaryToHex: b');
   let s = '';
   for (let i = 0; i < u.length; i++) s += HEX[u[i]! >> 4]! + HEX[u[i]! & 15]!;
   return s;
 }
 
 export function fromHex(h: unknown): Uint8Array {
-  const t = String(h);
-  if (t.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(t)) throw new TypeError('hexToBinary: not a hex string');
+  const t = textArg(h, 'hexToBinary: h');
+  if (t.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(t))
+    throw badArgument('hexToBinary: h is not a hex string of even length');
   const out = new Uint8Array(t.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(t.substr(i * 2, 2), 16);
   return out;
@@ -86,7 +105,7 @@ export function fromHex(h: unknown): Uint8Array {
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 export function toBase64(b: unknown): string {
-  const u = toBytes(b);
+  const u = toBytes(b, 'binaryToBase64: b');
   let s = '';
   for (let i = 0; i < u.length; i += 3) {
     const n = (u[i]! << 16) | ((u[i + 1] || 0) << 8) | (u[i + 2] || 0);
@@ -100,9 +119,9 @@ export function toBase64(b: unknown): string {
 }
 
 export function fromBase64(s: unknown): Uint8Array {
-  const t = String(s).replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
+  const t = textArg(s, 'base64ToBinary: s').replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
   if (!/^[A-Za-z0-9+/]*$/.test(t) || t.length % 4 === 1)
-    throw new TypeError('base64ToBinary: not a Base64 string');
+    throw badArgument('base64ToBinary: s is not a Base64 string');
   const out = new Uint8Array(Math.floor((t.length * 3) / 4));
   let n = 0,
     bits = 0,
@@ -129,7 +148,7 @@ export function crc32(s: unknown): number {
       crcTable[i] = c >>> 0;
     }
   }
-  const b = toBytes(s);
+  const b = toBytes(s, 'hash: s');
   let c = 0xffffffff;
   for (let i = 0; i < b.length; i++) c = crcTable[(c ^ b[i]!) & 255]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
@@ -137,7 +156,7 @@ export function crc32(s: unknown): number {
 
 /** docs/interfaces.md §5.8: the host serialiser wrote `{"status" : 200}`; reproduced for object bodies. */
 export function serialize(v: unknown, depth: number): string {
-  if (depth > 64) throw new RangeError('setBody: object nested too deeply');
+  if (depth > 64) throw badArgument('setBody: x is nested deeper than 64 levels');
   if (v === null || typeof v !== 'object') {
     const j = JSON.stringify(v) as string | undefined;
     return j === undefined ? 'null' : j;
@@ -175,8 +194,8 @@ export function deepMerge(a: unknown, b: unknown): unknown {
 }
 
 export function concat(a: unknown, b: unknown): Uint8Array {
-  const x = toBytes(a),
-    y = toBytes(b);
+  const x = toBytes(a, 'concat: a'),
+    y = toBytes(b, 'concat: b');
   const o = new Uint8Array(x.length + y.length);
   o.set(x, 0);
   o.set(y, x.length);
@@ -184,11 +203,12 @@ export function concat(a: unknown, b: unknown): Uint8Array {
 }
 
 export function memoryReader(buf: unknown) {
-  const data = toBytes(buf);
+  const data = toBytes(buf, 'reader: b');
   let pos = 0;
   return {
     read(n?: unknown) {
-      const k = n === undefined ? data.length - pos : Math.max(0, Math.min(Number(n) | 0, data.length - pos));
+      const left = data.length - pos;
+      const k = n === undefined ? left : Math.min(integerArg(n, 'read: n', 0), left);
       const o = data.slice(pos, pos + k);
       pos += k;
       return o;
