@@ -1,4 +1,5 @@
 import { EngineError } from './errors.js';
+import { badArgument, integerArg, notA, numberArg, stringArg } from './host-args.js';
 import type { RunContext, EngineShared } from './run-context.js';
 import { joinedLengths, joinedPairs, MAX_WRITE_BATCH } from './persistence/joined.js';
 import type { PersistentStore } from './persistence/types.js';
@@ -86,7 +87,7 @@ function batchOf(
   }
   const list = args[0];
   if (!Array.isArray(list) || list.length > MAX_WRITE_BATCH)
-    throw new TypeError(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
+    throw badArgument(`setMany: expected an array of at most ${MAX_WRITE_BATCH} pairs`);
   const pairs = list.map((p: unknown): [string, string | null] => {
     if (
       !Array.isArray(p) ||
@@ -94,7 +95,7 @@ function batchOf(
       typeof p[0] !== 'string' ||
       (p[1] !== null && typeof p[1] !== 'string')
     )
-      throw new TypeError('setMany: expected [key, value or null] pairs of strings');
+      throw badArgument('setMany: expected [key, value or null] pairs of strings');
     return [p[0], p[1] as string | null];
   });
   const target = writable(ctx, 'setPersistedItem');
@@ -107,9 +108,7 @@ function setPairs(store: PersistentStore, pairs: [string, string | null][]): voi
 }
 
 function str(args: Args, i: number, name: string): string {
-  const v = args[i];
-  if (typeof v !== 'string') throw new TypeError(`${name}: expected a string`);
-  return v;
+  return stringArg(args[i], name);
 }
 
 function storeOf(ctx: RunContext, call: string): PersistentStore {
@@ -134,14 +133,17 @@ function timestamp(args: Args, i: number): number {
   const v = args[i];
   const n =
     typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?[0-9]{1,16}\s*$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n)) throw new TypeError('timestamp: expected epoch milliseconds (an integer)');
+  if (!Number.isSafeInteger(n))
+    throw notA(
+      'getTimestampManager().set: ts',
+      'epoch milliseconds (a safe integer, or a string of its digits)',
+      v,
+    );
   return n;
 }
 
 function finite(args: Args, i: number, name: string): number {
-  const v = args[i];
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`${name}: expected a finite number`);
-  return v;
+  return numberArg(args[i], name);
 }
 
 /** `delta(key, value)` on a step with persistence (host-ops.ts keeps the in-memory one for other steps). */
@@ -193,9 +195,7 @@ export const PERSIST_OPS: Record<string, Op> = {
     return null;
   },
   'queue.take': (ctx, a) => {
-    const n = finite(a, 1, 'take n');
-    if (!Number.isInteger(n) || n < 0 || n > MAX_TAKE_ITEMS)
-      throw new RangeError(`take: n must be an integer from 0 to ${MAX_TAKE_ITEMS}`);
+    const n = integerArg(a[1], 'queue().take: n', 0, MAX_TAKE_ITEMS);
     return writable(ctx, 'queue().take').take(str(a, 0, 'queue'), n);
   },
   'queue.size': (ctx, a) => storeOf(ctx, 'queue().size').queueSize(str(a, 0, 'queue')),
@@ -212,7 +212,9 @@ export function writeBuffer(ctx: Pick<RunContext, 'store' | 'isAuth'>): [number,
 
 /**
  * Opens the store of every step with persistence (README.md "Persistence"): at load, so a bad, foreign or
- * wrongly keyed file stops start-up rather than a later run.
+ * wrongly keyed file stops start-up rather than a later run. Opening an LMDB environment is synchronous (2–30 ms
+ * each): the loop yields to the event loop before each one, so timers (a caller's `startupWaitTimeoutMs`) and other
+ * deployments' requests are served while a workflow with many stores loads (issue 27).
  * @throws EngineError `ENGINE_PERSISTENCE_INVALID` (no provider), or what the provider throws.
  */
 export async function openStores(
@@ -227,9 +229,15 @@ export async function openStores(
         'ENGINE_PERSISTENCE_INVALID',
         `step ${JSON.stringify(m.stepId.slice(0, 200))} has persistence but the host provides none`,
       );
+    await yieldToEventLoop();
     stores.set(m.uid, await host.persistence.open(m.stepId, m.persistence));
   }
   return stores;
+}
+
+/** Resolves after the event loop has run its timers and I/O (a macrotask, not a microtask). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 type Metric = Parameters<EngineHost['metric']>[0];

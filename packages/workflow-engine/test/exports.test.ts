@@ -70,6 +70,7 @@ it('keeps the public surface of the engine stable', () => {
       "ENGINE_PERSISTENCE_KEY",
       "ENGINE_PERSISTENCE_LIMIT",
       "ENGINE_PERSISTENCE_FAILED",
+      "ENGINE_PERSISTENCE_UNAVAILABLE",
       "ENGINE_COMPRESSION_INVALID",
       "ENGINE_COMPRESSION_LIMIT",
       "ENGINE_KEY_NOT_FOUND",

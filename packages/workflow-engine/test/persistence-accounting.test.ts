@@ -297,26 +297,31 @@ describe('store accounting: writes held until settle, one transaction', () => {
 });
 
 describe('store accounting: the keys it remembers', () => {
-  it('a write not yet committed stays visible and counted while the keys it remembers turn over', async () => {
-    const s = await provider().open('s', spec('turnover.store'));
-    s.setItem('a', 'x');
-    s.commit!(); // handed over to LMDB: its commit is in flight, not landed (nothing awaited)
-    s.setItem('c', 'held'); // held, not handed over
-    // Other keys read before any commit lands: the generations of remembered keys turn over four times.
-    for (let i = 0; i < 2 * SIZE_CACHE_KEYS + 10; i++) expect(s.getItem(`r${i}`)).toBeNull();
-    expect(s.getItem('a')).toBe('x');
-    expect(s.getItem('c')).toBe('held');
-    s.setItem('a', 'yy');
-    s.setItem('b', 'z');
-    s.setItem('c', null);
-    await s.settle(true);
-    expect(s.getItem('a')).toBe('yy');
-    expect(s.getItem('c')).toBeNull();
-    await closeAll();
-    const { stats, counted } = await onDisk('turnover.store');
-    expect(stats).toEqual(counted);
-    expect(counted).toEqual({ entries: 2, bytes: itemBytes('a', 'yy') + itemBytes('b', 'z') });
-  });
+  // Reads 2 × SIZE_CACHE_KEYS (131 072) absent keys from LMDB: 1.5–3 s, more on a busy machine.
+  it(
+    'a write not yet committed stays visible and counted while the keys it remembers turn over',
+    { timeout: 30_000 },
+    async () => {
+      const s = await provider().open('s', spec('turnover.store'));
+      s.setItem('a', 'x');
+      s.commit!(); // handed over to LMDB: its commit is in flight, not landed (nothing awaited)
+      s.setItem('c', 'held'); // held, not handed over
+      // Other keys read before any commit lands: the generations of remembered keys turn over four times.
+      for (let i = 0; i < 2 * SIZE_CACHE_KEYS + 10; i++) expect(s.getItem(`r${i}`)).toBeNull();
+      expect(s.getItem('a')).toBe('x');
+      expect(s.getItem('c')).toBe('held');
+      s.setItem('a', 'yy');
+      s.setItem('b', 'z');
+      s.setItem('c', null);
+      await s.settle(true);
+      expect(s.getItem('a')).toBe('yy');
+      expect(s.getItem('c')).toBeNull();
+      await closeAll();
+      const { stats, counted } = await onDisk('turnover.store');
+      expect(stats).toEqual(counted);
+      expect(counted).toEqual({ entries: 2, bytes: itemBytes('a', 'yy') + itemBytes('b', 'z') });
+    },
+  );
 });
 
 describe('store hand-over: what reaches lmdb-js', () => {

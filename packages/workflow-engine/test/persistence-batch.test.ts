@@ -300,7 +300,7 @@ describe('persist.setMany (the host side of the buffer)', () => {
       [[['k', { a: 1 }]]],
       [Array.from({ length: MAX_WRITE_BATCH + 1 }, (_, i) => ['k' + i, 'v'])],
     ])
-      expect(() => setMany(ctx, bad)).toThrow(TypeError);
+      expect(() => setMany(ctx, bad)).toThrowCode(EngineError, 'ENGINE_BAD_ARGUMENT');
     expect(store.getItem('k')).toBe(null);
     setMany(ctx, [
       [
@@ -343,8 +343,12 @@ describe('persist.setMany (the host side of the buffer)', () => {
           'k'.repeat(2 * MAX_WRITE_BATCH + 2),
         ],
       ];
-      for (const [bytes, text] of bad) expect(() => setMany(ctx, [], bytes, text)).toThrow(TypeError);
-      expect(() => setMany(ctx, [[['k', 'v']]], le(1, 1, 1), 'kv')).toThrow(TypeError);
+      for (const [bytes, text] of bad)
+        expect(() => setMany(ctx, [], bytes, text)).toThrowCode(EngineError, 'ENGINE_BAD_ARGUMENT');
+      expect(() => setMany(ctx, [[['k', 'v']]], le(1, 1, 1), 'kv')).toThrowCode(
+        EngineError,
+        'ENGINE_BAD_ARGUMENT',
+      );
     }
     // None of the malformed batches stored a pair, not even its first ones.
     expect(store.getItem('k')).toBe(null);

@@ -399,7 +399,8 @@ export class LmdbEntries {
         this.staleSnapshot = true;
       }
     };
-    run.lastWrite = this.lastWrite = p.then(drop, () => {
+    run.lastWrite = this.lastWrite = p.then(drop, (err: unknown) => {
+      quietCommitError(err);
       drop();
       this.fail(run);
     });
@@ -412,6 +413,8 @@ export class LmdbEntries {
    */
   private fail(run: RunWrites): void {
     this.broken = true;
+    this.wakeOnFailure();
+    this.failureSignal = new Promise((resolve) => (this.wakeOnFailure = resolve));
     for (const r of [run, ...this.open]) {
       if (r.held.length === 0 && r !== run) continue;
       r.failed = true;
@@ -488,9 +491,11 @@ export class LmdbEntries {
       await last;
     } while (last !== run.lastWrite);
     this.open.delete(run);
-    if (flush) await this.db.flushed;
-    if (this.broken) await this.recountAfterAll();
-    if (run.failed) throw failed();
+    if (run.failed) {
+      if (this.broken) await this.recountAfterAll().catch(() => undefined); // a later settle tries again
+      throw failed();
+    }
+    if (flush) await this.flushedAll();
   }
 
   /**
@@ -506,8 +511,8 @@ export class LmdbEntries {
       last = this.lastWrite;
       await last;
     } while (last !== this.lastWrite);
-    if (flush) await this.db.flushed;
-    if (this.broken) await this.recountAfterAll();
+    if (flush) await this.flushedAll();
+    else if (this.broken) await this.recountAfterAll();
     const lost = this.own.failed && (since === undefined || this.ownFailedAt > since);
     if (since === undefined || lost) {
       this.own.failed = false;
@@ -515,6 +520,34 @@ export class LmdbEntries {
     }
     if (lost) throw failed();
   }
+
+  /**
+   * Resolves once every commit so far is flushed to disk. lmdb-js resolves its `flushed` only when a flush succeeds:
+   * after a failed commit it never settles. So a failure ({@link fail}) wakes the wait, the store is recounted, and
+   * the recount's own commit (written after everything before it) is waited for instead.
+   * @throws EngineError `ENGINE_PERSISTENCE_FAILED` when the recount cannot be written (the disk is still full).
+   */
+  private async flushedAll(): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      if (this.broken) await this.recountAfterAll();
+      const woken = this.failureSignal;
+      const ok = await Promise.race([
+        this.db.flushed.then(
+          () => true,
+          () => false,
+        ),
+        woken.then(() => false),
+      ]);
+      if (ok) return;
+      await this.recountAfterAll();
+      if (tries >= 3) throw failed();
+    }
+  }
+
+  /** Resolves {@link failureSignal}; declared first, so the signal's initialiser sets it. */
+  private wakeOnFailure!: () => void;
+  /** Resolved (and made anew) at each failed hand-over: wakes {@link flushedAll}. */
+  private failureSignal: Promise<void> = new Promise((resolve) => (this.wakeOnFailure = resolve));
 
   /** Waits for every hand-over made so far (a recount must see them all), then recounts once. */
   private async recountAfterAll(): Promise<void> {
@@ -572,6 +605,15 @@ export class LmdbEntries {
   get database(): Database<Buffer, Buffer> {
     return this.db;
   }
+}
+
+/**
+ * lmdb-js rejects a failed commit's writes with an error whose `commitError` is a second promise, rejected with the
+ * cause (ENOSPC, EIO…) and handled by nobody: handled here, so it is no unhandled rejection (see lmdb-guard.ts).
+ */
+function quietCommitError(err: unknown): void {
+  const inner = (err as { commitError?: unknown } | null)?.commitError;
+  if (inner instanceof Promise) inner.catch(() => undefined);
 }
 
 function known(size: number): Known {

@@ -5,6 +5,7 @@ import { EngineError } from '../errors.js';
 import { LmdbEntries, limit, type RunWrites, type Stats } from './lmdb-entries.js';
 import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
 import { joinedPairs } from './joined.js';
+import { guardLmdbCommitFailures } from './lmdb-guard.js';
 import { StoreFiles } from './store-files.js';
 import type { PersistenceLimits, PersistenceSpec, PersistentStore } from './types.js';
 
@@ -18,6 +19,7 @@ let lmdbModule: Promise<LmdbModule> | undefined;
  * memory, which a deployment without persistence does not need.
  */
 export function loadLmdb(): Promise<LmdbModule> {
+  guardLmdbCommitFailures();
   return (lmdbModule ??= import('lmdb'));
 }
 
@@ -58,6 +60,36 @@ export function plainLayout(lengths: Int32Array, text: string): { parts: string[
     parts[3 * i + 2] = len < 0 ? '' : text.slice(at, (at += len));
   }
   return { parts, all: Buffer.from(parts.join(''), 'latin1') };
+}
+
+/** What the system said when a file or directory could not be opened or created, e.g. `EROFS (read-only file system)`. */
+const SYSTEM_CAUSES: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENAMETOOLONG: 'a name in the path is too long',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  ENOTDIR: 'a component of the path is not a directory',
+  EISDIR: 'the path is a directory',
+  ENOENT: 'a directory on the way does not exist',
+  EMFILE: 'too many open files in the process',
+  ENFILE: 'too many open files in the system',
+  EIO: 'input/output error',
+  ENOMEM: 'out of memory',
+  ELOOP: 'too many symbolic links',
+};
+
+/** `CODE (meaning)` for a system error of a known kind (nothing is corrupt then), else undefined. */
+function systemCause(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !Object.hasOwn(SYSTEM_CAUSES, code)) return undefined;
+  return `${code} (${SYSTEM_CAUSES[code]})`;
+}
+
+/** A path for a message: JSON-quoted, cut in the middle past 300 characters. */
+function shown(path: string): string {
+  return JSON.stringify(path.length <= 300 ? path : `${path.slice(0, 150)}…${path.slice(-150)}`);
 }
 
 function corrupt(where: string, why: string): EngineError {
@@ -125,7 +157,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
    * Opens or creates the store at `path` (already checked by `resolveStore` to lie under `realRoot`), through
    * `StoreFiles`: no directory or file swapped in since the check can redirect the open (ADR 0067).
    * @throws EngineError `ENGINE_PERSISTENCE_CORRUPT`, `ENGINE_PERSISTENCE_KEY`, `ENGINE_PERSISTENCE_INVALID`,
-   *   `ENGINE_PERSISTENCE_FAILED`.
+   *   `ENGINE_PERSISTENCE_FAILED`, `ENGINE_PERSISTENCE_UNAVAILABLE` (the system refused: the path and errno named).
    */
   static open(
     lmdb: LmdbModule,
@@ -155,6 +187,13 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     } catch (cause) {
       closeAfter(db, files);
       if (cause instanceof EngineError) throw cause;
+      const errno = systemCause(cause);
+      if (errno !== undefined)
+        throw new EngineError(
+          'ENGINE_PERSISTENCE_UNAVAILABLE',
+          `${where}: the persistence file ${shown(path)} cannot be opened or created: ${errno}`,
+          { cause },
+        );
       throw new EngineError('ENGINE_PERSISTENCE_CORRUPT', `${where}: the persistence file cannot be opened`, {
         cause,
       });
