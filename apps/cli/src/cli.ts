@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { refuseKeysOnCommandLine } from './argv-guard.js';
+import { completionCommand, manCommand, versionCommand } from './commands/about.js';
 import { buildCommand, compileCommand, hashCommand } from './commands/workflows.js';
 import {
   decryptBootstrapCommand,
@@ -15,16 +15,20 @@ import { processContext, type Context } from './context.js';
 import { describeError, EXIT_OK, EXIT_USAGE, exitCodeOf, oneLine } from './errors.js';
 import { removePending } from './io.js';
 import { wipeLoadedKeys } from './keys.js';
+import { VERSION_TEXT } from './version.js';
 
-/** The version of `@org/cli` (package.json sits one directory above `dist/`). */
-export const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+export { VERSION } from './version.js';
 
 /** Builds the `oapp` program; `done` receives each command's exit status. */
 export function createProgram(ctx: Context, done: (code: number) => void): Command {
   const program = new Command('oapp')
     .description('Make, inspect, verify and open signed, encrypted .oapp workflow packages.')
-    .version(`oapp ${VERSION} (package format oapp/v1)`, '-V, --version', 'print the version')
+    .version(VERSION_TEXT, '-V, --version', 'print the version (also -v, and oapp version)')
+    // minisign's spelling: commander takes one short flag per option, so -v is a hidden twin that prints the
+    // same text and ends the parse as --version does (below).
+    .addOption(new Option('-v').hideHelp())
     .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void process.stdout.write(s),
@@ -51,8 +55,15 @@ export function createProgram(ctx: Context, done: (code: number) => void): Comma
     hashCommand,
     buildCommand,
     testCommand,
+    versionCommand,
+    completionCommand,
+    manCommand,
   ];
   for (const make of commands) program.addCommand(make(ctx, done).copyInheritedSettings(program));
+  program.on('option:v', () => {
+    ctx.print(VERSION_TEXT);
+    throw new CommanderError(0, 'commander.version', VERSION_TEXT);
+  });
   return program;
 }
 

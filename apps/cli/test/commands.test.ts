@@ -20,6 +20,9 @@ const COMMANDS = [
   'hash',
   'build',
   'test',
+  'version',
+  'completion',
+  'man',
 ];
 
 beforeAll(() => {

@@ -53,6 +53,12 @@ export function oapp(args: readonly string[], options: RunOptions = {}): Promise
   });
 }
 
+/** The command names of `oapp --help` (its `Commands:` list): the real list, not a copy kept in a test. */
+export function commandsOf(help: string): string[] {
+  const list = help.slice(help.indexOf('\nCommands:\n'));
+  return [...list.matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((m) => m[1]!);
+}
+
 /** A fresh temporary directory. */
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'oapp-cli-test-'));
