@@ -1,4 +1,4 @@
-import { TestRunnerError } from './errors.js';
+import { isTestRunnerError, TestRunnerError } from './errors.js';
 import { quoteName, sameBytes } from './internal/text.js';
 import { isMockUrl, MOCK_HOSTNAME } from './mock-url.js';
 import type { MockEndpointSpec } from './test-file.js';
@@ -31,8 +31,11 @@ export interface MockEndpoint extends MockEndpointSpec {
   body: Uint8Array;
 }
 
-/** What happened to one request. */
-export type MockCallOutcome = 'answered' | 'unmatched' | 'exhausted' | 'not-mock';
+/**
+ * What happened to one request. `aborted`: an endpoint took it, but its `delay` was cut short (the request's
+ * signal, or {@link MockServer.close} when the test ended) and no answer was sent.
+ */
+export type MockCallOutcome = 'answered' | 'unmatched' | 'exhausted' | 'not-mock' | 'aborted';
 
 /** One recorded request and what the mock did with it. */
 export interface MockCall {
@@ -44,11 +47,11 @@ export interface MockCall {
   headers: Record<string, string[]>;
   body: Uint8Array;
   outcome: MockCallOutcome;
-  /** Index in `mockEndpointResponses` of the endpoint that answered, else null. */
+  /** Index in `mockEndpointResponses` of the endpoint that took the call (answered or `aborted`), else null. */
   endpoint: number | null;
-  /** Status sent back (absent for `not-mock`: nothing was sent). */
+  /** Status sent back (absent for `not-mock` and `aborted`: nothing was sent). */
   status?: number;
-  /** Why no endpoint matched, per endpoint with the same URL (for the failure diff). */
+  /** Why no endpoint matched, per endpoint with the same URL; for `aborted`, why no answer was sent. */
   reasons?: string[];
 }
 
@@ -69,6 +72,12 @@ export interface MockServer {
   calls(): readonly MockCall[];
   /** Calls answered by each endpoint, by index. */
   counts(): readonly number[];
+  /**
+   * Ends the server when its test has ended: every pending `delay` is cut at once (its timer cleared, its call
+   * recorded as `aborted`, its request rejected with `TESTRUNNER_TIMEOUT`), and later requests are refused the
+   * same way. So a mock delay longer than the test's wait never keeps the process alive. Idempotent.
+   */
+  close(): void;
 }
 
 const encoder = new TextEncoder();
@@ -132,6 +141,57 @@ function mismatches(
   return why;
 }
 
+type Found = { index: number } | { reasons: string[]; exhausted: boolean };
+
+/** The first endpoint, in file order, that takes the request; or why none does. */
+function pick(
+  endpoints: readonly MockEndpoint[],
+  counts: readonly number[],
+  url: string,
+  req: { method: string; headers: Record<string, string[]>; body: Uint8Array },
+): Found {
+  const reasons: string[] = [];
+  let exhausted = false;
+  for (const [i, ep] of endpoints.entries()) {
+    if (ep.whenThisIsCalled !== url) continue;
+    const why = mismatches(ep, req.method, req.headers, req.body);
+    if (why.length > 0) {
+      reasons.push(`endpoint ${i}: ${why.join('; ')}`);
+      continue;
+    }
+    if (ep.thisManyTimes !== undefined && (counts[i] as number) >= ep.thisManyTimes) {
+      exhausted = true;
+      reasons.push(`endpoint ${i}: already answered thisManyTimes (${ep.thisManyTimes})`);
+      continue;
+    }
+    return { index: i };
+  }
+  return { reasons, exhausted };
+}
+
+function refuseHost(url: URL | null): TestRunnerError {
+  const host = url === null ? 'an unparsable URL' : `${url.protocol}//${url.host}`;
+  return new TestRunnerError(
+    'TESTRUNNER_HOST_NOT_MOCKED',
+    `outbound call to ${host} refused: tests only reach http://${MOCK_HOSTNAME}; it was not contacted`,
+    { details: { host: url?.host ?? null } },
+  );
+}
+
+function answer(ep: MockEndpoint): MockResponse {
+  const headers = Object.create(null) as Record<string, string[]>;
+  for (const [k, v] of Object.entries(ep.mockedHeaders)) headers[k] = [...v];
+  return { status: ep.returnThisStatusCode, headers, body: ep.body.slice() };
+}
+
+/** A deployer cuts its calls with `TESTRUNNER_TIMEOUT` when the test's wait is over. */
+function isEndOfTest(reason: unknown): boolean {
+  return isTestRunnerError(reason) && reason.code === 'TESTRUNNER_TIMEOUT';
+}
+
+/** Why a request got no answer once the server was closed (the test had ended). */
+const ENDED = 'the test had ended';
+
 /**
  * Creates the mock server model of one test run (docs/interfaces.md §7.3). A request is for the mock when its host is
  * `mockserver`; any other host is refused before anything is sent (S156). An endpoint takes a request when the
@@ -140,7 +200,8 @@ function mismatches(
  * request's values for that name (case-insensitive name). Endpoints are tried in file order; one that has
  * answered `thisManyTimes` calls no longer takes requests. It answers after `delay` ms with
  * `returnThisStatusCode` (200), `mockedHeaders` and its body; a request no endpoint takes gets 404. Every
- * request is recorded.
+ * request is recorded. A `delay` ends early, with no answer, when the request's signal aborts or the server is
+ * closed ({@link MockServer.close}).
  *
  * @param endpoints - the test's endpoints with their bodies, in file order.
  */
@@ -151,6 +212,25 @@ export function createMockServer(
   const sleep = options.sleep ?? defaultSleep;
   const log: MockCall[] = [];
   const counts = endpoints.map(() => 0);
+  const closing = new AbortController();
+  /** Waits out an endpoint's delay; when it is cut short, the call is recorded as `aborted` (nothing was sent). */
+  const delay = async (call: MockCall, ep: MockEndpoint, signal: AbortSignal | undefined): Promise<void> => {
+    try {
+      await sleep(
+        ep.delay,
+        signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]),
+      );
+    } catch (err) {
+      const why = closing.signal.aborted || isEndOfTest(signal?.reason) ? ENDED : 'the request was aborted';
+      const { status: _sent, ...rest } = call;
+      log[call.seq] = {
+        ...rest,
+        outcome: 'aborted',
+        reasons: [`no answer: ${why} during its ${ep.delay} ms delay`],
+      };
+      throw err;
+    }
+  };
   const transport: MockTransport = async (req) => {
     const headers = normaliseHeaders(req.headers);
     const body = bodyBytes(req.body);
@@ -159,42 +239,39 @@ export function createMockServer(
     const url = normaliseUrl(req.url);
     if (url === null || !isMockUrl(url)) {
       log.push({ ...base, outcome: 'not-mock', endpoint: null });
-      const host = url === null ? 'an unparsable URL' : `${url.protocol}//${url.host}`;
-      throw new TestRunnerError(
-        'TESTRUNNER_HOST_NOT_MOCKED',
-        `outbound call to ${host} refused: tests only reach http://${MOCK_HOSTNAME}; it was not contacted`,
-        { details: { host: url?.host ?? null } },
-      );
+      throw refuseHost(url);
     }
-    const reasons: string[] = [];
-    let exhausted = false;
-    for (const [i, ep] of endpoints.entries()) {
-      if (ep.whenThisIsCalled !== url.href) continue;
-      const why = mismatches(ep, method, headers, body);
-      if (why.length > 0) {
-        reasons.push(`endpoint ${i}: ${why.join('; ')}`);
-        continue;
-      }
-      if (ep.thisManyTimes !== undefined && (counts[i] as number) >= ep.thisManyTimes) {
-        exhausted = true;
-        reasons.push(`endpoint ${i}: already answered thisManyTimes (${ep.thisManyTimes})`);
-        continue;
-      }
-      counts[i] = (counts[i] as number) + 1;
-      const call: MockCall = { ...base, outcome: 'answered', endpoint: i, status: ep.returnThisStatusCode };
-      log.push(call);
-      if (ep.delay > 0) await sleep(ep.delay, req.signal);
-      const out = Object.create(null) as Record<string, string[]>;
-      for (const [k, v] of Object.entries(ep.mockedHeaders)) out[k] = [...v];
-      return { status: ep.returnThisStatusCode, headers: out, body: ep.body.slice() };
+    if (closing.signal.aborted) {
+      log.push({ ...base, outcome: 'aborted', endpoint: null, reasons: [`no answer: ${ENDED}`] });
+      throw closing.signal.reason as Error;
     }
-    const outcome = exhausted ? 'exhausted' : 'unmatched';
-    log.push({ ...base, outcome, endpoint: null, status: UNMATCHED_STATUS, reasons });
-    return {
-      status: UNMATCHED_STATUS,
-      headers: Object.create(null) as Record<string, string[]>,
-      body: new Uint8Array(0),
+    const found = pick(endpoints, counts, url.href, { method, headers, body });
+    if ('reasons' in found) {
+      const outcome = found.exhausted ? 'exhausted' : 'unmatched';
+      log.push({ ...base, outcome, endpoint: null, status: UNMATCHED_STATUS, reasons: found.reasons });
+      return {
+        status: UNMATCHED_STATUS,
+        headers: Object.create(null) as Record<string, string[]>,
+        body: new Uint8Array(0),
+      };
+    }
+    const ep = endpoints[found.index] as MockEndpoint;
+    counts[found.index] = (counts[found.index] as number) + 1;
+    const call: MockCall = {
+      ...base,
+      outcome: 'answered',
+      endpoint: found.index,
+      status: ep.returnThisStatusCode,
     };
+    log.push(call);
+    if (ep.delay > 0) await delay(call, ep, req.signal);
+    return answer(ep);
   };
-  return { transport, calls: () => log.slice(), counts: () => counts.slice() };
+  const close = (): void => {
+    if (closing.signal.aborted) return;
+    closing.abort(
+      new TestRunnerError('TESTRUNNER_TIMEOUT', `the mock server was closed: ${ENDED}, no answer was sent`),
+    );
+  };
+  return { transport, calls: () => log.slice(), counts: () => counts.slice(), close };
 }

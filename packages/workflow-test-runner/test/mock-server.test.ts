@@ -1,7 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { createMockServer, TestRunnerError, UNMATCHED_STATUS, type MockEndpoint } from '../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createMockServer,
+  renderMockCalls,
+  TestRunnerError,
+  UNMATCHED_STATUS,
+  type MockEndpoint,
+} from '../src/index.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -150,12 +156,76 @@ describe('createMockServer', () => {
     expect(waits).toEqual([1000]);
   });
 
-  it('aborts a pending delay with the request signal', async () => {
+  it('aborts a pending delay with the request signal and records the call as aborted, not answered', async () => {
     const mock = createMockServer([ep({ whenThisIsCalled: 'http://mockserver/slow', delay: 60_000 })]);
     const ac = new AbortController();
     const pending = mock.transport({ ...get('http://mockserver/slow'), signal: ac.signal });
+    expect(mock.calls()).toMatchObject([{ outcome: 'answered', status: 200 }]);
     ac.abort(new Error('stop'));
     await expect(pending).rejects.toThrow('stop');
+    expect(mock.calls()).toEqual([
+      expect.objectContaining({
+        outcome: 'aborted',
+        endpoint: 0,
+        reasons: ['no answer: the request was aborted during its 60000 ms delay'],
+      }),
+    ]);
+    expect(mock.calls()[0]).not.toHaveProperty('status');
+    expect(mock.counts()).toEqual([1]);
+    expect(renderMockCalls(mock.calls())).toBe(
+      '#0 GET http://mockserver/slow → endpoint 0, not sent (no answer: the request was aborted during its 60000 ms delay)',
+    );
+  });
+
+  describe('close (issue 27: the test has ended)', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('cuts every pending delay at once with TESTRUNNER_TIMEOUT and clears its timer', async () => {
+      vi.useFakeTimers();
+      const mock = createMockServer([
+        ep({ whenThisIsCalled: 'http://mockserver/slow', delay: 5_000 }),
+        ep({ whenThisIsCalled: 'http://mockserver/slower', delay: 600_000 }),
+      ]);
+      const pending = [
+        mock.transport(get('http://mockserver/slow')),
+        mock.transport(get('http://mockserver/slower')),
+      ];
+      expect(vi.getTimerCount()).toBe(2);
+      mock.close();
+      for (const p of pending) await expect(p).rejects.toThrowCode(TestRunnerError, 'TESTRUNNER_TIMEOUT');
+      expect(vi.getTimerCount()).toBe(0); // nothing left to keep the process alive
+      expect(mock.calls().map((c) => [c.outcome, c.endpoint, c.status, c.reasons])).toEqual([
+        ['aborted', 0, undefined, ['no answer: the test had ended during its 5000 ms delay']],
+        ['aborted', 1, undefined, ['no answer: the test had ended during its 600000 ms delay']],
+      ]);
+    });
+
+    it('refuses later requests with TESTRUNNER_TIMEOUT, recorded as aborted; calling it twice is harmless', async () => {
+      const mock = createMockServer([ep({ whenThisIsCalled: 'http://mockserver/a' })]);
+      expect((await mock.transport(get('http://mockserver/a'))).status).toBe(200);
+      mock.close();
+      mock.close();
+      await expect(mock.transport(get('http://mockserver/a'))).rejects.toThrowCode(
+        TestRunnerError,
+        'TESTRUNNER_TIMEOUT',
+      );
+      expect(mock.calls().map((c) => [c.outcome, c.endpoint, c.reasons])).toEqual([
+        ['answered', 0, undefined],
+        ['aborted', null, ['no answer: the test had ended']],
+      ]);
+      expect(mock.counts()).toEqual([1]);
+    });
+
+    it('a deployer cutting a call with TESTRUNNER_TIMEOUT is recorded as the end of the test', async () => {
+      const mock = createMockServer([ep({ whenThisIsCalled: 'http://mockserver/slow', delay: 60_000 })]);
+      const ac = new AbortController();
+      const pending = mock.transport({ ...get('http://mockserver/slow'), signal: ac.signal });
+      ac.abort(new TestRunnerError('TESTRUNNER_TIMEOUT', 'the wait ended'));
+      await expect(pending).rejects.toThrowCode(TestRunnerError, 'TESTRUNNER_TIMEOUT');
+      expect(mock.calls()[0]?.reasons).toEqual(['no answer: the test had ended during its 60000 ms delay']);
+    });
   });
 
   it('S156: refuses a host that is not the mock with TESTRUNNER_HOST_NOT_MOCKED and records it as not sent', async () => {
