@@ -46,7 +46,7 @@ function errnoOf(err: unknown): unknown {
 
 /** A short reason for a failed file operation: `no such file`, `permission denied`, or the errno code. */
 export function ioReason(err: unknown): string {
-  const code = (err as { code?: unknown }).code;
+  const code = errnoOf(err);
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'is a directory';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
