@@ -4,6 +4,7 @@ import {
   PACKAGE_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
 } from './request-schemas.js';
+import { appVersion } from './startup.js';
 
 const PROBLEM = {
   type: 'object',
@@ -224,7 +225,8 @@ export const OPENAPI_DOCUMENT = {
   openapi: '3.1.0',
   info: {
     title: 'oapp packager API',
-    version: '0.1.0',
+    // One source: the service's package.json, as `--version` prints it (issue 27: this said 0.1.0 at 1.0.0-rc.x).
+    version: appVersion(import.meta.url),
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     description:
       'Compiles, signs and encrypts workflow packages; encrypts bootstraps and -2/ strings. Errors are ' +

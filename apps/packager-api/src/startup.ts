@@ -15,10 +15,13 @@ export function startupFailureLine(code: string, msg: string, now: Date = new Da
   return JSON.stringify({ ts: now.toISOString(), level: 'fatal', code, msg }) + '\n';
 }
 
-/** The version in the app's package.json (beside `dist/`), or `unknown` when it cannot be read. */
-export function appVersion(mainUrl: string): string {
+/**
+ * The version in the app's package.json, or `unknown` when it cannot be read. `moduleUrl` is the
+ * `import.meta.url` of a module in `src/` or `dist/` (package.json is beside both folders).
+ */
+export function appVersion(moduleUrl: string): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', mainUrl), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', moduleUrl), 'utf8')) as {
       version?: unknown;
     };
     return typeof pkg.version === 'string' ? pkg.version : 'unknown';

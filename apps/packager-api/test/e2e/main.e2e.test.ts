@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { makeResourceDir, newKey, spec } from '../helpers.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
+const VERSION = (
+  JSON.parse(readFileSync(join(dirname(MAIN), '..', 'package.json'), 'utf8')) as { version: string }
+).version;
 
 interface Child {
   proc: ChildProcessWithoutNullStreams;
@@ -45,6 +48,9 @@ describe('dist/main.js', () => {
       const child = await start({ PORT: '0', PACKAGER_RESOURCE_DIRS: makeResourceDir() });
       const base = `http://127.0.0.1:${child.port}`;
       expect(await (await fetch(`${base}/health`)).json()).toEqual({ ok: true });
+      // Issue 27: the built service reads its OpenAPI version from its package.json, as --version does.
+      const openapi = (await (await fetch(`${base}/openapi.json`)).json()) as { info: { version: string } };
+      expect(openapi.info.version).toBe(VERSION);
 
       // An upload still being sent when SIGTERM arrives must complete.
       const packager = newKey('p', 'authenticated');
