@@ -5,7 +5,8 @@ import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './con
 import { createBatchingSink, createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
-import { closeGracefully, createHttpServer } from './server.js';
+import { closeGracefully } from './listen-drain.js';
+import { createHttpServer } from './server.js';
 import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs, startupFailureLine } from './startup.js';
 
 const sink = createBatchingSink((text) => process.stdout.write(text));
@@ -41,8 +42,9 @@ function start(config: Config, resourceDirs: string[], log: Logger): void {
   const drain = (signal: string) => {
     readiness.set('draining');
     log.info('shutting down', { signal });
-    // Stop accepting; replies from now on say `Connection: close`; idle connections close now, the others
-    // after their reply; whatever is left after PACKAGER_SHUTDOWN_TIMEOUT_MS is cut (README, "Shutdown").
+    // Stop accepting; every request received is answered, replies from now on say `Connection: close`;
+    // connections close after their reply or once quiet; whatever is left after PACKAGER_SHUTDOWN_TIMEOUT_MS is
+    // cut (listen-drain.ts; README, "Shutdown and timeouts").
     void closeGracefully(server, config.timeouts.shutdownMs).then((drained) => {
       if (!drained)
         log.warn('drain timeout; closed remaining connections', { ms: config.timeouts.shutdownMs });

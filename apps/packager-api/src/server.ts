@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
 import type express from 'express';
 import { requestListener } from './app.js';
+import { trackConnections } from './listen-drain.js';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -54,43 +55,10 @@ export function connectionsCheckingIntervalOf(timeouts: Pick<Timeouts, 'headersM
   return Math.max(10, Math.min(MAX_CONNECTIONS_CHECK_MS, Math.floor(smallest / 4)));
 }
 
-/** Responses not yet closed, per server, and whether the server is draining ({@link closeGracefully}). */
-interface Drain {
-  readonly open: Set<ServerResponse>;
-  draining: boolean;
-}
-const drains = new WeakMap<Server, Drain>();
-
-/**
- * Makes `res` the last response on its connection: `Connection: close` while its headers are not sent (Node
- * then ends the socket after it); otherwise the connection, idle once `res` finishes, is closed then.
- */
-function lastOnConnection(server: Server, res: ServerResponse): void {
-  if (!res.headersSent) res.setHeader('Connection', 'close');
-  else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
-}
-
-function trackResponses(server: Server): void {
-  const drain: Drain = { open: new Set(), draining: false };
-  drains.set(server, drain);
-  const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
-    drain.open.add(res);
-    if (drain.draining) lastOnConnection(server, res);
-    // `close` comes once per response: `on` needs no once-wrapper to allocate and remove.
-    res.on('close', () => {
-      drain.open.delete(res);
-      if (drain.draining) server.closeIdleConnections();
-    });
-  };
-  // Uploads with `Expect: 100-continue` go to the checkContinue listener instead of 'request'.
-  server.prependListener('checkContinue', onRequest);
-  server.prependListener('request', onRequest);
-}
-
 /**
  * The HTTP server around the app: the multipart-limits `checkContinue` listener and explicit timeouts
- * (headers, whole request, keep-alive), checked often enough to fire within 1 s of their value. Responses are
- * tracked so {@link closeGracefully} can drain it. Listening is the caller's job.
+ * (headers, whole request, keep-alive), checked often enough to fire within 1 s of their value. Connections are
+ * tracked so listen-drain.ts's `closeGracefully` can drain it. Listening is the caller's job.
  */
 export function createHttpServer(
   app: express.Express,
@@ -100,9 +68,11 @@ export function createHttpServer(
   metrics?: Metrics,
 ): Server {
   const uploads = uploadOptionsByPath(limits);
-  // The app's own listener: its routes without Express's router, anything else through the app (ADR 0112).
-  const listener = requestListener(app);
-  const server = createServer(listener);
+  const server = createServer();
+  // The app's own listener (its routes without Express's router, anything else through the app, ADR 0112),
+  // wrapped so that closeGracefully can drain the server (listen-drain.ts).
+  const listener = trackConnections(server, requestListener(app));
+  server.on('request', listener);
   server.on(
     'checkContinue',
     createCheckContinueListener({
@@ -111,7 +81,6 @@ export function createHttpServer(
       onRequest: listener,
     }),
   );
-  trackResponses(server);
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;
@@ -119,31 +88,4 @@ export function createHttpServer(
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     connectionsCheckingIntervalOf(timeouts);
   return server;
-}
-
-/**
- * The drain on SIGTERM: stop accepting connections; every reply not yet started (in flight, or arriving on an
- * open connection) says `Connection: close`, so no client reuses a connection that is about to close; idle
- * keep-alive connections close now and the others as their last reply finishes. After `ms` every connection left
- * is destroyed. Resolves true when the server closed with every reply sent, false when `ms` cut connections.
- */
-export function closeGracefully(server: Server, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    let cut = false;
-    const timer = setTimeout(() => {
-      cut = true;
-      server.closeAllConnections();
-    }, ms);
-    timer.unref();
-    server.close(() => {
-      clearTimeout(timer);
-      resolve(!cut);
-    });
-    const drain = drains.get(server);
-    if (drain !== undefined && !drain.draining) {
-      drain.draining = true;
-      for (const res of drain.open) lastOnConnection(server, res);
-    }
-    server.closeIdleConnections();
-  });
 }
