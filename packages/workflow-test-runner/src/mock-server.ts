@@ -215,11 +215,11 @@ export function createMockServer(
   const closing = new AbortController();
   /** Waits out an endpoint's delay; when it is cut short, the call is recorded as `aborted` (nothing was sent). */
   const delay = async (call: MockCall, ep: MockEndpoint, signal: AbortSignal | undefined): Promise<void> => {
+    const cut = signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]);
     try {
-      await sleep(
-        ep.delay,
-        signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]),
-      );
+      // A call that arrives cut (its test already over) does not start a timer at all.
+      if (cut.aborted) throw cut.reason as Error;
+      await sleep(ep.delay, cut);
     } catch (err) {
       const why = closing.signal.aborted || isEndOfTest(signal?.reason) ? ENDED : 'the request was aborted';
       const { status: _sent, ...rest } = call;

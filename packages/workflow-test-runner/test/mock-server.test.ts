@@ -218,6 +218,20 @@ describe('createMockServer', () => {
       expect(mock.counts()).toEqual([1]);
     });
 
+    it('starts no delay for a call that arrives already cut (its test is over)', async () => {
+      const waits: number[] = [];
+      const mock = createMockServer([ep({ whenThisIsCalled: 'http://mockserver/slow', delay: 60_000 })], {
+        sleep: (ms) => (waits.push(ms), Promise.resolve()),
+      });
+      const signal = AbortSignal.abort(new TestRunnerError('TESTRUNNER_TIMEOUT', 'the wait ended'));
+      await expect(mock.transport({ ...get('http://mockserver/slow'), signal })).rejects.toThrowCode(
+        TestRunnerError,
+        'TESTRUNNER_TIMEOUT',
+      );
+      expect(waits).toEqual([]);
+      expect(mock.calls()[0]).toMatchObject({ outcome: 'aborted', endpoint: 0 });
+    });
+
     it('a deployer cutting a call with TESTRUNNER_TIMEOUT is recorded as the end of the test', async () => {
       const mock = createMockServer([ep({ whenThisIsCalled: 'http://mockserver/slow', delay: 60_000 })]);
       const ac = new AbortController();
