@@ -9,7 +9,13 @@ import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { canonicalize } from '@org/workflow-compiler';
 import { tempDir } from '../test/fixtures.js';
-import { memoryOf, spawnChildServer, uploadMultipart, type ChildServer } from './upload-client.js';
+import {
+  abortedUpload,
+  memoryOf,
+  spawnChildServer,
+  uploadMultipart,
+  type ChildServer,
+} from './upload-client.js';
 
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = Number(process.env['BENCH_UPLOAD_MIB'] ?? 256) * MiB;
@@ -22,6 +28,10 @@ const LOAD_SECONDS = Number(process.env['BENCH_LOAD_SECONDS'] ?? 60);
 const IDLE_SECONDS = Number(process.env['BENCH_IDLE_SECONDS'] ?? 0);
 /** Item (5) breaks the agent's resident memory down (`/proc/<pid>/smaps`, a heap probe in every thread) unless 0. */
 const BREAKDOWN = process.env['BENCH_BREAKDOWN'] !== '0';
+/** Aborted uploads of item (6). */
+const BURST_UPLOADS = Number(process.env['BENCH_BURST_UPLOADS'] ?? 3000);
+/** Seconds item (6) watches the agent after the burst. */
+const BURST_IDLE_SECONDS = Number(process.env['BENCH_BURST_IDLE_SECONDS'] ?? 60);
 /** Items to run, e.g. `1,5`; all when unset. */
 const ONLY = process.env['BENCH_ONLY']?.split(',');
 /** Extra node flags for the servers under test, e.g. `--cpu-prof` (space-separated). */
@@ -327,15 +337,7 @@ function breakdown(label: string, pid: number, probeDir: string): void {
 /** (5) Resident memory of one agent under sustained load: echo requests with a 16 MiB upload every 10 s. */
 async function benchLoad(path: string): Promise<void> {
   const probeDir = join(dir, 'probe');
-  rmSync(probeDir, { recursive: true, force: true });
-  mkdirSync(probeDir);
-  const probe: { args: string[]; env: Record<string, string> } = BREAKDOWN
-    ? {
-        args: ['--require', join(dirname(fileURLToPath(import.meta.url)), 'probe.cjs')],
-        env: { BENCH_PROBE_DIR: probeDir },
-      }
-    : { args: [], env: {} };
-  const agent = await agentServer(path, probe);
+  const agent = await agentServer(path, probeFor(probeDir));
   const cold = memoryOf(agent.pid);
   const l = load();
   console.log(`(5) ${LOAD_SECONDS} s of JSON echo (10 connections) and a 16 MiB upload every 10 s`);
@@ -372,6 +374,58 @@ async function benchLoad(path: string): Promise<void> {
   );
   console.log(
     `    agent resident: ${mib(cold.rss)} MiB at start, ${mib(after.rss)} MiB after the load, peak ${mib(after.hwm)} MiB; growth ${mib(after.rss - cold.rss)} MiB (target after 5 minutes < 128 MiB resident)`,
+  );
+}
+
+/** The probe's flags for the agent (item 5 and 6's breakdown), writing into a fresh `probeDir`. */
+function probeFor(probeDir: string): { args: string[]; env: Record<string, string> } {
+  rmSync(probeDir, { recursive: true, force: true });
+  mkdirSync(probeDir);
+  return BREAKDOWN
+    ? {
+        args: ['--require', join(dirname(fileURLToPath(import.meta.url)), 'probe.cjs')],
+        env: { BENCH_PROBE_DIR: probeDir },
+      }
+    : { args: [], env: {} };
+}
+
+/**
+ * (6) Memory given back after a burst (issue 27): the agent idle after a warm-up, then `BENCH_BURST_UPLOADS` multipart
+ * uploads of 16 MiB announced, 256 KiB sent and the connection reset, 16 at a time; then its resident memory every
+ * 10 s for `BENCH_BURST_IDLE_SECONDS` without load. Target: within 1.3 × the idle figure a minute after the burst.
+ */
+async function benchBurst(path: string): Promise<void> {
+  const probeDir = join(dir, 'probe-burst');
+  const agent = await agentServer(path, probeFor(probeDir));
+  console.log(`(6) ${BURST_UPLOADS} aborted uploads, then ${BURST_IDLE_SECONDS} s idle`);
+  await rps(agent.port, '/echo', 2);
+  await upload(agent.port, '/count', 16 * MiB);
+  await new Promise((r) => setTimeout(r, 3000));
+  const idle = memoryOf(agent.pid).rss;
+  breakdown('idle after a warm-up (2 s of echo, one upload)', agent.pid, probeDir);
+  const started = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < BURST_UPLOADS) {
+        next++;
+        await abortedUpload(agent.port, '/count', 16 * MiB, 256 * 1024);
+      }
+    }),
+  );
+  const burst = memoryOf(agent.pid);
+  console.log(`    burst took ${((Date.now() - started) / 1000).toFixed(1)} s; peak ${mib(burst.hwm)} MiB`);
+  breakdown('right after the burst', agent.pid, probeDir);
+  const figures: string[] = [];
+  for (let t = 10; t <= BURST_IDLE_SECONDS; t += 10) {
+    await new Promise((r) => setTimeout(r, 10_000));
+    const { rss } = memoryOf(agent.pid);
+    figures.push(`${t} s ${mib(rss)} (${(rss / idle).toFixed(2)}×)`);
+    if (t === BURST_IDLE_SECONDS || t === 30) breakdown(`${t} s after the burst`, agent.pid, probeDir);
+  }
+  agent.stop();
+  console.log(
+    `    resident: idle ${mib(idle)} MiB; after the burst ${figures.join(', ')} (target ≤ 1.3× within 60 s)`,
   );
 }
 
@@ -418,3 +472,4 @@ if (only(1)) await benchUpload(app);
 if (only(2)) await benchEcho(app);
 if (only(3)) await benchStartup();
 if (LOAD_SECONDS > 0 && only(5)) await benchLoad(app);
+if (BURST_UPLOADS > 0 && only(6)) await benchBurst(app);

@@ -50,6 +50,26 @@ export function uploadMultipart(
   });
 }
 
+/**
+ * Starts a multipart upload announcing `total` bytes, sends `sent` of them, and resets the connection (an upload the
+ * client gave up on). Resolves once the socket is closed.
+ */
+export function abortedUpload(port: number, path: string, total: number, sent: number): Promise<void> {
+  const length = Buffer.byteLength(HEAD) + total + Buffer.byteLength(TAIL);
+  return new Promise((resolve) => {
+    const req = request({
+      port,
+      path,
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': length },
+    });
+    req.on('error', () => undefined);
+    req.on('close', () => resolve());
+    req.write(HEAD);
+    req.write(Buffer.alloc(sent, 0x61), () => setTimeout(() => req.destroy(), 2));
+  });
+}
+
 /** Resident set size and its high-water mark of a process, in bytes (Linux /proc). */
 export function memoryOf(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
