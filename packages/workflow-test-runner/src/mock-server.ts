@@ -213,22 +213,35 @@ export function createMockServer(
   const log: MockCall[] = [];
   const counts = endpoints.map(() => 0);
   const closing = new AbortController();
-  /** Waits out an endpoint's delay; when it is cut short, the call is recorded as `aborted` (nothing was sent). */
+  /**
+   * Waits out an endpoint's delay. When it is cut short the call is recorded as `aborted` (nothing was sent) at
+   * once, in the abort itself, so the log is right as soon as {@link MockServer.close} returns.
+   */
   const delay = async (call: MockCall, ep: MockEndpoint, signal: AbortSignal | undefined): Promise<void> => {
     const cut = signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]);
-    try {
-      // A call that arrives cut (its test already over) does not start a timer at all.
-      if (cut.aborted) throw cut.reason as Error;
-      await sleep(ep.delay, cut);
-    } catch (err) {
-      const why = closing.signal.aborted || isEndOfTest(signal?.reason) ? ENDED : 'the request was aborted';
+    const markAborted = (): void => {
+      if (log[call.seq] !== call) return;
+      const why = closing.signal.aborted || isEndOfTest(cut.reason) ? ENDED : 'the request was aborted';
       const { status: _sent, ...rest } = call;
       log[call.seq] = {
         ...rest,
         outcome: 'aborted',
         reasons: [`no answer: ${why} during its ${ep.delay} ms delay`],
       };
+    };
+    // A call that arrives cut (its test already over) does not start a timer at all.
+    if (cut.aborted) {
+      markAborted();
+      throw cut.reason as Error;
+    }
+    cut.addEventListener('abort', markAborted, { once: true });
+    try {
+      await sleep(ep.delay, cut);
+    } catch (err) {
+      markAborted();
       throw err;
+    } finally {
+      cut.removeEventListener('abort', markAborted);
     }
   };
   const transport: MockTransport = async (req) => {

@@ -182,7 +182,7 @@ describe('createMockServer', () => {
       vi.useRealTimers();
     });
 
-    it('cuts every pending delay at once with TESTRUNNER_TIMEOUT and clears its timer', async () => {
+    it('cuts every pending delay at once with TESTRUNNER_TIMEOUT, records it as aborted and clears its timer', async () => {
       vi.useFakeTimers();
       const mock = createMockServer([
         ep({ whenThisIsCalled: 'http://mockserver/slow', delay: 5_000 }),
@@ -194,6 +194,8 @@ describe('createMockServer', () => {
       ];
       expect(vi.getTimerCount()).toBe(2);
       mock.close();
+      // Recorded in the abort itself: a caller reading the log right after close() sees no answer sent.
+      expect(mock.calls().map((c) => c.outcome)).toEqual(['aborted', 'aborted']);
       for (const p of pending) await expect(p).rejects.toThrowCode(TestRunnerError, 'TESTRUNNER_TIMEOUT');
       expect(vi.getTimerCount()).toBe(0); // nothing left to keep the process alive
       expect(mock.calls().map((c) => [c.outcome, c.endpoint, c.status, c.reasons])).toEqual([
