@@ -97,7 +97,12 @@ log "agent without a bootstrap: exit $code, $(grep -c '"level":"fatal"' "$WORK/n
 
 # The README publishes 39575, 39576 and 8080 on 127.0.0.1: another host port where one is taken here (checked
 # after the build, just before the blocks that publish them).
-port_free() { ! ss -ltnH 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"; }
+# The listeners are read whole first: `… | grep -q` under pipefail fails by SIGPIPE when grep stops early.
+port_free() {
+  local listening
+  listening="$(ss -ltnH 2>/dev/null | awk '{print $4}')" || true
+  ! grep -qE "[:.]$1\$" <<<"$listening"
+}
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 for p in 39575 39576 8080; do
   if port_free "$p"; then eval "P$p=$p"; else
@@ -157,7 +162,8 @@ for n in oapp-agent oapp-packager; do
   last="$(podman logs "$n" 2>/dev/null | tail -n 1)"
   log "$n stopped with exit code $code: $last"
   [ "$code" = 0 ] || fail "$n: unclean stop"
-  podman logs "$n" 2>/dev/null | grep -q '"signal":"SIGTERM"' || fail "$n: no SIGTERM in its log"
+  logs="$(podman logs "$n" 2>/dev/null)" || true
+  grep -q '"signal":"SIGTERM"' <<<"$logs" || fail "$n: no SIGTERM in its log"
 done
 log "docker stop of both took ${took} s"
 [ "$took" -lt 10 ] || fail "the stop waited for the kill timeout"
