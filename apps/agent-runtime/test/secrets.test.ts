@@ -116,3 +116,40 @@ describe('readRestrictedData', () => {
     expect(r.redact('Authorization: Basic c2VjcmV0LXZhbHVl')).toBe(`Authorization: ${REDACTED}`);
   });
 });
+
+describe('which fixed header values are secrets (ADR 0127, issue 27)', () => {
+  it('hides credential headers and -2/ texts, keeps configuration values and the ids containing them greppable', () => {
+    const r = new Redactor();
+    const sealed = encrypted(keys, 'sealed-header-value');
+    registerRecordSecrets(
+      {
+        deploymentId: 'readings-api-eu-1',
+        remoteConfiguration: 'readings-api.oapp',
+        allowExternalHostAccess: [
+          {
+            id: 'ledger',
+            host: 'https://ledger.example.com',
+            headers: {
+              'X-Client': 'readings-api',
+              'X-Format': 'v-plain-header',
+              'X-Sealed': sealed,
+              Authorization: 'Bearer fixed-secret-9d2c',
+              'X-Api-Key': 'key-material-77',
+              'x-auth-token': 'tok-material-88',
+              Cookie: 'sess-cookie-42',
+              'Proxy-Authorization': 'Basic cHJveHk6cGFzcw==',
+            },
+          },
+        ],
+      },
+      r,
+    );
+    const line =
+      '{"deploymentId":"readings-api-eu-1","server":"readings-api","x":"v-plain-header Bearer fixed-secret-9d2c key-material-77 tok-material-88 sess-cookie-42 Basic cHJveHk6cGFzcw== ' +
+      sealed +
+      '"}';
+    expect(r.redact(line)).toBe(
+      `{"deploymentId":"readings-api-eu-1","server":"readings-api","x":"v-plain-header ${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED} ${REDACTED}"}`,
+    );
+  });
+});

@@ -40,10 +40,23 @@ function walkStrings(value: unknown, visit: (s: string) => void): void {
 }
 
 /**
- * Registers, at load and without decrypting, every value the redactor must hide: fixed header values of
- * every host, secret `keyHex` values, and every string of every host's `data` (restricted data, ADR 0081). `-2/`
- * texts are registered too (they are ciphertext, but there is no reason to log them); their plaintext is
- * registered when decrypted.
+ * Header names whose fixed values are credentials (ADR 0127): `Authorization`, `Proxy-Authorization`, `Cookie`, and
+ * any name holding one of these words, in any case (`X-Api-Key`, `X-Auth-Token`, `X-Session`, `X-Signature`…).
+ */
+const CREDENTIAL_HEADER = /auth|token|secret|key|pass|cookie|session|signature|credential|bearer/i;
+
+/** True when a fixed header of this name carries a credential, so its value is a secret (ADR 0127). */
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADER.test(name);
+}
+
+/**
+ * Registers, at load and without decrypting, every value the redactor must hide (ADR 0127): the fixed values of
+ * credential headers ({@link isCredentialHeader}) of every host, secret `keyHex` values, and every string of every
+ * host's `data` (restricted data, ADR 0081). `-2/` texts are registered wherever they are (they are ciphertext, but
+ * there is no reason to log them); their plaintext is registered when decrypted. Other fixed header values
+ * (`X-Client: readings-api`) are configuration, like ids, and stay readable in logs; a value substituted from the
+ * secrets file is registered wherever it lands (ADR 0059).
  */
 export function registerRecordSecrets(record: DeploymentRecord, redactor: Redactor): void {
   for (const key of record.keys ?? []) {
@@ -51,7 +64,8 @@ export function registerRecordSecrets(record: DeploymentRecord, redactor: Redact
       [key.keyHex, key.keyHex.toLowerCase(), key.keyHex.toUpperCase()].forEach((h) => redactor.add(h));
   }
   for (const host of record.allowExternalHostAccess ?? []) {
-    for (const value of Object.values(host.headers ?? {})) redactor.add(value);
+    for (const [name, value] of Object.entries(host.headers ?? {}))
+      if (isCredentialHeader(name) || isEncryptedString(value)) redactor.add(value);
     walkStrings(host.data, (s) => redactor.add(s));
   }
 }
