@@ -23,7 +23,10 @@ export interface Observation {
   logs: readonly string[];
   /** One outcome per `makeTheseCalls[]` entry, same order; empty when the test makes no calls. */
   calls: readonly CallOutcome[];
-  /** True when the triggered work finished before `secondsToWaitForCompletion`. Informational. */
+  /**
+   * True when the triggered work finished before `secondsToWaitForCompletion`. False fails the test with a
+   * `timeout` failure naming the test and the wait, whatever it expects (even nothing).
+   */
   completed: boolean;
   /** Run errors the deployer saw (step errors, start-up failures). Shown in the report; not asserted. */
   errors?: readonly string[];

@@ -17,6 +17,7 @@ import {
   type Timeouts,
 } from '@org/workflow-runtime';
 import type { CallOutcome, ObservedMetric } from './assertions.js';
+import { TestRunnerError } from './errors.js';
 import type { DeployInput, Deployer } from './run.js';
 import { stringKeysOf } from './internal/string-keys.js';
 import { routeCallUrl } from './routing.js';
@@ -99,6 +100,14 @@ async function sendCall(call: CallSpec, url: string, signal: AbortSignal): Promi
   }
 }
 
+/** The reason a call still waiting for the mock is cut: the test's wait ended before it was answered. */
+function waitEnded(waitSeconds: number): TestRunnerError {
+  return new TestRunnerError(
+    'TESTRUNNER_TIMEOUT',
+    `secondsToWaitForCompletion (${waitSeconds} s) ended before the mock answered`,
+  );
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function wait(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -179,7 +188,8 @@ async function trigger(
  * then the calls (if any) are sent. `-2/` strings open with the keys in the test's `AGENT_STRING_SECRETKEYS`
  * variable (legacy `OPSCOTCH_STRING_SECRETKEYS`). Schedules (`timer`, `runOnce`) are not started: a
  * test runs the step it names, once. The run ends when the triggered work is done or `secondsToWaitForCompletion`
- * passed; the deployment is then stopped and its private data directory removed.
+ * passed (then `completed` is false); outbound calls still waiting for a mock's `delay` are cut with
+ * `TESTRUNNER_TIMEOUT`, the deployment is stopped and its private data directory removed.
  */
 export function createInProcessDeployer(options: InProcessDeployerOptions = {}): Deployer {
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -198,6 +208,7 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
     const fixed = test.timestampOverride;
     const dataDir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'oapp-test-'));
     let runtime: Runtime | undefined;
+    const cutCalls = new AbortController();
     try {
       const servers = test.bootstrap.allowHttpServerAccess ?? [];
       runtime = await createRuntime({
@@ -218,7 +229,9 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         ports: Object.fromEntries(servers.map((s) => [s.id, 0])),
         bindAddress: '127.0.0.1',
         now: fixed === undefined ? undefined : () => fixed,
-        transport: (req) => input.transport(req),
+        // Every call can be cut when the test ends (cutCalls, in `finally`).
+        transport: (req) =>
+          input.transport({ ...req, signal: AbortSignal.any([req.signal, cutCalls.signal]) }),
         // Relative allowFileAccess paths start at the test directory and stay inside the test root (S155).
         fileBaseDir: test.fileDirs?.baseDir,
         fileRoot: test.fileDirs?.root ?? dataDir,
@@ -248,6 +261,9 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         redact: (text) => redactor.redact(text),
       };
     } finally {
+      // The wait is over (or the deploy failed, or the runner gave up): a call still waiting for a mock's delay
+      // is cut now rather than drained, so neither the drain below nor its timer outlives the test (issue 27).
+      cutCalls.abort(waitEnded(test.waitSeconds));
       if (runtime !== undefined) {
         await runtime.stop(DRAIN_MS);
         await closeAll(runtime, 0);

@@ -24,9 +24,11 @@ export interface DeployInput {
 }
 
 /**
- * Deploys one prepared test in process, triggers it, waits up to `test.waitSeconds` and reports what it saw.
- * Implemented by the agent wiring; must resolve (not reject) when the workflow itself fails, with the failure in
- * `errors`. Rejecting means the harness could not run the test at all.
+ * Deploys one prepared test in process, triggers it, waits up to `test.waitSeconds` and reports what it saw
+ * (`completed: false` when the wait ran out first: the runner then fails the test with `timeout`). Implemented by
+ * the agent wiring; must resolve (not reject) when the workflow itself fails, with the failure in `errors`.
+ * Rejecting means the harness could not run the test at all. Once it has settled, the runner closes the run's mock
+ * server: a call still waiting for a mock's `delay` is cut with `TESTRUNNER_TIMEOUT`.
  */
 export type Deployer = (input: DeployInput) => Promise<Observation>;
 
@@ -149,6 +151,48 @@ async function deployWithDeadline(
   }
 }
 
+/** Seconds as a test file gives them: `0.2 s`, `10 s`. */
+function seconds(n: number): string {
+  return `${Number(n.toPrecision(6))} s`;
+}
+
+/**
+ * The failure of a run still going when `secondsToWaitForCompletion` ran out (the deployer's `completed: false`):
+ * whatever the test expects, even nothing, it did not finish in time. Names the test, the wait, and the mock
+ * calls whose `delay` it was still waiting for.
+ */
+function waitFailure(test: PreparedTest, mockCalls: readonly MockCall[]): Failure {
+  const cut = mockCalls
+    .filter((c) => c.outcome === 'aborted' && c.endpoint !== null)
+    .map((c) => {
+      const ep = test.endpoints[c.endpoint as number];
+      return `#${c.seq} ${c.method} ${c.url} (delay ${ep?.delay ?? 0} ms)`;
+    });
+  const wait = seconds(test.waitSeconds);
+  return {
+    kind: 'timeout',
+    message: `timed out: ${test.name} did not finish within secondsToWaitForCompletion (${wait})`,
+    expected: `the run finished within ${wait}`,
+    actual:
+      cut.length === 0
+        ? `still running after ${wait}; it was stopped`
+        : `still running after ${wait}, waiting for the mock to answer: ${cut.join(', ')}; it was stopped`,
+  };
+}
+
+/** The failures of a finished deployment: a run past its wait first, then every expectation not met. */
+function judge(prepared: PreparedTest, observed: Observation, mockCalls: readonly MockCall[]): Failure[] {
+  const expectations = {
+    metrics: prepared.spec.theseMetricsShouldHaveBeenSent,
+    logs: prepared.spec.theseLogsShouldHaveBeenSent,
+    logsAbsent: prepared.spec.logsShouldNotContain,
+    calls: prepared.calls,
+    endpoints: prepared.endpoints,
+  };
+  const failures = evaluateRun(expectations, observed, mockCalls);
+  return observed.completed ? failures : [waitFailure(prepared, mockCalls), ...failures];
+}
+
 async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions): Promise<TestResult> {
   const now = options.now ?? (() => performance.now());
   const start = now();
@@ -190,16 +234,12 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
       { kind, message: `${kind === 'timeout' ? 'timed out' : 'could not deploy'}: ${message(err)}` },
       mock.calls(),
     );
+  } finally {
+    // The test has ended: a mock delay still pending is cut, so its timer keeps nothing alive.
+    mock.close();
   }
-  const expectations = {
-    metrics: prepared.spec.theseMetricsShouldHaveBeenSent,
-    logs: prepared.spec.theseLogsShouldHaveBeenSent,
-    logsAbsent: prepared.spec.logsShouldNotContain,
-    calls: prepared.calls,
-    endpoints: prepared.endpoints,
-  };
   const redact = observed.redact ?? ((t: string) => t);
-  const failures = evaluateRun(expectations, observed, mock.calls()).map((f) => ({
+  const failures = judge(prepared, observed, mock.calls()).map((f) => ({
     ...f,
     message: redact(f.message),
     ...(f.expected === undefined ? {} : { expected: redact(f.expected) }),
@@ -224,7 +264,9 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
 /**
  * Runs every discovered test (or `options.tests`) `config.iterations` times, at most `config.concurrency` at once,
  * through the injected deployer. A test file that cannot be read or prepared is a failed test, not a thrown
- * error. With `stopOnFailure`, no test starts after the first failure; those not started are skipped.
+ * error. A run not finished within its `secondsToWaitForCompletion` fails with `timeout`, and the other tests
+ * still run. Each test's mock server is closed when the test ends, so no mock `delay` outlives its test. With
+ * `stopOnFailure`, no test starts after the first failure; those not started are skipped.
  *
  * @throws TestRunnerError only for the run as a whole: `TESTRUNNER_TOO_MANY_TESTS`, `TESTRUNNER_FILE_NOT_FOUND`
  *   (a test directory), `TESTRUNNER_PATH_OUTSIDE_ROOT` (an explicit test outside every test directory).

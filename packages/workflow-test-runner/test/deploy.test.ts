@@ -273,7 +273,11 @@ describe('createInProcessDeployer (oapp test)', () => {
     });
     const r = by('slow');
     expect(r.status).toBe('failed');
-    expect(r.failures.map((f) => f.kind)).toEqual(['metric-missing']);
+    // Issue 27: a run past its wait fails as such first; the expectations it missed follow.
+    expect(r.failures.map((f) => f.kind)).toEqual(['timeout', 'metric-missing']);
+    expect(r.failures[0]?.message).toBe(
+      'timed out: tests/slow.test.json did not finish within secondsToWaitForCompletion (1 s)',
+    );
   });
 
   it('a step the deployment does not have is a deploy failure naming it', async () => {
@@ -343,7 +347,10 @@ describe('createInProcessDeployer (oapp test)', () => {
       }),
     });
     const r = by('late');
-    expect(r.failures.map((f) => [f.kind, f.actual])).toEqual([['call-failed', '(not made)']]);
+    expect(r.failures.map((f) => [f.kind, f.actual])).toEqual([
+      ['timeout', 'still running after 1 s; it was stopped'],
+      ['call-failed', '(not made)'],
+    ]);
   });
 
   it('logs a sendToStep callee that errored while its caller ignored the result', async () => {

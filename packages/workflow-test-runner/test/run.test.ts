@@ -150,6 +150,68 @@ describe('runTests', () => {
     expect(aborted).toBe(true);
   });
 
+  describe('a run the deployer reports as not finished within secondsToWaitForCompletion (issue 27)', () => {
+    const noExpectation = (extra: Record<string, unknown>) => ({
+      fromDirectory: '',
+      testThisStep: 'probe',
+      useThisTestConfigFile: 'flow.json',
+      ...extra,
+    });
+
+    it('fails it with a timeout naming the test and the wait, even with no expectation; the next test still runs', async () => {
+      const cfg = setup({
+        'tests/a.test.json': noExpectation({ secondsToWaitForCompletion: 0.25 }),
+        'tests/b.test.json': noExpectation({}),
+      });
+      const deploy: Deployer = ({ test }) =>
+        Promise.resolve(observed({ completed: test.name !== 'tests/a.test.json' }));
+      const s = await runTests(cfg, { deploy });
+      expect(s.results.map((r) => r.status)).toEqual(['failed', 'passed']);
+      expect(s.results[0]?.failures).toEqual([
+        {
+          kind: 'timeout',
+          message: 'timed out: tests/a.test.json did not finish within secondsToWaitForCompletion (0.25 s)',
+          expected: 'the run finished within 0.25 s',
+          actual: 'still running after 0.25 s; it was stopped',
+        },
+      ]);
+    });
+
+    it('lists the timeout first, then the expectations the run missed', async () => {
+      const cfg = setup({ 'tests/a.test.json': metricTest('never-sent') });
+      const s = await runTests(cfg, { deploy: () => Promise.resolve(observed({ completed: false })) });
+      expect(s.results[0]?.failures.map((f) => f.kind)).toEqual(['timeout', 'metric-missing']);
+      expect(s.results[0]?.failures[0]?.message).toContain('secondsToWaitForCompletion (10 s)');
+    });
+
+    it('closes the mock when the test ends: a delay the deployer left pending is cut and named in the failure', async () => {
+      const cfg = setup({
+        'tests/a.test.json': noExpectation({
+          secondsToWaitForCompletion: 0.2,
+          mockEndpointResponses: [{ whenThisIsCalled: 'http://mockserver/slow', delay: 600_000 }],
+        }),
+      });
+      let left: Promise<unknown> | undefined;
+      // A deployer that stops waiting without cutting its outbound call.
+      const deploy: Deployer = async ({ transport }) => {
+        left = transport({ url: 'http://mockserver/slow', method: 'GET', headers: {} }).catch(
+          (e: { code?: string }) => e.code,
+        );
+        await new Promise((resolve) => setImmediate(resolve));
+        return observed({ completed: false });
+      };
+      const s = await runTests(cfg, { deploy });
+      expect(await left).toBe('TESTRUNNER_TIMEOUT'); // settled now, not after 600 s
+      const r = s.results[0];
+      expect(r?.failures[0]?.actual).toBe(
+        'still running after 0.2 s, waiting for the mock to answer: #0 GET http://mockserver/slow (delay 600000 ms); it was stopped',
+      );
+      expect(r?.mockCalls.map((c) => [c.outcome, c.reasons])).toEqual([
+        ['aborted', ['no answer: the test had ended during its 600000 ms delay']],
+      ]);
+    });
+  });
+
   it('fails a test whose deployer rejects, keeping the mock call log', async () => {
     const cfg = setup({ 'tests/a.test.json': metricTest('a') });
     const s = await runTests(cfg, { deploy: () => Promise.reject(new Error('port 11000 is taken')) });
