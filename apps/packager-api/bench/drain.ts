@@ -6,7 +6,7 @@
 //   BENCH_MAIN=/other/dist/main.js … (another build, e.g. the one before a change); BENCH_ROUNDS (default 10)
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
-import os from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChild } from './processes.js';
@@ -84,7 +84,12 @@ async function round(resources: string): Promise<Counts> {
     lostOnNewConnection: 0,
   };
   let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve((exited = true))));
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
   const client = async (batch: number) => {
     // A new connection after each closed one, as a pooled client does, until one is refused or the child is gone.
     while (!exited && (await connection(port, batch, counts, () => exited))) {
@@ -99,17 +104,17 @@ async function round(resources: string): Promise<Counts> {
   return counts;
 }
 
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
 async function main(): Promise<void> {
-  const resources = mkdtempSync(join(os.tmpdir(), 'bench-res-'));
+  const resources = mkdtempSync(join(tmpdir(), 'bench-res-'));
   console.log(
     `${MAIN}: ${ROUNDS} rounds, ${CONNECTIONS} connections (1 in 4 pipelines 3 requests per write)`,
   );
-  console.log(
-    `load average before: ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`load average before: ${load()}`);
   const total: Counts = {
     answered: 0,
     keepAliveThenLost: 0,
@@ -121,12 +126,7 @@ async function main(): Promise<void> {
     for (const k of Object.keys(total) as (keyof Counts)[]) total[k] += c[k];
   }
   console.log(total);
-  console.log(
-    `load average after: ${os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`load average after: ${load()}`);
 }
 
 await main();
