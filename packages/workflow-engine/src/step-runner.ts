@@ -36,8 +36,9 @@ export interface Flow {
   /** The step run's view of its store (persist-ops.ts `beginStep`); split items share it. */
   store?: PersistentStore | undefined;
   /**
-   * A urlGenerator or payloadGenerator of this cycle set the body: only then is it the outbound body (README
-   * "Step flow"). The input body alone — a `sendToStep` message, a trigger's request, a split item — is never sent.
+   * A urlGenerator of this cycle set the body, or the step has a payloadGenerator (which ran): only then is it the
+   * outbound body (README "Step flow", SPEC.md §4.3). Otherwise the input body — a `sendToStep` message, a trigger's
+   * request, a split item — is not sent.
    */
   bodySet?: boolean | undefined;
 }
@@ -254,7 +255,12 @@ async function runFlow(
     return runSplitFlow(flow, { runChain, runItem: (item) => runFlow(item, 'itemResultProcessor') });
   const p = flow.step.processors;
   if (p.urlGenerator && !(await runChain(flow, p.urlGenerator, 'urlGenerator'))) return;
-  if (p.payloadGenerator && !(await runChain(flow, p.payloadGenerator, 'payloadGenerator'))) return;
+  if (p.payloadGenerator) {
+    if (!(await runChain(flow, p.payloadGenerator, 'payloadGenerator'))) return;
+    // As the reference does: a step with a payloadGenerator sends the body as it leaves it, the passed message when
+    // it sets none (real apps' payload generators are often only a comment, "forward the passed message").
+    flow.bodySet = true;
+  }
   if (p.authenticationProcessor && !(await runAuth(flow, p.authenticationProcessor))) return;
   const url = flow.state.url;
   if (url) return outbound(flow, url, results);

@@ -223,6 +223,28 @@ describe('outbound body: what a generator set, never the inherited input (docs/i
     expect(host.calls[0]).toMatchObject({ method: 'POST', body: '{"id":7}' });
   });
 
+  it('forwards the passed message, with POST, from a payloadGenerator that is only a comment (issue 28, as the reference)', async () => {
+    const { host } = await viaSendToStep({
+      urlGenerator: s("context.setUrl('api', '/items')"),
+      payloadGenerator: s('// forward the passed message'),
+    });
+    expect(host.calls[0]).toMatchObject({ path: '/items', method: 'POST', body: '{"id":7}' });
+    // A trigger's request body too, and a method the generators chose stands.
+    const put = await runFlow(
+      { urlGenerator: s("context.setUrl('h', '/a'); context.setHttpMethod('put')"), payloadGenerator: s('') },
+      undefined,
+      'request body',
+    );
+    expect(put.host.calls[0]).toMatchObject({ method: 'PUT', body: 'request body' });
+    // An empty passed message is no body: GET.
+    const empty = await runFlow(
+      { urlGenerator: s("context.setUrl('h', '/a')"), payloadGenerator: s('') },
+      undefined,
+      '',
+    );
+    expect(empty.host.calls[0]).toMatchObject({ method: 'GET' });
+  });
+
   it('does not send the input of runStep (a trigger request) unless a generator sets it', async () => {
     const plain = await runFlow({ urlGenerator: s("context.setUrl('h', '/a')") }, undefined, 'request body');
     expect(plain.host.calls[0]).toMatchObject({ method: 'GET', body: undefined });
