@@ -7,6 +7,7 @@ import { openPackageTo, packageInput, repackageTo, type Input } from '../io.js';
 import { checkOutputs } from '../output-paths.js';
 import { loadKey } from '../keys.js';
 import { checkPolicy, resolvePolicy, type ResolvedPolicy, type RuleFailure } from '../policy.js';
+import { checkStartupContent, type StartupContent } from '../startup-check.js';
 import {
   addPolicyOptions,
   addSealOptions,
@@ -78,13 +79,16 @@ function summary(v: VerifiedPackage) {
   };
 }
 
-function verifiedText(v: VerifiedPackage): string {
+function verifiedText(v: VerifiedPackage, content: StartupContent | undefined): string {
   const names = (l: readonly { id: string }[]) => (l.length === 0 ? 'none' : l.map((s) => s.id).join(', '));
   return [
     `verified: package ${quoted(v.parsed.header.packageId)}`,
     `  packager             ${v.packager.id} (${fingerprint(v.packager.publicKey)})`,
     `  required signers     ${names(v.signers.required)}`,
     `  additional signers   ${names(v.signers.additional)}`,
+    ...(content === undefined
+      ? []
+      : [`  content              compiled workflow, hash ${content.workflowHash}`]),
   ].join('\n');
 }
 
@@ -123,7 +127,7 @@ export function verifyCommand(ctx: Context, done: Done): Command {
   return addPolicyOptions(
     new Command('verify')
       .description(
-        "verify a package against a deployment's policy without decrypting it (reports every failed rule)",
+        "verify a package against a deployment's policy without decrypting it (reports every failed rule); with --bootstrap, the agent's whole start-up check: opened with the record's key, content a canonical compiled workflow",
       )
       .argument('[package]', ".oapp file or - (default with --bootstrap: the record's remoteConfiguration)"),
   )
@@ -139,8 +143,12 @@ export function verifyCommand(ctx: Context, done: Done): Command {
       try {
         const v = await verified(ctx, input, resolved, o.json, done);
         if (v === undefined) return;
-        if (o.json === true) ctx.printJson({ ok: true, package: input.name, ...summary(v) });
-        else ctx.print(verifiedText(v));
+        // With a bootstrap record, also what the agent checks next at start-up (issue 27): a package it would
+        // refuse is not reported as verified.
+        const content =
+          resolved.deploymentId === undefined ? undefined : await checkStartupContent(input, resolved);
+        if (o.json === true) ctx.printJson({ ok: true, package: input.name, ...summary(v), ...content });
+        else ctx.print(verifiedText(v, content));
         done(0);
       } finally {
         await input.dispose();
