@@ -7,5 +7,5 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   // Private, never published: bundled in (ADR 0096).
-  noExternal: ['@org/strict-json', '@org/http-problem'],
+  noExternal: ['@org/strict-json', '@org/http-problem', '@org/http-drain'],
 });

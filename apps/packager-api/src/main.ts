@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, prepareResourceDirs, type Config } from './con
 import { createBatchingSink, createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
-import { closeGracefully } from './listen-drain.js';
+import { closeGracefully } from '@org/http-drain';
 import { createHttpServer } from './server.js';
 import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs, startupFailureLine } from './startup.js';
 
@@ -44,7 +44,7 @@ function start(config: Config, resourceDirs: string[], log: Logger): void {
     log.info('shutting down', { signal });
     // Stop accepting; every request received is answered, replies from now on say `Connection: close`;
     // connections close after their reply or once quiet; whatever is left after PACKAGER_SHUTDOWN_TIMEOUT_MS is
-    // cut (listen-drain.ts; README, "Shutdown and timeouts").
+    // cut (@org/http-drain; README, "Shutdown and timeouts").
     void closeGracefully(server, config.timeouts.shutdownMs).then((drained) => {
       if (!drained)
         log.warn('drain timeout; closed remaining connections', { ms: config.timeouts.shutdownMs });

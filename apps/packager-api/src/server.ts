@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createCheckContinueListener, type UploadError } from '@org/multipart-limits';
 import type express from 'express';
 import { requestListener } from './app.js';
-import { trackConnections } from './listen-drain.js';
+import { trackConnections } from '@org/http-drain';
 import type { Limits, Timeouts } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -58,7 +58,7 @@ export function connectionsCheckingIntervalOf(timeouts: Pick<Timeouts, 'headersM
 /**
  * The HTTP server around the app: the multipart-limits `checkContinue` listener and explicit timeouts
  * (headers, whole request, keep-alive), checked often enough to fire within 1 s of their value. Connections are
- * tracked so listen-drain.ts's `closeGracefully` can drain it. Listening is the caller's job.
+ * tracked so `closeGracefully` (@org/http-drain) can drain it. Listening is the caller's job.
  */
 export function createHttpServer(
   app: express.Express,
@@ -70,7 +70,7 @@ export function createHttpServer(
   const uploads = uploadOptionsByPath(limits);
   const server = createServer();
   // The app's own listener (its routes without Express's router, anything else through the app, ADR 0112),
-  // wrapped so that closeGracefully can drain the server (listen-drain.ts).
+  // wrapped so that closeGracefully can drain the server (@org/http-drain).
   const listener = trackConnections(server, requestListener(app));
   server.on('request', listener);
   server.on(

@@ -1,12 +1,11 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 
-// The drain on SIGTERM (ADR 0083, issue 27). The same idea as @org/workflow-runtime's listen-drain.ts, without
-// the ways that one still loses requests under load: Node's `server.close()` and `closeIdleConnections()`
-// destroy a connection whose last answer is still being flushed (a large answer is cut) or that already holds the
-// next pipelined request; an idle connection is cut while the client's next request sits unread in the kernel's
-// buffer; and an answer that says `Connection: close` makes Node drop the pipelined requests already read behind
-// it.
+// The drain on SIGTERM of both HTTP services (ADR 0083, amended by ADR 0129; issue 27). Node's own `server.close()`
+// and `closeIdleConnections()` lose requests under load: they destroy a connection whose last answer is still
+// being flushed (a large answer is cut) or that already holds the next pipelined request; an idle connection is
+// cut while the client's next request sits unread in the kernel's buffer; and an answer that says
+// `Connection: close` makes Node drop the pipelined requests already read behind it.
 
 /**
  * How long a connection must have had no open response and read nothing before the drain closes it: a busy
@@ -54,6 +53,11 @@ class Connections {
       socket.once('close', () => this.#connections.delete(socket));
       if (this.#draining) this.#scheduleCheck(c);
     });
+  }
+
+  /** True once {@link drain} ran. */
+  get draining(): boolean {
+    return this.#draining;
   }
 
   /**
@@ -145,7 +149,13 @@ class Connections {
   }
 }
 
-const tracked = new WeakMap<Server, Connections>();
+const tracked = new WeakMap<object, Connections>();
+
+/**
+ * A server {@link closeGracefully} can close: node:http, or a net server with the same two close methods (the
+ * agent's `tcp` trigger servers).
+ */
+export type ClosableServer = NetServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>;
 
 /**
  * Tracks `server`'s connections for {@link closeGracefully} and returns `listener` wrapped to track its responses:
@@ -163,16 +173,22 @@ export function trackConnections(server: Server, listener: RequestListener): Req
   return (req, res) => c.handle(listener, req, res);
 }
 
+/** True once {@link closeGracefully} started on a server that {@link trackConnections} tracks. */
+export function isDraining(server: ClosableServer): boolean {
+  return tracked.get(server)?.draining ?? false;
+}
+
 /**
- * Drains a server: it stops accepting connections (once the ones already waiting are taken); every response whose headers are not sent yet says
- * `Connection: close` (for pipelined requests, the newest one on its connection), so Node ends each busy
- * connection after its answer and no request that reached the server goes unanswered; a connection with no open
- * response is closed once it has been quiet for {@link IDLE_GRACE_MS}, after the requests already in the kernel's
- * buffer are read. After `ms` every connection still open is destroyed. Resolves true when the server closed with
- * every answer sent, false when `ms` cut connections. A server without {@link trackConnections} only gets the
- * stop and the `ms` bound.
+ * Drains a server: it stops accepting connections (once the ones already waiting are taken); every response whose
+ * headers are not sent yet says `Connection: close` (for pipelined requests, the newest one on its connection), so
+ * Node ends each busy connection after its answer and no request that reached the server goes unanswered; a
+ * connection with no open response is closed once it has been quiet for {@link IDLE_GRACE_MS}, after the requests
+ * already in the kernel's buffer are read. After `ms` every connection still open is destroyed. Resolves true
+ * when the server closed with every answer sent, false when `ms` cut connections. A server without
+ * {@link trackConnections} (a `tcp` trigger server) gets the stop, its own `closeIdleConnections()` once the
+ * listener is closed, and the `ms` bound.
  */
-export function closeGracefully(server: Server, ms: number): Promise<boolean> {
+export function closeGracefully(server: ClosableServer, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve(true);
     let cut = false;
@@ -181,17 +197,20 @@ export function closeGracefully(server: Server, ms: number): Promise<boolean> {
       server.closeAllConnections();
     }, ms);
     timer.unref();
-    tracked.get(server)?.drain();
+    const connections = tracked.get(server);
+    connections?.drain();
     // The connections already in the kernel's accept queue are taken (and answered with `Connection: close`)
     // first: closing the listener resets them, after their client may have sent a request.
     // net.Server's close, not http.Server's: that one also runs closeIdleConnections() (which cuts an answer
     // still being flushed and a request still in the kernel's buffer) and stops the checks of the headers and
     // request timeouts, which keep a client that never completes its request from holding the drain.
-    afterPendingReads(() =>
+    afterPendingReads(() => {
       NetServer.prototype.close.call(server, () => {
         clearTimeout(timer);
         resolve(!cut);
-      }),
-    );
+      });
+      // Only a server without request boundaries to wait for: a tracked one closes its quiet connections itself.
+      if (connections === undefined) server.closeIdleConnections();
+    });
   });
 }

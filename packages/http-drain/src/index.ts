@@ -1,0 +1,7 @@
+export {
+  IDLE_GRACE_MS,
+  closeGracefully,
+  isDraining,
+  trackConnections,
+  type ClosableServer,
+} from './listen-drain.js';
