@@ -86,6 +86,8 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     limits: deps.config.limits,
     timeouts: deps.config.timeouts,
     dataDir: deps.config.dataDir,
+    // ADR 0130: what authentication contexts persist is sealed with a key derived from the first string key.
+    authStoreSecret: deps.config.stringSecretKeys[0]?.recipientSecretKey,
     tcp: deps.config.tcp,
     ports: deps.ports,
     lookup: deps.lookup,

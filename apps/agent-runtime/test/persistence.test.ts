@@ -174,3 +174,59 @@ describe('AGENT_DATA_DIR', () => {
     );
   });
 });
+
+describe('authentication contexts persist sealed values (ADR 0130, issue 28)', () => {
+  const TOKEN = 'tok-4d1b9e-cached-login';
+  const workflow = {
+    workflows: [
+      {
+        name: 'auth-cache',
+        steps: [
+          {
+            stepId: 'login',
+            type: 'scripted-auth',
+            persistenceFile: 'auth.store',
+            trigger: { http: { server: 'api', method: 'POST', path: '/login' } },
+            resultsProcessor: {
+              script: `const cached = context.getPersistedItem('token');
+                if (cached === null) context.setPersistedItem('token', '${TOKEN}');
+                context.setBody(cached === null ? 'stored' : 'cached');`,
+            },
+          },
+          {
+            stepId: 'peek',
+            persistenceFile: 'auth.store',
+            trigger: { http: { server: 'api', method: 'POST', path: '/count' } },
+            resultsProcessor: { script: "context.setBody(String(context.getPersistedItem('token')));" },
+          },
+        ],
+      },
+    ],
+  };
+
+  // Two agent starts on one data directory: ≈ 1 s on a quiet machine.
+  it(
+    'a scripted-auth step caches a token across a restart, sealed with a key derived from AGENT_STRING_SECRETKEYS',
+    { timeout: 30_000 },
+    async () => {
+      const dir = tempDir();
+      const dataDir = join(dir, 'data');
+      const pkg = writePackage(dir, keys, { workflow });
+      const records = [makeRecord(keys, pkg, { persistenceRoot: 'dep-1' })];
+      const call = async (path: string): Promise<string> => {
+        const res = await fetch(`${running!.url('api', 'dep-1')}${path}`, { method: 'POST' });
+        expect(res.status).toBe(200);
+        return res.text();
+      };
+      running = await startAgent(keys, records, { dataDir });
+      expect(await call('/login')).toBe('stored');
+      expect(await call('/login')).toBe('cached');
+      expect(await call('/count')).toBe('null'); // an ordinary processor does not see it
+      await running.close();
+      expect(readFileSync(join(dataDir, 'dep-1', 'auth.store')).includes(Buffer.from(TOKEN))).toBe(false);
+      running = await startAgent(keys, records, { dataDir });
+      expect(await call('/login')).toBe('cached');
+      expect(running.lines.join('\n')).not.toContain(TOKEN);
+    },
+  );
+});

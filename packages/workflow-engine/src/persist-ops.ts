@@ -158,10 +158,31 @@ export const PERSIST_OPS: Record<string, Op> = {
     storeOf(ctx, 'persistence');
     return null;
   },
-  'persist.get': (ctx, a) => storeOf(ctx, 'getPersistedItem').getItem(str(a, 0, 'key')),
+  // In an authentication context (ADR 0130) a value written there is read first; ordinary values stay readable.
+  'persist.get': (ctx, a) => {
+    const store = storeOf(ctx, 'getPersistedItem');
+    const key = str(a, 0, 'key');
+    const sealed = ctx.isAuth ? (store.getAuthItem?.(key) ?? null) : null;
+    if (sealed === null) return store.getItem(key);
+    ctx.shared.secrets.add(sealed);
+    return sealed;
+  },
+  // In an authentication context the value is stored sealed, apart, for authentication contexts only (ADR 0130).
   'persist.set': (ctx, a) => {
     const value = a[1] === null ? null : str(a, 1, 'value');
-    writable(ctx, 'setPersistedItem').setItem(str(a, 0, 'key'), value);
+    const key = str(a, 0, 'key');
+    if (!ctx.isAuth) {
+      writable(ctx, 'setPersistedItem').setItem(key, value);
+      return null;
+    }
+    const store = storeOf(ctx, 'setPersistedItem');
+    if (!store.setAuthItem)
+      throw new EngineError(
+        'ENGINE_NOT_PERMITTED',
+        'setPersistedItem is read-only in an authentication context',
+      );
+    if (value !== null) ctx.shared.secrets.add(value);
+    store.setAuthItem(key, value);
     return null;
   },
   // The realm's buffered setPersistedItem calls, in call order (README "Persistence": write buffer).

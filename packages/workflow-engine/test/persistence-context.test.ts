@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createLmdbPersistence,
@@ -28,8 +30,8 @@ interface Started {
 }
 
 /** An engine whose host has an LMDB provider on the test's data directory. */
-async function start(steps: unknown[], limits = {}, now?: number): Promise<Started> {
-  const persistence = createLmdbPersistence({ dataDir: dir, limits });
+async function start(steps: unknown[], limits = {}, now?: number, authKey?: Uint8Array): Promise<Started> {
+  const persistence = createLmdbPersistence({ dataDir: dir, limits, authKey });
   providers.push(persistence);
   const host = Object.assign(fakeHost(now === undefined ? {} : { now }), { persistence });
   const engine = await createWorkflowEngine(workflow(steps), { host, data: {} });
@@ -239,7 +241,7 @@ describe('delta and steps without persistence', () => {
     expect((await agent.run('s')).body).toBe(Array(5).fill('ENGINE_NO_PERSISTENCE').join(','));
   });
 
-  it('an authenticationProcessor may read but not write persisted state (ENGINE_NOT_PERMITTED)', async () => {
+  it('an authenticationProcessor without a key to seal with may read but not write persisted state (ENGINE_NOT_PERMITTED)', async () => {
     const agent = await start([
       {
         stepId: 's',
@@ -252,6 +254,83 @@ describe('delta and steps without persistence', () => {
       },
     ]);
     expect(await agent.run('s')).toEqual({ body: 'ok', errors: [] });
+  });
+});
+
+describe('setPersistedItem in an authentication context (ADR 0130, issue 28)', () => {
+  const hostKey = new Uint8Array(32).fill(7);
+  const TOKEN = 'tok-8c1f7e2a-cached-login';
+  const steps = [
+    // A scripted-auth step caches a token in its store, as real apps do; ordinary processors of a step sharing the
+    // file cannot read it.
+    {
+      stepId: 'login',
+      type: 'scripted-auth',
+      persistenceFile: 'auth.store',
+      resultsProcessor: {
+        script: `const cached = context.getPersistedItem('token');
+                 if (cached === null) context.setPersistedItem('token', '${TOKEN}');
+                 context.setBody(cached === null ? 'stored' : cached === '${TOKEN}' ? 'cached' : 'other');`,
+      },
+    },
+    persisted('plain', "context.setBody(String(context.getPersistedItem('token')))", {
+      persistenceFile: 'auth.store',
+    }),
+    {
+      stepId: 'forget',
+      type: 'scripted-auth',
+      persistenceFile: 'auth.store',
+      resultsProcessor: { script: "context.setPersistedItem('token', null); context.setBody('gone');" },
+    },
+  ];
+
+  it('stores it sealed, readable by authentication contexts only, across a restart; a changed key reads as absent', async () => {
+    let agent = await start(steps, {}, undefined, hostKey);
+    expect((await agent.run('login')).errors).toEqual([]);
+    expect((await agent.run('login')).errors).toEqual([]);
+    expect(await agent.run('plain')).toEqual({ body: 'null', errors: [] });
+    await restart();
+    expect(readFileSync(join(dir, 'auth.store')).includes(Buffer.from(TOKEN))).toBe(false);
+    agent = await start(steps, {}, undefined, hostKey);
+    const again = await agent.run('login');
+    expect(again.errors).toEqual([]);
+    expect(again.body).not.toContain(TOKEN); // a scripted-auth step's result is scrubbed; it read the cache
+    await agent.run('forget');
+    await restart();
+    // Another host key: the old value does not open and reads as absent (a cache to refill), not as an error.
+    agent = await start(steps, {}, undefined, new Uint8Array(32).fill(9));
+    expect((await agent.run('login')).errors).toEqual([]);
+  });
+
+  it('an ordinary processor writing the same key does not touch it, and cannot read it', async () => {
+    const agent = await start(
+      [
+        ...steps,
+        persisted('overwrite', "context.setPersistedItem('token', 'plain value'); context.setBody('ok')", {
+          persistenceFile: 'auth.store',
+        }),
+      ],
+      {},
+      undefined,
+      hostKey,
+    );
+    await agent.run('login');
+    await agent.run('overwrite');
+    expect(await agent.run('plain')).toEqual({ body: 'plain value', errors: [] });
+    const login = await agent.run('login');
+    expect(login.errors).toEqual([]);
+    expect(login.body).toBe('cached');
+  });
+
+  it("uses the step's hexSymmetricKey when the host gives no key", async () => {
+    const keyed = steps.map((st) => ({
+      ...st,
+      persistenceFile: undefined,
+      persistence: { persistenceFile: 'auth.store', hexSymmetricKey: KEY_A },
+    }));
+    const agent = await start(keyed);
+    expect(await agent.run('login')).toMatchObject({ errors: [] });
+    expect(await agent.run('plain')).toEqual({ body: 'null', errors: [] });
   });
 });
 

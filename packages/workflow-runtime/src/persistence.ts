@@ -5,6 +5,7 @@ import {
   storePathOf,
   type PersistenceProvider,
 } from '@org/workflow-engine';
+import { encodeUtf8, hkdfSha256 } from '@org/envelope-crypto';
 import { AgentError } from './errors.js';
 import type { VerifiedDeployment } from './deployment.js';
 
@@ -22,6 +23,7 @@ export type PersistencePlan = ReadonlyMap<string, PersistenceProvider | undefine
 export function planPersistence(
   deployments: readonly VerifiedDeployment[],
   dataDir: string | undefined,
+  authStoreSecret?: Uint8Array,
 ): PersistencePlan {
   const owners = new Map<string, string>();
   const plan = new Map<string, PersistenceProvider | undefined>();
@@ -50,9 +52,18 @@ export function planPersistence(
         );
       owners.set(path, id);
     }
-    plan.set(id, createLmdbPersistence({ dataDir, root, label: `deployment "${id}"` }));
+    const authKey = authStoreSecret === undefined ? undefined : deploymentAuthKey(authStoreSecret, id);
+    plan.set(id, createLmdbPersistence({ dataDir, root, label: `deployment "${id}"`, authKey }));
   }
   return plan;
+}
+
+/**
+ * The key for values a deployment's authentication contexts persist (ADR 0130): HKDF-SHA-256 of the agent's secret,
+ * salted with the deployment id, so no two deployments share one.
+ */
+export function deploymentAuthKey(secret: Uint8Array, deploymentId: string): Uint8Array {
+  return hkdfSha256(secret, encodeUtf8(deploymentId), encodeUtf8('agent authentication persistence'), 32);
 }
 
 /** Closes every provider of the plan (waits for their pending writes). */

@@ -54,6 +54,12 @@ export interface RuntimeOptions {
   readonly timeouts: Timeouts;
   /** Where step persistence files live; without it a deployment with persistence is refused. */
   readonly dataDir?: string | undefined;
+  /**
+   * A secret (32 bytes or more) from which each deployment's key for values its authentication contexts persist is
+   * derived (ADR 0130; the agent gives its first `AGENT_STRING_SECRETKEYS` secret key). Without it such writes need
+   * the step's `hexSymmetricKey`.
+   */
+  readonly authStoreSecret?: Uint8Array | undefined;
   /** Port overrides by server id or `<deploymentId>/<serverId>` (tests use 0). */
   readonly ports?: Readonly<Record<string, number>> | undefined;
   /** Bind address override for every trigger server (the test runner uses 127.0.0.1). */
@@ -296,7 +302,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     archives: new Map(),
   };
   const allArchives = () => [...s.archives.values()].flatMap((m) => [...m.values()]);
-  const persistence = planPersistence(options.deployments, options.dataDir);
+  const persistence = planPersistence(options.deployments, options.dataDir, options.authStoreSecret);
   const engines = new Map<string, WorkflowEngine>();
   const servers: ServerSpec[] = [];
   const timed: TimedDeployment[] = [];

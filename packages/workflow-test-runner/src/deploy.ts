@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redactor } from '@org/workflow-engine';
@@ -223,6 +224,8 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         redactor,
         output,
         decryptor: createStringDecryptor(stringKeys),
+        // ADR 0130: what authentication contexts persist is sealed; a test's store lives for the test only.
+        authStoreSecret: stringKeys[0]?.recipientSecretKey ?? randomBytes(32),
         limits,
         timeouts,
         dataDir,

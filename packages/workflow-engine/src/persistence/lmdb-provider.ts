@@ -28,6 +28,12 @@ export interface LmdbPersistenceOptions {
   limits?: Partial<PersistenceLimits> | undefined;
   /** Prefix for messages, e.g. the deployment id. */
   label?: string | undefined;
+  /**
+   * A secret key (32 bytes or more) for values written in an authentication context (ADR 0130), used where a
+   * step's store has no `hexSymmetricKey` (a key is derived from it with HKDF). Without either, such writes are
+   * refused (`ENGINE_NOT_PERMITTED`). The agent derives one per deployment from `AGENT_STRING_SECRETKEYS`.
+   */
+  authKey?: Uint8Array | undefined;
 }
 
 function limitsOf(o: LmdbPersistenceOptions): PersistenceLimits {
@@ -66,6 +72,8 @@ export function storePathOf(dataDir: string, root: string | undefined, file: str
  */
 export function createLmdbPersistence(options: LmdbPersistenceOptions): PersistenceProvider {
   const limits = limitsOf(options);
+  if (options.authKey !== undefined && options.authKey.length < 32)
+    throw new RangeError('authKey must be at least 32 bytes');
   const stores = new Map<string, LmdbStore>();
   const prefix = options.label === undefined ? '' : `${options.label}: `;
   if (options.root !== undefined) resolveStorePath(options.dataDir, options.root, `${prefix}persistenceRoot`);
@@ -85,7 +93,7 @@ export function createLmdbPersistence(options: LmdbPersistenceOptions): Persiste
             );
           return resolve(open);
         }
-        const store = LmdbStore.open(lmdb, realRoot, path, spec, limits, where);
+        const store = LmdbStore.open(lmdb, realRoot, path, spec, limits, where, options.authKey);
         stores.set(path, store);
         resolve(store);
       });

@@ -3,7 +3,16 @@ import type * as Lmdb from 'lmdb';
 import type { RootDatabase } from 'lmdb';
 import { EngineError } from '../errors.js';
 import { LmdbEntries, limit, type RunWrites, type Stats } from './lmdb-entries.js';
-import { KIND, META_KEY, STATS_KEY, STORE_FORMAT, STORE_VERSION, StoreCodec } from './store-codec.js';
+import {
+  KIND,
+  META_KEY,
+  openSealed,
+  sealBytes,
+  STATS_KEY,
+  STORE_FORMAT,
+  STORE_VERSION,
+  StoreCodec,
+} from './store-codec.js';
 import { joinedPairs } from './joined.js';
 import { guardLmdbCommitFailures } from './lmdb-guard.js';
 import { StoreFiles } from './store-files.js';
@@ -149,6 +158,8 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     readonly path: string,
     readonly hexKey: string | undefined,
     private readonly files: StoreFiles,
+    /** Seals values written in an authentication context (ADR 0130); undefined: such writes are refused. */
+    private readonly authBox: Uint8Array | undefined,
   ) {
     super(db, codec, limits);
   }
@@ -166,6 +177,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
     spec: PersistenceSpec,
     limits: PersistenceLimits,
     where: string,
+    authKey?: Uint8Array,
   ): LmdbStore {
     const codec = new StoreCodec(spec.hexSymmetricKey, spec.obfuscate, where);
     let files: StoreFiles | undefined;
@@ -198,7 +210,7 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
         cause,
       });
     }
-    const store = new LmdbStore(db, codec, limits, path, spec.hexSymmetricKey, files);
+    const store = new LmdbStore(db, codec, limits, path, spec.hexSymmetricKey, files, codec.authKey(authKey));
     try {
       store.init(where);
     } catch (err) {
@@ -328,6 +340,36 @@ export class LmdbStore extends LmdbEntries implements PersistentStore {
   private setOne(key: string, value: string | null): void {
     const k = this.codec.key(KIND.item, this.name(key, 'key'));
     this.putEntry(k, value === null ? null : this.storedText(k, value, 'value'));
+  }
+
+  /**
+   * {@link PersistentStore.getAuthItem}: a value written in an authentication context, or null — also when it no
+   * longer opens (the host's key changed: a cache entry read as absent, ADR 0130).
+   */
+  getAuthItem(key: string): string | null {
+    if (this.authBox === undefined) return null;
+    const k = this.codec.key(KIND.authItem, this.name(key, 'key'));
+    const stored = this.read(k);
+    if (stored === undefined) return null;
+    const plain = openSealed(this.authBox, k, stored);
+    return plain === undefined ? null : utf8.decode(plain);
+  }
+
+  /**
+   * {@link PersistentStore.setAuthItem}: stores `value` sealed (ADR 0130) where only {@link getAuthItem} reads it.
+   * @throws EngineError `ENGINE_NOT_PERMITTED` when the store has no key to seal it with.
+   */
+  setAuthItem(key: string, value: string | null): void {
+    if (this.authBox === undefined)
+      throw new EngineError(
+        'ENGINE_NOT_PERMITTED',
+        "setPersistedItem in an authentication context needs a key to seal the value: the step's persistence.hexSymmetricKey, or the agent's AGENT_STRING_SECRETKEYS",
+      );
+    const box = this.authBox;
+    this.mutate(() => {
+      const k = this.codec.key(KIND.authItem, this.name(key, 'key'));
+      this.putEntry(k, value === null ? null : sealBytes(box, k, this.valueBytes(value, 'value')));
+    });
   }
 
   get itemLimits(): { maxKeyBytes: number; maxValueBytes: number } {
@@ -546,6 +588,12 @@ class StoreRun implements PersistentStore {
 
   getItem(key: string): string | null {
     return this.store.getItem(key);
+  }
+  getAuthItem(key: string): string | null {
+    return this.store.getAuthItem(key);
+  }
+  setAuthItem(key: string, value: string | null): void {
+    this.store.as(this.run, () => this.store.setAuthItem(key, value));
   }
   setItem(key: string, value: string | null): void {
     this.store.as(this.run, () => this.store.setItem(key, value));

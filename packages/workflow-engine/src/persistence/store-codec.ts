@@ -21,8 +21,10 @@ import { EngineError } from '../errors.js';
  *   03 name                        delta: previous value
  *   04 name                        queue header {h, t} (version 1 only; removed when a version 1 store is opened)
  *   05 len16 name seq64            queue item (seq big-endian, so LMDB orders items; the items are the queue)
+ *   06 name                        setPersistedItem value written in an authentication context (always sealed,
+ *                                  ADR 0130: with the store key, or a key the host gives for this purpose)
  */
-export const KIND = { item: 1, timestamp: 2, delta: 3, queueHeader: 4, queueItem: 5 } as const;
+export const KIND = { item: 1, timestamp: 2, delta: 3, queueHeader: 4, queueItem: 5, authItem: 6 } as const;
 export const META_KEY = new Uint8Array([0, 0]);
 export const STATS_KEY = new Uint8Array([0, 1]);
 
@@ -126,20 +128,19 @@ export class StoreCodec {
       if (stored[0] !== PLAIN) throw corrupt();
       return stored.subarray(1);
     }
-    if (stored[0] !== SEALED || stored.length < 1 + BOX_NONCE_BYTES) throw corrupt();
-    let plain: Uint8Array;
-    try {
-      plain = secretboxOpenEasy(
-        stored.subarray(1 + BOX_NONCE_BYTES),
-        stored.subarray(1, 1 + BOX_NONCE_BYTES),
-        this.boxKey,
-      );
-    } catch {
-      throw corrupt();
-    }
-    const len = plain.length >= 2 ? new DataView(plain.buffer, plain.byteOffset).getUint16(0) : -1;
-    if (len !== storageKey.length || !equalBytes(plain.subarray(2, 2 + len), storageKey)) throw corrupt();
-    return plain.subarray(2 + len);
+    const plain = openSealed(this.boxKey, storageKey, stored);
+    if (plain === undefined) throw corrupt();
+    return plain;
+  }
+
+  /**
+   * The key that seals values written in an authentication context (ADR 0130): the store's own value key when it has
+   * one, else a key derived from `hostKey` (the host's key for this purpose), else undefined (such writes refused).
+   */
+  authKey(hostKey: Uint8Array | undefined): Uint8Array | undefined {
+    if (this.boxKey) return this.boxKey;
+    if (!hostKey) return undefined;
+    return hkdfSha256(hostKey, new Uint8Array(0), encodeUtf8('persistence authentication values'), 32);
   }
 
   /** Key check value written at creation: a secretbox of a fixed text (ADR 0052). */
@@ -157,8 +158,33 @@ export class StoreCodec {
   }
 }
 
+/**
+ * The value sealed by {@link sealBytes} under `boxKey` for `storageKey`, or undefined when it does not open (another
+ * key, another slot, altered).
+ */
+export function openSealed(
+  boxKey: Uint8Array,
+  storageKey: Uint8Array,
+  stored: Uint8Array,
+): Uint8Array | undefined {
+  if (stored[0] !== SEALED || stored.length < 1 + BOX_NONCE_BYTES) return undefined;
+  let plain: Uint8Array;
+  try {
+    plain = secretboxOpenEasy(
+      stored.subarray(1 + BOX_NONCE_BYTES),
+      stored.subarray(1, 1 + BOX_NONCE_BYTES),
+      boxKey,
+    );
+  } catch {
+    return undefined;
+  }
+  const len = plain.length >= 2 ? new DataView(plain.buffer, plain.byteOffset).getUint16(0) : -1;
+  if (len !== storageKey.length || !equalBytes(plain.subarray(2, 2 + len), storageKey)) return undefined;
+  return plain.subarray(2 + len);
+}
+
 /** `01 nonce secretbox(len16 storageKey value)` under `boxKey`, with a fresh nonce. */
-function sealBytes(boxKey: Uint8Array, storageKey: Uint8Array, value: Uint8Array): Uint8Array {
+export function sealBytes(boxKey: Uint8Array, storageKey: Uint8Array, value: Uint8Array): Uint8Array {
   const plain = new Uint8Array(2 + storageKey.length + value.length);
   new DataView(plain.buffer).setUint16(0, storageKey.length);
   plain.set(storageKey, 2);

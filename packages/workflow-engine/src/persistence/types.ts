@@ -40,6 +40,17 @@ export interface PersistentStore {
    */
   begin?(): PersistentStore;
   getItem(key: string): string | null;
+  /**
+   * Optional (ADR 0130): a value written with {@link setAuthItem}, or null. Only authentication contexts call it; it
+   * never reads what `setItem` wrote, nor `getItem` what it wrote.
+   */
+  getAuthItem?(key: string): string | null;
+  /**
+   * Optional (ADR 0130): `setPersistedItem` in an authentication context — stored sealed (never in clear, also in a
+   * store without `hexSymmetricKey`), apart from `setItem`'s values. `null` removes the key.
+   * @throws EngineError `ENGINE_NOT_PERMITTED` when the store has no key to seal it with.
+   */
+  setAuthItem?(key: string, value: string | null): void;
   /** `null` removes the key. */
   setItem(key: string, value: string | null): void;
   /**
