@@ -265,8 +265,17 @@ describe('context utilities (docs/interfaces.md §5.7)', () => {
       context.setBody([b.binaryToHex(b.sha256(b.createFromString('abc'))), b.binaryToBase64(u), b.toString(b.base64ToBinary(b.binaryToBase64(u))),
         b.getSize(b.concat(u, b.create(2))), b.binaryToHex(b.hexToBinary('0aFF'))].join('|'));`);
     expect(out).toBe(
-      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad|aMOpbGxvIOKCrA==|héllo €|12|0aff',
+      'BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD|aMOpbGxvIOKCrA==|héllo €|12|0AFF',
     );
+  });
+
+  it('bytes().binaryToHex writes upper case and hexToBinary reads either case (issue 28, as the reference)', async () => {
+    // The reference's public test of a cached IdP key set logs a digest's binaryToHex in upper case.
+    const out = await body(`
+      const b = context.bytes();
+      const h = b.binaryToHex(b.createFromByteArray([0, 10, 171, 205, 239, 255]));
+      context.setBody([h, b.binaryToHex(b.hexToBinary(h.toLowerCase())) === h, b.binaryToHex(b.create(0))].join('|'));`);
+    expect(out).toBe('000AABCDEFFF|true|');
   });
 
   it('bytes() builds, copies, writes, reads and streams buffers', async () => {

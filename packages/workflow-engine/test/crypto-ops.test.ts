@@ -10,6 +10,8 @@ import { runJson, scriptEngine } from './engine-script.js';
 let sodium: typeof sodiumModule;
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const unhex = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
+/** What `bytes().binaryToHex` gives: upper case (SPEC.md §7.1). */
+const HEX = (b: Uint8Array): string => hex(b).toUpperCase();
 const seed = (n: number): Uint8Array => new Uint8Array(32).fill(n);
 const enc = new TextEncoder();
 
@@ -115,7 +117,7 @@ describe('crypto() against libsodium', () => {
       ),
     })) as Record<string, string | boolean>;
     // Ed25519 is deterministic: the same bytes as crypto_sign_detached.
-    expect(out.sig).toBe(hex(sodium.crypto_sign_detached(m, signKp.privateKey)));
+    expect(out.sig).toBe(HEX(sodium.crypto_sign_detached(m, signKp.privateKey)));
     expect(sodium.crypto_sign_verify_detached(unhex(out.sig as string), m, signKp.publicKey)).toBe(true);
     expect([out.verifiesSodium, out.verifiesWithSecretKey]).toEqual([true, true]);
     expect([out.secretbox, out.sealed, out.box]).toEqual([msg, msg, msg]);
@@ -130,8 +132,8 @@ describe('crypto() against libsodium', () => {
       sodium.crypto_box_open_easy(box.subarray(24), box.subarray(0, 24), me.publicKey, them.privateKey),
     ).toEqual(m);
     // crypto_generichash with its default 32-byte output: BLAKE2b-256, not SHA-256 (ADR 0082).
-    expect(out.hash).toBe(hex(sodium.crypto_generichash(32, m, null)));
-    expect(out.hash).not.toBe(createHash('sha256').update(m).digest('hex'));
+    expect(out.hash).toBe(HEX(sodium.crypto_generichash(32, m, null)));
+    expect(out.hash).not.toBe(createHash('sha256').update(m).digest('hex').toUpperCase());
   });
 
   it('generates key pairs in libsodium’s formats (hex; sign secret = seed ‖ public key; symmetric has no public key)', async () => {
@@ -169,9 +171,9 @@ describe('crypto().hash is BLAKE2b-256 (ADR 0082)', () => {
       Uint8Array.from({ length: n }, (_, i) => (i * 31 + n) & 255),
     );
     const ours = (await run('hashes', inputs.map(hex))) as string[];
-    expect(ours).toEqual(inputs.map((m) => hex(sodium.crypto_generichash(32, m, null))));
+    expect(ours).toEqual(inputs.map((m) => HEX(sodium.crypto_generichash(32, m, null))));
     // BLAKE2b-256 of the empty input, fixed here so a change of both sides would still show.
-    expect(ours[0]).toBe('0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8');
+    expect(ours[0]).toBe('0E5751C026E543B2E8AB2EB06099DAA1D1E5DF47778F7787FAAB45CDF12FE3A8');
   });
 });
 
@@ -185,9 +187,11 @@ describe('crypto().hmacSha256', () => {
       [long, ''],
     ];
     const ours = (await run('hmac', cases)) as string[];
-    expect(ours[0]).toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+    expect(ours[0]).toBe('5BDCC146BF60754E6A042426089575C75A003F089D2739839DEC58B964EC3843');
     const key = (k: string | { hex: string }) => (typeof k === 'string' ? Buffer.from(k) : unhex(k.hex));
-    expect(ours).toEqual(cases.map(([k, d]) => createHmac('sha256', key(k)).update(d).digest('hex')));
+    expect(ours).toEqual(
+      cases.map(([k, d]) => createHmac('sha256', key(k)).update(d).digest('hex').toUpperCase()),
+    );
   });
 
   it('makes the key a secret: a later console.log of it shows <REDACTED>', async () => {

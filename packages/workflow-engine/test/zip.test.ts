@@ -267,7 +267,7 @@ describe('bytes().zip / unzip in a script', () => {
     expect(await runJson(engine, 'roundTrip')).toEqual({
       same: true,
       entries: [
-        ['a.txt', '6f6e65', true],
+        ['a.txt', '6F6E65', true],
         ['dir/b.bin', '010203', true],
       ],
       again: true,

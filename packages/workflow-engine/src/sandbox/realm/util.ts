@@ -84,7 +84,8 @@ export function byteTarget(x: unknown, what: string): Uint8Array {
   return x;
 }
 
-const HEX = '0123456789abcdef';
+// Upper case, as the reference's `binaryToHex` (SPEC.md §7.1; a public test compares a digest's hex to upper case).
+const HEX = '0123456789ABCDEF';
 
 export function toHex(b: unknown): string {
   const u = toBytes(b, 'binaryToHex: b');
