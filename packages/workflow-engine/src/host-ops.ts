@@ -10,6 +10,7 @@ import { CRYPTO_OPS } from './crypto-ops.js';
 import { FILE_OPS } from './file-ops.js';
 import { integerArg, notA, numberArg, parseHostArgs, stringArg } from './host-args.js';
 import { EarlyAnswer } from './early-answer.js';
+import { declaredDimensions } from './metric-dimensions.js';
 
 /** Longest single `sleep(ms)`; and the sum of sleeps one processor run may do. */
 export const MAX_SLEEP_MS = 10_000;
@@ -32,24 +33,19 @@ function log(ctx: RunContext, args: Args): void {
   ctx.shared.host.log({ level, message, stepId: ctx.step.stepId, source });
 }
 
-/** The string entries of the processor's `data.metadata` object: dimensions of every metric it sends. */
-function metadataOf(ctx: RunContext): [string, string][] {
-  const meta = Object.prototype.hasOwnProperty.call(ctx.data, 'metadata') ? ctx.data['metadata'] : undefined;
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return [];
-  return Object.entries(meta).filter((e): e is [string, string] => typeof e[1] === 'string');
-}
-
 /**
- * docs/interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. The dimensions are the string
- * entries of the processor's `data.metadata`, then the explicit ones, which win (SPEC.md §7).
+ * docs/interfaces.md §5.5: secrets are stripped out of metric keys and dimensions. The dimensions are those the
+ * processor's data declares (`data.metadata`, else `ad` from `data.ad`: metric-dimensions.ts), then the explicit
+ * ones, which win (SPEC.md §7).
  */
 function metric(ctx: RunContext, args: Args): void {
   const strip = (s: string): string => ctx.shared.secrets.strip(s);
-  const key = strip(str(args, 1, 'sendMetric: key')).slice(0, MAX_METRIC_KEY_CHARS);
+  const named = str(args, 1, 'sendMetric: key');
+  const key = strip(named).slice(0, MAX_METRIC_KEY_CHARS);
   const value = num(args, 2, 'sendMetric: value');
   const timestamp = typeof args[0] === 'number' && Number.isFinite(args[0]) ? args[0] : ctx.shared.host.now();
   const dimensions = Object.create(null) as Record<string, string>;
-  for (const [k, v] of metadataOf(ctx)) dimensions[strip(k)] = strip(v);
+  for (const [k, v] of declaredDimensions(ctx.data, named)) dimensions[strip(k)] = strip(v);
   const dims = args[3];
   if (dims !== null && dims !== undefined) {
     if (typeof dims !== 'object' || Array.isArray(dims)) throw notA('sendMetric: dims', 'an object', dims);

@@ -55,7 +55,7 @@ export interface RunContext {
   step: StepModel;
   state: RunState;
   isAuth: boolean;
-  /** The processor's data, merged down (docs/interfaces.md §4.6): `data.metadata` adds metric dimensions (host-ops.ts). */
+  /** The processor's data, merged down (docs/interfaces.md §4.6): it adds metric dimensions (metric-dimensions.ts). */
   data: Readonly<Record<string, unknown>>;
   depth: number;
   sleptMs: number;

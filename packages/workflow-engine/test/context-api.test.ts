@@ -215,6 +215,56 @@ describe('context metrics, logging and time (docs/interfaces.md §5.6)', () => {
     ]);
   });
 
+  it('adds the ad dimension the data.ad settings name for the metric when the data has no metadata (issue 28, as the reference)', async () => {
+    // As the reference's public elastic ML test: `ad` is set in the workflow's data only, per metric name, and
+    // the metric is sent with explicit dimensions by a step that declares no metadata.
+    const host = fakeHost();
+    const send = (key: string, dims: string) => `context.sendMetric(5, '${key}', 2, ${dims});`;
+    const wf = {
+      workflows: [
+        {
+          name: 'w',
+          data: {
+            ad: { stopped: ['NON_ZERO'], low: ['NOT_A_SETTING', 'MEAN_LOW', 'MAX'], named: 'VARIANCE' },
+          },
+          steps: [
+            {
+              stepId: 'plain',
+              resultsProcessor: {
+                script: [
+                  send('stopped', "{ jobs: 'j2 j3' }"),
+                  "context.sendMetric('low', 1);",
+                  send('named', 'undefined'),
+                  send('stopped', "{ ad: 'mine' }"),
+                  send('other', '{}'),
+                ].join(' '),
+              },
+            },
+            {
+              stepId: 'withMetadata',
+              resultsProcessor: {
+                script: send('stopped', "{ jobs: 'j2' }"),
+                data: { metadata: { period: '1m' } },
+              },
+            },
+          ],
+        },
+      ],
+    };
+    const engine = await createWorkflowEngine(wf, { host, data: {} });
+    for (const step of ['plain', 'withMetadata'])
+      expect((await engine.runStep(step, input())).errors).toEqual([]);
+    expect(host.metrics.map((m) => [m.key, m.dimensions])).toEqual([
+      ['stopped', { ad: 'ad_nonz', jobs: 'j2 j3' }],
+      ['low', { ad: 'ad_ml' }],
+      ['named', { ad: 'ad_v' }],
+      ['stopped', { ad: 'mine' }],
+      ['other', {}],
+      // With a metadata object the data's declared dimensions are the metadata, exactly (the reference's tests).
+      ['stopped', { period: '1m', jobs: 'j2' }],
+    ]);
+  });
+
   it('delta returns the value itself the first time (a missing previous value counts as 0)', async () => {
     const { result } = await chain([
       "context.setBody([context.delta('d', 10), context.delta('d', 14), context.delta('e', -3)].join())",
