@@ -139,10 +139,28 @@ describe('fileWatcher', () => {
     expect(h.runs.at(-1)).toEqual(['app.log', ['partial\n']]);
   });
 
-  it('without splitAtEnd a match starts the next event; the last one is delivered once the file is idle', async () => {
+  it('without splitAtEnd the match ends each event ("line\\n"), as the reference (issue 28); "false" and false alike cut before it', async () => {
+    // The reference's public file-reading test sets no splitAtEnd and expects each message to end with "\n".
+    const dir = temp();
+    writeFileSync(join(dir, 'app.log'), 'one\ntwo\nthr');
+    const h = await harness(dir, { eventSplitter: '\\n' });
+    await h.watcher.scan();
+    expect(h.messages()).toEqual(['one\n', 'two\n']);
+    for (const off of [false, 'false']) {
+      const cut = await harness(dir, { eventSplitter: '\\n', splitAtEnd: off });
+      await cut.watcher.scan();
+      expect(cut.messages()).toEqual(['one', '\ntwo']);
+    }
+  });
+
+  it('with splitAtEnd false a match starts the next event; the last one is delivered once the file is idle', async () => {
     const dir = temp();
     writeFileSync(join(dir, 'app.log'), '2024-01 one\n  more\n2024-02 two\n');
-    const h = await harness(dir, { eventSplitter: '\\n[0-9]{4}-' }, { limits: { watchIdleFlushMs: 500 } });
+    const h = await harness(
+      dir,
+      { eventSplitter: '\\n[0-9]{4}-', splitAtEnd: false },
+      { limits: { watchIdleFlushMs: 500 } },
+    );
     await h.watcher.scan();
     expect(h.messages()).toEqual(['2024-01 one\n  more']);
     await h.watcher.scan();

@@ -1,12 +1,13 @@
 import { MAX_SPLITTER_MATCH_CHARS } from '../regex-budget.js';
 
 /**
- * Cuts appended text into events (ADR 0073). The cut is at the start of each `eventSplitter` match (the match
- * begins the next event) or, with `splitAtEnd`, at its end (the match ends the event); the matched text stays in
- * the message, so the messages joined give back the text exactly. The text after the last cut is pending until
- * more text, {@link EventSplitter.flush}, or the size bound: pending text longer than `maxEventChars` is cut
- * there (an event that long is delivered in pieces, nothing is dropped). Each scan covers the new text and the
- * last {@link MAX_SPLITTER_MATCH_CHARS} characters before it, so memory and time stay bounded by `maxEventChars`.
+ * Cuts appended text into events (ADR 0074, 0134). The cut is at the end of each `eventSplitter` match with
+ * `splitAtEnd` (the match ends the event; the trigger's default), or at its start without (the match begins the
+ * next event); the matched text stays in the message, so the messages joined give back the text exactly. The
+ * text after the last cut is pending until more text, {@link EventSplitter.flush}, or the size bound: pending text
+ * longer than `maxEventChars` is cut there (an event that long is delivered in pieces, nothing is dropped). Each
+ * scan covers the new text and the last {@link MAX_SPLITTER_MATCH_CHARS} characters before it, so memory and time
+ * stay bounded by `maxEventChars`.
  */
 export class EventSplitter {
   readonly #re: RegExp;

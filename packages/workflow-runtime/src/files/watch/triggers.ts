@@ -12,6 +12,11 @@ import { fileOffsets, memoryOffsets } from './offsets.js';
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const truthy = (v: unknown): boolean => v === true || v === 'true';
+/**
+ * `splitAtEnd` unset is true: the match ends the event ("line\n"), as the reference's public file-reading test
+ * expects with no `splitAtEnd` (ADR 0134). Only an explicit `false` cuts at the start of the match.
+ */
+const splitAtEndOf = (v: unknown): boolean => v === undefined || v === null || truthy(v);
 
 function invalid(deploymentId: string, step: StepInfo, why: string): AgentError {
   return new AgentError(
@@ -44,7 +49,11 @@ function specOf(
     step,
     access,
     patterns,
-    split: { eventSplitter: splitter, splitAtEnd: truthy(t['splitAtEnd']), eventChars: limits.eventChars },
+    split: {
+      eventSplitter: splitter,
+      splitAtEnd: splitAtEndOf(t['splitAtEnd']),
+      eventChars: limits.eventChars,
+    },
     noTrace: truthy(t['noTrace']),
   };
 }
