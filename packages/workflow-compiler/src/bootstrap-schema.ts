@@ -193,6 +193,8 @@ const record = strict(
     remoteConfigurationTimeout: ms,
     deferLoading: SB,
     startupPriority: { type: 'number' },
+    // Switches back to the reference agent's behaviour where this project deliberately differs (SPEC.md §8.3).
+    referenceBehaviour: strict({ httpRequestEnvelope: SB }),
     errorHandling,
     workflow: workflowBlock,
     agentControl: strict({ workflowCanShutdownAgent: SB }),

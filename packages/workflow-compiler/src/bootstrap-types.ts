@@ -77,6 +77,11 @@ export interface DeploymentRecord {
   data?: JsonObject;
   workflow?: JsonObject;
   errorHandling?: JsonObject;
+  /**
+   * Switches back to the reference agent's behaviour where this project deliberately differs (SPEC.md §8.3):
+   * `httpRequestEnvelope` hands an HTTP-triggered step the `{uri, method, path, query, body}` envelope as its body.
+   */
+  referenceBehaviour?: { httpRequestEnvelope?: StringBoolean };
   [other: string]: unknown;
 }
 

@@ -209,6 +209,15 @@ describe('validateBootstrap', () => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_DUPLICATE_ID');
   });
 
+  it('accepts the reference behaviour switch httpRequestEnvelope as a boolean or a string boolean (SPEC §8.3)', () => {
+    for (const v of [true, false, 'true', 'false'])
+      expect(
+        validateBootstrap({ ...example(), referenceBehaviour: { httpRequestEnvelope: v } })[0],
+      ).toMatchObject({
+        referenceBehaviour: { httpRequestEnvelope: v },
+      });
+  });
+
   it('rejects two records with one deploymentId', () => {
     expect(() => validateBootstrap([example(), example()])).toThrowCode(
       WorkflowError,
@@ -218,6 +227,8 @@ describe('validateBootstrap', () => {
 
   it.each([
     [(b: any) => (b.surprise = 1), 'unknown record property'],
+    [(b: any) => (b.referenceBehaviour = { notASwitch: true }), 'unknown reference behaviour switch'],
+    [(b: any) => (b.referenceBehaviour = { httpRequestEnvelope: 'yes' }), 'a switch that is not a boolean'],
     [(b: any) => delete b.deploymentId, 'missing deploymentId'],
     [(b: any) => (b.keys[0].extra = 1), 'unknown key property'],
     [(b: any) => (b.keys[0].purpose = 'box'), 'unknown purpose'],

@@ -21,7 +21,7 @@ import { NO_METRICS, type RuntimeMetrics } from './observe/metrics.js';
 import { closePersistence, planPersistence, type PersistencePlan } from './persistence.js';
 import { reportedRun } from './reported-run.js';
 import type { StringDecryptor } from './secrets.js';
-import { unsupportedUses } from './start-up-report.js';
+import { referenceSwitches, unsupportedUses } from './start-up-report.js';
 import { createTimedTriggers, type DeploymentStepCounters, type TimedDeployment } from './timers.js';
 import { compileFileAccess, type FileAccess } from './files/access.js';
 import { createFileHost } from './files/file-host.js';
@@ -207,7 +207,14 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
   const entries = d.record.allowHttpServerAccess ?? [];
   const serverIds = new Set(entries.map((e) => e.id));
   const tcp = tcpRoutes(d.record.deploymentId, engine.steps, entries, s.tcp.maxFrameBytes);
-  const routes = httpRoutes(d.record.deploymentId, engine.steps, engine, serverIds, assetServerIds(d.record));
+  const routes = httpRoutes(
+    d.record.deploymentId,
+    engine.steps,
+    engine,
+    serverIds,
+    assetServerIds(d.record),
+    referenceSwitches(d.record).includes('httpRequestEnvelope'),
+  );
   const tcpServerOf = (serverId: string) =>
     createTcpTriggerServer({
       deploymentId: d.record.deploymentId,
@@ -326,11 +333,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       for (const use of unsupportedUses(d.record, d.workflow, engine)) {
         output.warn('unsupported feature', { deploymentId: d.record.deploymentId, ...use });
       }
+      const switches = referenceSwitches(d.record);
       output.info('deployment loaded', {
         deploymentId: d.record.deploymentId,
         source: d.source,
         steps: engine.steps.length,
         ...(engine instanceof DeferredEngine ? { deferred: true } : {}),
+        // The deliberate differences this deployment switched back to the reference's behaviour.
+        ...(switches.length > 0 ? { referenceBehaviour: switches.join(',') } : {}),
       });
     }
   } catch (err) {

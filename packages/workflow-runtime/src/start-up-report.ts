@@ -49,12 +49,25 @@ export const IGNORED_RECORD_FIELDS: readonly string[] = [
   'workflow.shutdownTimeout',
 ];
 
+/** Switches of a record's `referenceBehaviour` the runtime implements (compiler SPEC.md §8.3). */
+export const REFERENCE_SWITCHES = ['httpRequestEnvelope'] as const;
+
+/** The `referenceBehaviour` switches a record turns on (`true` or `"true"`), in {@link REFERENCE_SWITCHES} order. */
+export function referenceSwitches(record: DeploymentRecord): string[] {
+  const on = record.referenceBehaviour;
+  if (typeof on !== 'object' || on === null) return [];
+  return REFERENCE_SWITCHES.filter((k) => {
+    const v = (on as Record<string, unknown>)[k];
+    return v === true || v === 'true';
+  });
+}
+
 /** Where the agent deliberately differs from the reference agent (docs/interfaces.md DECIDED items; README). */
 export const DELIBERATE_DIFFERENCES: readonly { readonly id: string; readonly detail: string }[] = [
   {
     id: 'http-request-body',
     detail:
-      'docs/interfaces.md §6.1: an HTTP-triggered step gets the request body itself from getBody(), not a {uri, method, path, query, body} envelope; the request line is in the properties http.method, http.path, http.query, http.uri',
+      'docs/interfaces.md §6.1: an HTTP-triggered step gets the request body itself from getBody(), not a {uri, method, path, query, body} envelope; the request line is in the properties http.method, http.path, http.query, http.uri; a deployment switches to the envelope with referenceBehaviour.httpRequestEnvelope',
   },
   {
     id: 'multipart-body-part',

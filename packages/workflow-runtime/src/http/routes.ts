@@ -15,6 +15,8 @@ export interface TriggerRoute {
   readonly engine: WorkflowEngine;
   /** Set for an `httpFile` step: served from the server's packaged asset zip, not run (ADR 0077). */
   readonly file?: { readonly prefix: string } | undefined;
+  /** The deployment's `referenceBehaviour.httpRequestEnvelope`: the body is the request envelope (step-input.ts). */
+  readonly envelope?: boolean | undefined;
 }
 
 /** Longest request path matched at all; longer paths are 404 without running a pattern. */
@@ -83,6 +85,7 @@ export function httpRoutes(
   engine: WorkflowEngine,
   serverIds: ReadonlySet<string>,
   assetServers: ReadonlySet<string> = new Set(),
+  envelope = false,
 ): Map<string, TriggerRoute[]> {
   const byServer = new Map<string, TriggerRoute[]>();
   const seen = new Map<string, StepInfo>();
@@ -114,6 +117,7 @@ export function httpRoutes(
       multipartLimit: http.multiPartUploadByteLimit,
       engine,
       file: fileRouteOf(deploymentId, step, http, assetServers),
+      envelope,
     });
     byServer.set(http.server, list);
   }

@@ -30,27 +30,47 @@ function headersOf(req: IncomingMessage): Record<string, string[]> {
 }
 
 /**
+ * The reference agent's request envelope (docs/interfaces.md §6.1; a deployment's
+ * `referenceBehaviour.httpRequestEnvelope`): `{"uri", "method", "path", "query", "body"}` as JSON text, in that order.
+ * `uri` is the request target as sent, `path` and `query` its two parts (percent-encoding kept, `query` without the
+ * `?`, omitted when the target has none), `body` what `getBody()` would otherwise be (the JSON or text body, or the
+ * multipart `body` part; `""` when there is none). The upload's bytes stay in `getStream()`.
+ */
+export function requestEnvelope(
+  uri: string,
+  method: string,
+  path: string,
+  query: string,
+  body: string | undefined,
+): string {
+  const hasQuery = uri.includes('?');
+  return JSON.stringify({ uri, method, path, ...(hasQuery ? { query } : {}), body: body ?? '' });
+}
+
+/**
  * What an HTTP-triggered step receives (docs/interfaces.md §6.1–6.2): `getBody()` is exactly the JSON or text
  * body or the multipart `body` part; octet-stream and the `stream` part go to `getStream()` (a form without
  * a `stream` part gives an empty reader, S18); the request line is in run properties.
  */
-export function stepInputOf(req: IncomingMessage, upload: Upload): StepInput {
+export function stepInputOf(req: IncomingMessage, upload: Upload, envelope = false): StepInput {
   const { path, query } = splitTarget(req.url);
+  const method = (req.method ?? 'GET').toUpperCase();
+  const uri = req.url ?? '/';
   // Identity from the runtime (the in-memory connection), never from a header (S148).
   const caller = inProcCallerOf(req.socket);
   let stream: Readable | undefined = upload.stream;
   if (upload.kind === 'multipart' && stream === undefined) stream = emptyStream();
   return {
-    body: upload.body,
+    body: envelope ? requestEnvelope(uri, method, path, query, upload.body) : upload.body,
     stream,
     // A multipart `stream`'s chunks each own their ArrayBuffer (@org/multipart-limits SPEC §6): moved, not copied.
     streamTransferable: upload.kind === 'multipart' && upload.stream !== undefined,
     headers: headersOf(req),
     properties: {
-      [REQUEST_PROPERTIES.method]: (req.method ?? 'GET').toUpperCase(),
+      [REQUEST_PROPERTIES.method]: method,
       [REQUEST_PROPERTIES.path]: path,
       [REQUEST_PROPERTIES.query]: query,
-      [REQUEST_PROPERTIES.uri]: req.url ?? '/',
+      [REQUEST_PROPERTIES.uri]: uri,
       ...(caller === undefined ? {} : { [REQUEST_PROPERTIES.inProcDeploymentId]: caller }),
     },
   };

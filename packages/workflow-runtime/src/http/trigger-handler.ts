@@ -87,7 +87,7 @@ async function run(
   if (upload.kind === 'json') checkJsonBody(upload.body, ctx.limits);
   // The runtime may have begun to stop while the body was read: its engines are (about to be) disposed.
   if (ctx.tracker.closed) throw ctx.tracker.refuse();
-  const input = stepInputOf(req, upload);
+  const input = stepInputOf(req, upload, route.envelope === true);
   const stream = input.stream as Readable | undefined;
   let uploadError: unknown;
   // The 'error' event may come a tick after the step saw the failure; `errored` is set at once.
