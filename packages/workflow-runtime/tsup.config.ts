@@ -12,5 +12,5 @@ export default defineConfig({
   shims: true,
   splitting: true,
   // Private, never published: bundled in (ADR 0096).
-  noExternal: ['@org/strict-json', '@org/http-problem'],
+  noExternal: ['@org/strict-json', '@org/http-problem', '@org/http-drain'],
 });

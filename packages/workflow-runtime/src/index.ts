@@ -30,13 +30,16 @@ export {
 export type { OutboundTransport, TransportRequest } from './engine-host.js';
 export {
   closeAll,
+  closeGracefully,
+  isDraining,
   listenAll,
+  trackConnections,
+  type ClosableServer,
   type Listening,
   type ServerSet,
   type ServerSpec,
   type TriggerListener,
 } from './listen.js';
-export { closeGracefully, isDraining, trackConnections, type ClosableServer } from './listen-drain.js';
 export { applyServerTimeouts, type ServerTimeouts } from './listen-timeouts.js';
 export { DEFAULT_TCP_LIMITS, type TcpLimits } from './tcp/limits.js';
 export { createRuntime, type Runtime, type RuntimeOptions, type StepRunCounters } from './runtime.js';

@@ -1,7 +1,56 @@
-import type { AddressInfo } from 'node:net';
+import type { RequestListener, Server } from 'node:http';
+import type { AddressInfo, Server as NetServer } from 'node:net';
+import {
+  closeGracefully as drain,
+  isDraining as isServerDraining,
+  trackConnections as trackListener,
+} from '@org/http-drain';
 import { AgentError } from './errors.js';
-import { closeGracefully, type ClosableServer } from './listen-drain.js';
 import type { Output } from './output.js';
+
+// The drain is the packager's too, in the private, bundled @org/http-drain (ADR 0129). Typed here so the published
+// declarations never name that package.
+
+/** A server {@link closeGracefully} can close: node:http, or a net server with the same two close methods. */
+export type ClosableServer = NetServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>;
+
+/** The events whose listener starts a request: `Expect` requests go to the last two when they have listeners. */
+const REQUEST_EVENTS = ['request', 'checkContinue', 'checkExpectation'] as const;
+
+const trackedServers = new WeakSet<Server>();
+
+/**
+ * Tracks a node:http server's connections and responses so {@link closeGracefully} can drain it: each `request`,
+ * `checkContinue` and `checkExpectation` listener the server has is replaced, in its place, by one that tracks the
+ * response and, during a drain, runs after the reads pending when the request arrived. Call it once, before
+ * `listen()` and after those listeners are added (one added later is not tracked). A `checkContinue` listener
+ * hands an accepted request to its own handler, not to the server's `request` event.
+ */
+export function trackConnections(server: Server): void {
+  if (trackedServers.has(server)) return;
+  trackedServers.add(server);
+  for (const event of REQUEST_EVENTS)
+    for (const listener of server.listeners(event) as RequestListener[]) {
+      server.removeListener(event, listener);
+      server.on(event, trackListener(server, listener));
+    }
+}
+
+/** True once {@link closeGracefully} started on a server that {@link trackConnections} tracks. */
+export const isDraining: (server: ClosableServer) => boolean = isServerDraining;
+
+/**
+ * Drains a server and resolves when it is closed. It stops accepting connections once those already in the
+ * kernel's accept queue are taken. Every response not started yet says `Connection: close` (of requests a client
+ * pipelined, the last one read), so Node ends each busy connection after its answer; an answer still being
+ * written is never cut; a connection with no open response is closed once it has read nothing for 250 ms, after
+ * the requests already in the kernel's buffer are read and answered. After `ms` every connection still open is
+ * destroyed. A server not tracked by {@link trackConnections} (a `tcp` trigger server) gets the stop, its own
+ * `closeIdleConnections()` and the `ms` bound.
+ */
+export async function closeGracefully(server: ClosableServer, ms: number): Promise<void> {
+  await drain(server, ms);
+}
 
 /** A listening trigger server, as logged in the `listening` line. */
 export interface Listening {
@@ -65,8 +114,8 @@ export async function listenAll(agent: ServerSet): Promise<Listening[]> {
 
 /**
  * Closes every trigger server with {@link closeGracefully}: no new connections, every answer from now on says
- * `Connection: close`, idle sockets close now and the others once their last response is sent; after `ms` the
- * connections left are destroyed. Resolves when every server is closed.
+ * `Connection: close` and no request that reached a server goes unanswered; a connection closes after its last
+ * answer, or once quiet; after `ms` the connections left are destroyed. Resolves when every server is closed.
  */
 export async function closeAll(agent: ServerSet, ms: number): Promise<void> {
   await Promise.all(agent.servers.map((s) => closeGracefully(s.server, ms)));

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { acceptedMediaTypes, createCheckContinueListener } from '@org/multipart-limits';
 import type { Limits, Timeouts } from '../limits.js';
-import { trackConnections } from '../listen-drain.js';
+import { trackConnections } from '../listen.js';
 import { applyServerTimeouts } from '../listen-timeouts.js';
 import { errorMiddleware, writeError } from '../http-errors.js';
 import type { Output } from '../output.js';
@@ -96,7 +96,8 @@ function acceptPostFor(ctx: TriggerContext, req: IncomingMessage): string | unde
  * A node:http server for one trigger server (not listening). `checkContinue` is answered by
  * multipart-limits so an over-limit upload is refused before `100 Continue` (S8); header and request
  * timeouts bound slow clients (checked often enough to fire within 1 s, ADR 0083), and its connections are
- * tracked so `closeAll` drains it (every answer during the drain says `Connection: close`).
+ * tracked so `closeAll` drains it (@org/http-drain, ADR 0129: every answer during the drain says
+ * `Connection: close`, none is lost).
  */
 export function createTriggerServer(options: TriggerServerOptions): Server {
   const ctx: TriggerContext = options;
@@ -120,7 +121,8 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
       onRequest: app,
     }),
   );
-  // After the checkContinue listener: requests with `Expect` are tracked through it.
+  // After the request and checkContinue listeners: both are replaced by tracking ones (requests with `Expect` are
+  // tracked through the checkContinue listener, whose onRequest is the plain app).
   trackConnections(server);
   return server;
 }

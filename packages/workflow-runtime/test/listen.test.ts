@@ -1,12 +1,14 @@
 import { Agent, get, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { RawClient } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, type OutboundTransport } from '../src/index.js';
+import { closeAll, isDraining, type OutboundTransport } from '../src/index.js';
 import { closeRuntimes, startRuntime, step, wf } from './helpers.js';
 
-// The agent's shutdown path (closeAll and runtime.stop together, as main.ts runs them) against a busy
-// keep-alive client and a step that blocks until the test releases it. Nothing here measures time: the
-// assertions are on what the clients get and on the order of events.
+// The agent's shutdown path (closeAll and runtime.stop together, as main.ts runs them) against keep-alive clients
+// and a step that blocks until the test releases it. Nothing here measures time: the assertions are on what the
+// clients get and on the order of events. The drain itself (@org/http-drain, ADR 0129) has its own tests in
+// packages/http-drain; these check that trigger servers are drained by it.
 
 afterEach(closeRuntimes);
 
@@ -44,6 +46,8 @@ function readAll(socket: Socket): Promise<string> {
     socket.on('error', () => undefined);
   });
 }
+
+const get1 = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
 
 const DEPLOYMENT = {
   id: 'd1',
@@ -165,7 +169,7 @@ describe('closeAll', () => {
     expect(JSON.stringify(lines)).not.toContain('ENGINE_DISPOSED');
   }, 30_000);
 
-  it('closes idle keep-alive sockets at once and resolves when nothing runs', async () => {
+  it('closes an idle keep-alive socket once it has been quiet for 250 ms, and resolves when nothing runs', async () => {
     const t = await startRuntime([DEPLOYMENT], {
       transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
     });
@@ -195,4 +199,59 @@ describe('closeAll', () => {
     await Promise.all([closeAll(t.runtime, 600_000), t.runtime.stop(600_000)]);
     expect(await slowClosed).toBe('');
   }, 30_000);
+
+  it('a keep-alive client sending requests across the drain gets every answer, the last with Connection: close, none reset', async () => {
+    const t = await startRuntime([DEPLOYMENT], {
+      transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
+    });
+    const port = t.port('d1', 'web');
+    const server = t.runtime.servers[0]!.server;
+    const c = await RawClient.open(port);
+    c.write(get1('/fast'));
+    expect(await c.response()).toMatchObject({
+      status: 200,
+      body: 'fast',
+      headers: { connection: 'keep-alive' },
+    });
+
+    // The next request is in the kernel's buffer, not read yet, when the drain starts (it used to be reset with the
+    // idle connection); one more follows on the same connection once the drain has started (it used to be dropped
+    // behind a `Connection: close` on the one before it).
+    c.write(get1('/fast'));
+    expect(isDraining(server)).toBe(false);
+    const closed = closeAll(t.runtime, 600_000);
+    expect(isDraining(server)).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    c.write(get1('/fast'));
+
+    // RawClient.response() throws if the connection ends before a whole answer: every request is answered.
+    const after = [await c.response(), await c.response()];
+    expect(after.map((r) => [r.status, r.body, r.headers['connection']])).toEqual([
+      [200, 'fast', 'keep-alive'],
+      [200, 'fast', 'close'],
+    ]);
+    await c.closed();
+    await closed;
+    expect(server.listening).toBe(false);
+  });
+
+  it('drains an upload sent with Expect: 100-continue as the drain starts: 100 Continue, then its answer with Connection: close', async () => {
+    const t = await startRuntime([DEPLOYMENT], {
+      transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
+    });
+    const c = await RawClient.open(t.port('d1', 'web'));
+    c.write(
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n',
+    );
+    const closed = closeAll(t.runtime, 600_000);
+    expect(await c.response()).toMatchObject({ status: 100 });
+    c.write('hi');
+    expect(await c.response()).toMatchObject({
+      status: 200,
+      body: 'echo hi',
+      headers: { connection: 'close' },
+    });
+    await c.closed();
+    await closed;
+  });
 });
