@@ -81,6 +81,8 @@ function skippedResult(): StepResult {
 class Engine implements WorkflowEngine {
   readonly steps: readonly StepInfo[];
   private disposed = false;
+  /** Aborted by {@link dispose}: cuts the waits of running steps (`sleep`). */
+  private readonly disposal = new AbortController();
   private forgotten = 0;
   /** `singleThreaded: "return"` steps (by uid) with a run in progress. */
   private readonly running = new Set<string>();
@@ -108,6 +110,7 @@ class Engine implements WorkflowEngine {
       authProps: new Map(),
       counters: new Map(),
       deltas: new Map(),
+      disposal: this.disposal.signal,
       stores: new Map(),
       restricted: new Map(),
       runNested: (id, input, depth, from) => this.runNested(id, input, depth, true, from),
@@ -172,6 +175,7 @@ class Engine implements WorkflowEngine {
 
   dispose(): void {
     this.disposed = true;
+    this.disposal.abort();
     this.shared.stepProps.clear();
     this.shared.authProps.clear();
     dropKeys(this.shared);

@@ -96,7 +96,31 @@ async function sleep(ctx: RunContext, args: Args): Promise<void> {
   }
   ctx.sleptMs += ms;
   const host = ctx.shared.host;
-  await (host.sleep ? host.sleep(ms) : new Promise((r) => setTimeout(r, ms)));
+  const signal = ctx.shared.disposal;
+  if (signal.aborted) throw disposedDuringSleep();
+  // A disposed engine's runs end now, not when their sleeps do: the timer is cleared (nothing keeps the process up).
+  await new Promise<void>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(disposedDuringSleep());
+    };
+    const done = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (host.sleep)
+      host.sleep(ms).then(done, (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      });
+    else timer = setTimeout(done, ms);
+  });
+}
+
+function disposedDuringSleep(): EngineError {
+  return new EngineError('ENGINE_DISPOSED', 'the workflow engine was disposed during sleep');
 }
 
 /** Counters and deltas of an authentication context are its own: nothing flows back through them (ADR 0054). */

@@ -26,6 +26,8 @@ export interface EngineShared {
   authProps: Map<string, { value: string; expiresAt: number }>;
   counters: Map<string, number>;
   deltas: Map<string, number>;
+  /** Aborted when the engine is disposed: waits of its runs (`sleep`) end at once (ENGINE_DISPOSED). */
+  disposal: AbortSignal;
   /** The store of each step with persistence, by step id (persist-ops.ts). */
   stores: Map<string, PersistentStore>;
   /** Restricted-data values per authentication host id (may only be sent to that host). */

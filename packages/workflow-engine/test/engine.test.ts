@@ -86,6 +86,20 @@ describe('runStep', () => {
     expect(result).toMatchObject({ errored: true, errors: ['broken'], body: 'after' });
   });
 
+  it("cuts a running step's sleep when the engine is disposed (issue 27: oapp test ends with its last test)", async () => {
+    const engine = await createWorkflowEngine(
+      workflow([scriptStep('nap', "context.sleep(10000); context.setBody('woke')")]),
+      { host: fakeHost(), data: {} },
+    );
+    const started = performance.now();
+    const running = engine.runStep('nap', input());
+    setTimeout(() => engine.dispose(), 200);
+    const result = await running;
+    expect(performance.now() - started).toBeLessThan(5000); // not the 10 s sleep
+    expect(result.errored).toBe(true);
+    expect(result.errors.join(' ')).toContain('ENGINE_DISPOSED');
+  });
+
   it('rejects runs after dispose with ENGINE_DISPOSED', async () => {
     const engine = await createWorkflowEngine(workflow([scriptStep('a', '')]), {
       host: fakeHost(),

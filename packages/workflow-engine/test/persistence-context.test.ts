@@ -260,7 +260,7 @@ describe('delta and steps without persistence', () => {
 describe('setPersistedItem in an authentication context (ADR 0130, issue 28)', () => {
   const hostKey = new Uint8Array(32).fill(7);
   const TOKEN = 'tok-8c1f7e2a-cached-login';
-  const steps = [
+  const steps: Record<string, unknown>[] = [
     // A scripted-auth step caches a token in its store, as real apps do; ordinary processors of a step sharing the
     // file cannot read it.
     {
@@ -275,7 +275,7 @@ describe('setPersistedItem in an authentication context (ADR 0130, issue 28)', (
     },
     persisted('plain', "context.setBody(String(context.getPersistedItem('token')))", {
       persistenceFile: 'auth.store',
-    }),
+    }) as Record<string, unknown>,
     {
       stepId: 'forget',
       type: 'scripted-auth',

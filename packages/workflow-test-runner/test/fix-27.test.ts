@@ -141,6 +141,30 @@ describe('runTests with createInProcessDeployer: a run past secondsToWaitForComp
   );
 
   it(
+    "also when the run is in a script's own sleep: the sleep ends with the deployment (ENGINE_DISPOSED)",
+    async () => {
+      const sleepy = structuredClone(flow);
+      sleepy.workflows[0]!.steps.push({
+        stepId: 'nap',
+        resultsProcessor: { script: 'context.sleep(10000);' },
+      });
+      const { root } = setup({
+        ...suite,
+        'tests/flow.json': sleepy,
+        'tests/a-slow.test.json': test('nap', { secondsToWaitForCompletion: WAIT_S }),
+      });
+      const started = performance.now();
+      const summary = await runTests(config(root), { deploy: createInProcessDeployer() });
+      const elapsed = performance.now() - started;
+      const [slow, quick] = summary.results as [TestResult, TestResult];
+      expect(slow.failures.map((f) => f.kind)).toEqual(['timeout']);
+      expect(quick.status).toBe('passed');
+      expect(elapsed).toBeLessThan(7_000); // the sleep is 10 s; the runtime's drain waits 1 s, then disposes
+    },
+    IN_PROCESS_TEST_MS,
+  );
+
+  it(
     'also when the step is triggered by makeTheseCalls and its work waits for the slow mock',
     async () => {
       const { root } = setup({
@@ -209,6 +233,28 @@ describe('oapp test as a process (issue 27)', () => {
       expect(run.out).toContain('1 passed, 1 failed, 0 skipped');
       expect(run.code).toBe(1);
       expect(run.ms).toBeLessThan(WELL_UNDER_MS);
+    },
+    PROCESS_TEST_MS,
+  );
+
+  it(
+    "exits without waiting for a script's own sleep (10 s) once its test has timed out",
+    async () => {
+      const sleepy = structuredClone(flow);
+      sleepy.workflows[0]!.steps.push({
+        stepId: 'nap',
+        resultsProcessor: { script: 'context.sleep(10000);' },
+      });
+      const { root } = setup({
+        ...suite,
+        'tests/flow.json': sleepy,
+        'tests/a-slow.test.json': test('nap', { secondsToWaitForCompletion: WAIT_S }),
+        'testrunner.config.json': { resourceDirs: ['resources'], testDirs: ['tests'] },
+      });
+      const run = await runOapp(['test'], root);
+      expect(run.out).toContain('1 passed, 1 failed, 0 skipped');
+      expect(run.code).toBe(1);
+      expect(run.ms).toBeLessThan(9_000); // the sleep alone is 10 s
     },
     PROCESS_TEST_MS,
   );
