@@ -3,14 +3,17 @@
 #
 #   bash scripts/pack-install-check.sh [--no-build] [--keep] [--node MAJOR]...
 #
-# 1. builds (unless --no-build) and `pnpm pack`s every non-private workspace package (packages/* and apps/cli;
-#    `--all` is accepted and is the default) into a temporary directory;
+# 1. builds (unless --no-build) and packs every non-private workspace package (packages/* and apps/cli;
+#    `--all` is accepted and is the default) into a temporary directory with `pnpm -s pack:release DIR`, the
+#    command the root README gives (scripts/pack-install/pack-release.mjs: `pnpm pack` of each public package);
 # 2. checks each packed package.json: not private, public access, no `workspace:`/`catalog:` left, license and the
 #    repository's LICENSE file in the tarball, a released version (not 0.0.0), repository, engines, sideEffects,
 #    files, every library entry with `types`, `import` and `require` conditions, every bin/main/types/exports
-#    target in the tarball, every package its JavaScript imports declared (npm's flat node_modules would hide one);
+#    target in the tarball, every package its JavaScript imports declared (npm's flat node_modules would hide one),
+#    no private workspace package (@org/strict-json, @org/http-problem) packed, depended on or imported;
 # 3. makes a project outside the repository (`mktemp -d`, `npm init -y`) and `npm install`s all tarballs at once,
-#    with the repository's TypeScript and @types/node, then checks that npm took every @org package from a tarball;
+#    with the repository's TypeScript and @types/node, then checks that npm took every @org package from a tarball
+#    and that the project depends on, and installed, no private package;
 # 4. uses what was installed:
 #    - the README examples marked `<!-- example: runs as written ... -->` (scripts/pack-install/readme-examples.mjs)
 #      and a file importing every package's types, type checked (`tsc`, strict, skipLibCheck off) with
@@ -94,23 +97,28 @@ if [ "$build" = 1 ]; then
 fi
 
 # --- 2. pack into the temporary directory and check each packed manifest ----------------------------------------
+# With the command the root README gives users (`pnpm -s pack:release DIR`): every public package, never a private
+# one (@org/strict-json, @org/http-problem: bundled into their consumers, never published).
 mkdir -p "$work/tarballs" "$work/unpacked"
-for d in "${dirs[@]}"; do
-  (cd "$root/$d" && pnpm pack --pack-destination "$work/tarballs") >>"$work/pack.log" 2>&1 || {
-    cat "$work/pack.log" >&2
-    fail "pnpm pack in $d"
-  }
-done
+(cd "$root" && pnpm -s pack:release "$work/tarballs") >"$work/pack.log" 2>&1 || {
+  cat "$work/pack.log" >&2
+  fail "pnpm -s pack:release"
+}
 shopt -s nullglob
 tarballs=("$work"/tarballs/*.tgz)
 shopt -u nullglob
 [ "${#tarballs[@]}" = "${#dirs[@]}" ] || fail "expected ${#dirs[@]} tarballs, found ${#tarballs[@]}"
+# The workspace's private packages: none may be packed, depended on, imported by packed code, or installed.
+private_names=$(cd "$root" && node --input-type=module -e '
+import { releasePackages } from "./scripts/pack-install/pack-release.mjs";
+console.log(releasePackages().privateNames.join(" "));') || fail "listing the private workspace packages"
+[ -n "$private_names" ] || fail "no private workspace package found (expected @org/strict-json and @org/http-problem)"
 for t in "${tarballs[@]}"; do
   u="$work/unpacked/$(basename "$t" .tgz)"
   mkdir -p "$u" && tar -xzf "$t" -C "$u"
 done
 ENGINES=$(node -p "require('$root/package.json').engines.node") LICENSE_FILE="$root/LICENSE" UNPACKED="$work/unpacked" \
-  node --input-type=module <<'JS' || fail "packed package.json check"
+  PRIVATE="$private_names" node --input-type=module <<'JS' || fail "packed package.json check"
 import { builtinModules } from 'node:module';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -125,6 +133,7 @@ const targets = (v) => (typeof v === 'string' ? [v] : v && typeof v === 'object'
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire(?:\.resolve)?\s*\(\s*|\)\s*\(\s*)["']([^"'./][^"']*)["']/g;
 const REQUIRE = /\brequire(?:\.resolve)?\s*\(\s*["']([^"'./][^"']*)["']/g;
 const packageOf = (s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]);
+const privateNames = new Set(process.env.PRIVATE.split(' '));
 for (const t of readdirSync(process.env.UNPACKED)) {
   const dir = join(process.env.UNPACKED, t, 'package');
   const raw = readFileSync(join(dir, 'package.json'), 'utf8');
@@ -157,9 +166,11 @@ for (const t of readdirSync(process.env.UNPACKED)) {
       if (!String(entry?.require?.types).endsWith('.d.cts')) say(`exports["${sub}"].require types are not a .d.cts file`);
     }
   }
+  if (privateNames.has(pkg.name)) say('is a private workspace package: it must not be packed');
   for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
     for (const [dep, spec] of Object.entries(pkg[field] ?? {})) {
       if (/^(workspace|catalog):/.test(spec)) say(`${field}.${dep} is still "${spec}" in the packed package.json`);
+      if (privateNames.has(dep)) say(`${field}.${dep}: a private package, which npm cannot install (bundle it)`);
     }
   }
   const declared = new Set(Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }));
@@ -175,6 +186,7 @@ for (const t of readdirSync(process.env.UNPACKED)) {
       // Only what could name a package: text such as `from "${x}"` in a message is not an import.
       if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w.@-]+)*$/i.test(spec)) continue;
       if (spec.startsWith('node:') || builtins.has(spec) || builtins.has(packageOf(spec))) continue;
+      if (privateNames.has(packageOf(spec))) say(`${relative(dir, file)} imports the private ${spec}: bundle it`);
       if (!declared.has(packageOf(spec))) say(`${relative(dir, file)} imports ${spec}, not in dependencies`);
     }
   }
@@ -217,6 +229,16 @@ JS
 for n in "${names[@]}"; do
   [ -f "node_modules/$n/package.json" ] || fail "$n is not installed in node_modules"
 done
+# The user's project depends on the public packages only, and no private one was installed (issue 27).
+for n in $private_names; do
+  [ ! -e "node_modules/$n" ] || fail "the private $n was installed in node_modules"
+done
+PRIVATE="$private_names" node -e '
+const deps = Object.keys(require("./package.json").dependencies ?? {});
+const bad = deps.filter((d) => process.env.PRIVATE.split(" ").includes(d));
+if (bad.length > 0) { console.error(`  the project depends on ${bad.join(", ")}`); process.exit(1); }' ||
+  fail "the project's package.json names a private package"
+step "no private package packed, depended on or installed ($private_names)"
 
 # --- 4. use what was installed -----------------------------------------------------------------------------------
 libraries=()

@@ -46,6 +46,10 @@ describe('scripts/pack-install-check.sh', () => {
       });
       expect(stdout).toMatch(/^pack-install: oapp \d+\.\d+\.\d+/m);
       expect(stdout).toContain('@org/workflow-engine ran a sandboxed step');
+      // Issue 27: the release set is the public packages only; the private ones are bundled, never installed.
+      expect(stdout).toMatch(
+        /^pack-install: no private package packed, depended on or installed \(.*@org\/http-problem.*@org\/strict-json.*\)$/m,
+      );
       expect(stdout).toMatch(
         /^pack-install: README examples ran; \d+ ESM entries loaded, every main export documented$/m,
       );
