@@ -1,6 +1,7 @@
 /**
  * JSON Schema (draft-07) of a bootstrap, docs/interfaces.md §3. It accepts the input forms (a bare record or an
- * array; legacy `hosts` map; signers as plain strings; `servePackagedAsset`); `validateBootstrap` normalises them.
+ * array; legacy `hosts` map; signers as plain strings; `servePackagedAsset`, also as a plain file id);
+ * `validateBootstrap` normalises them.
  * Records and every listed sub-object reject unknown properties; `data` and `metadata` are free-form.
  */
 import { STRING_BOOLEAN_SCHEMA as SB } from './workflow-schema.js';
@@ -95,6 +96,8 @@ const legacyHost = strict({
 });
 
 const asset = strict({ packagedAssetFileId: id }, ['packagedAssetFileId']);
+/** The older spelling also takes the asset's `allowFileAccess` id alone, as reference bootstraps write it. */
+const legacyAsset = { anyOf: [id, asset] };
 
 const server = {
   ...strict(
@@ -105,7 +108,7 @@ const server = {
       tcp: SB,
       inProcOnly: SB,
       serveFromPackagedAsset: asset,
-      servePackagedAsset: asset,
+      servePackagedAsset: legacyAsset,
     },
     ['id'],
   ),

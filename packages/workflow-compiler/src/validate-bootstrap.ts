@@ -27,8 +27,9 @@ export type ValidateBootstrapOptions = ParseStrictJsonOptions;
  * Reads a bootstrap (bytes, JSON text, or a parsed value), validates it against {@link BOOTSTRAP_SCHEMA} and the
  * rules in SPEC.md §8, and returns it normalised: a bare record becomes a one-element array (pointers in errors
  * then start with `/0`); the legacy `hosts` map is appended to `allowExternalHostAccess` (`allowlist` tuples
- * become `allowList` objects); plain-string signers become `{ id }`; `servePackagedAsset` becomes
- * `serveFromPackagedAsset`. Error messages name fields and key ids, never key material or other values.
+ * become `allowList` objects); plain-string signers become `{ id }`; `servePackagedAsset` (an object, or a plain
+ * file id) becomes `serveFromPackagedAsset`. Error messages name fields and key ids, never key material or other
+ * values.
  *
  * @throws WorkflowError syntax codes `WORKFLOW_JSON_*`; `WORKFLOW_VALUE_INVALID`; `WORKFLOW_BOOTSTRAP_INVALID`
  *   (schema, every violation in `details.errors`); `WORKFLOW_BOOTSTRAP_DUPLICATE_ID`; `WORKFLOW_BOOTSTRAP_KEY_INVALID`;
@@ -128,7 +129,13 @@ function renameAsset(server: JsonObject, at: (string | number)[]): void {
       },
     ]);
   }
-  server['serveFromPackagedAsset'] = server['servePackagedAsset'] as JsonValue;
+  const legacy = server['servePackagedAsset'] as JsonValue;
+  // `"servePackagedAsset": "<file id>"` (reference bootstraps) means `{ "packagedAssetFileId": "<file id>" }`.
+  if (typeof legacy === 'string') {
+    const asset = emptyObject();
+    asset['packagedAssetFileId'] = legacy;
+    server['serveFromPackagedAsset'] = asset;
+  } else server['serveFromPackagedAsset'] = legacy;
   delete server['servePackagedAsset'];
 }
 

@@ -261,6 +261,46 @@ describe('validateBootstrap', () => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_INVALID');
   });
 
+  it('takes servePackagedAsset as a plain allowFileAccess id, as reference bootstraps write it (issue 28)', () => {
+    const b = example();
+    b['allowHttpServerAccess'] = [{ id: 'ui', port: 8081, servePackagedAsset: 'ui-zip' }];
+    b['allowFileAccess'].push({ id: 'ui-zip', directoryOrFile: '/data/ui.zip', READ: true });
+    expect(validateBootstrap(b)[0]?.allowHttpServerAccess?.[0]).toEqual({
+      id: 'ui',
+      port: 8081,
+      serveFromPackagedAsset: { packagedAssetFileId: 'ui-zip' },
+    });
+  });
+
+  it.each([
+    [
+      (b: any) => (b.allowHttpServerAccess = [{ id: 's', port: 1, servePackagedAsset: '' }]),
+      'empty asset id',
+    ],
+    [
+      (b: any) => (b.allowHttpServerAccess = [{ id: 's', port: 1, servePackagedAsset: 7 }]),
+      'numeric asset id',
+    ],
+    [
+      (b: any) => (b.allowHttpServerAccess = [{ id: 's', port: 1, servePackagedAsset: 'nope' }]),
+      'unknown asset file id (plain form)',
+    ],
+    [
+      (b: any) =>
+        (b.allowHttpServerAccess = [
+          {
+            id: 's',
+            port: 1,
+            servePackagedAsset: 'site',
+            serveFromPackagedAsset: { packagedAssetFileId: 'site' },
+          },
+        ]),
+      'both spellings',
+    ],
+  ])('rejects servePackagedAsset with %s: WORKFLOW_BOOTSTRAP_INVALID', (mutate, _label) => {
+    rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_INVALID');
+  });
+
   it.each([
     [
       (b: any) => (b.allowDeploymentAccess = [{ id: 'x', access: 'call', anyDeployment: true }]),

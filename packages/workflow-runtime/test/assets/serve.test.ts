@@ -248,6 +248,14 @@ describe('httpFile steps on a server with serveFromPackagedAsset', () => {
 });
 
 describe('start-up of a server with serveFromPackagedAsset', () => {
+  it('serves the asset named by servePackagedAsset as a plain file id, as reference bootstraps write it (issue 28)', async () => {
+    const { port } = await start(SITE, STEPS, {
+      allowHttpServerAccess: [{ id: 'web', port: 9, servePackagedAsset: 'site' }],
+    });
+    const a = await send(port, '/static/css/site.css');
+    expect([a.status, a.body.toString()]).toEqual([200, 'body { color: red }']);
+  });
+
   it('stops with AGENT_ASSET_INVALID naming the file when the zip is bad', async () => {
     const err = await start([{ name: '../evil.txt', data: 'x' }]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AgentError);
