@@ -1,11 +1,19 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
 
-/** Prints one closing line, `vitest: N passed, N failed, N skipped`, which CI reads. */
+/** A test slower than this (house style: "a test that takes over a second") should carry an explicit timeout. */
+const SLOW_MS = 1000;
+
+/**
+ * Prints the tests that took over {@link SLOW_MS} with no timeout of their own (their timeout is their project's
+ * `testTimeout`), so they are seen and either made faster or given an explicit, justified timeout (issue 27); then
+ * one closing line, `vitest: N passed, N failed, N skipped`, which CI reads (always the last line).
+ */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
     let passed = 0;
     let failed = unhandledErrors.length;
     let skipped = 0;
+    const slow: string[] = [];
     for (const mod of modules) {
       const tests = [...mod.children.allTests()];
       // A file that throws on import has no tests, but it is still a failure.
@@ -15,8 +23,22 @@ export default class SummaryReporter implements Reporter {
         if (state === 'passed') passed += 1;
         else if (state === 'failed') failed += 1;
         else skipped += 1;
+        const line = slowLine(mod, test);
+        if (line !== undefined) slow.push(line);
       }
     }
+    if (slow.length > 0)
+      process.stdout.write(
+        `\ntests over ${SLOW_MS} ms without a timeout of their own (${slow.length}; on a busy machine some are only slow here):\n${slow.join('\n')}\n`,
+      );
     process.stdout.write(`\nvitest: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
+}
+
+function slowLine(mod: TestModule, test: TestCase): string | undefined {
+  const ms = test.diagnostic()?.duration ?? 0;
+  if (ms <= SLOW_MS) return undefined;
+  const project = mod.project.config;
+  if (test.options.timeout !== undefined && test.options.timeout !== project.testTimeout) return undefined;
+  return `  ${Math.round(ms)} ms  ${mod.project.name}/${mod.relativeModuleId} > ${test.fullName}`;
 }
