@@ -45,6 +45,7 @@ export type FailureKind =
   | 'mock-not-called'
   | 'mock-call-count'
   | 'mock-unexpected-call'
+  /** @deprecated no longer produced: a call to another host is a refused connection for the workflow (issue 28). */
   | 'host-not-mocked'
   | 'call-failed'
   | 'call-status'
@@ -174,7 +175,10 @@ export function renderMockCalls(calls: readonly MockCall[]): string {
   );
 }
 
-/** Mock rules: each endpoint called at least once (exactly `thisManyTimes` when set); no other calls. */
+/**
+ * Mock rules: each endpoint called at least once (exactly `thisManyTimes` when set); no call to the mock that no
+ * endpoint takes.
+ */
 function checkMocks(endpoints: readonly MockEndpoint[], calls: readonly MockCall[]): Failure[] {
   const out: Failure[] = [];
   const log = renderMockCalls(calls);
@@ -197,15 +201,10 @@ function checkMocks(endpoints: readonly MockEndpoint[], calls: readonly MockCall
       });
     }
   });
+  // A call to another host (`not-mock`) is not a failure by itself (issue 28): the workflow saw a refused
+  // connection, as on the reference, and the test's expectations judge what it did about it.
   for (const c of calls) {
-    if (c.outcome === 'not-mock') {
-      out.push({
-        kind: 'host-not-mocked',
-        message: `call #${c.seq} went to a host that is not the mock; it was refused and not contacted`,
-        expected: 'calls to http://mockserver only',
-        actual: log,
-      });
-    } else if (c.outcome === 'unmatched' || c.outcome === 'exhausted') {
+    if (c.outcome === 'unmatched' || c.outcome === 'exhausted') {
       const what =
         c.outcome === 'exhausted' ? 'one call too many for its endpoint' : 'matches no mock endpoint';
       out.push({

@@ -20,6 +20,7 @@ import {
 import type { CallOutcome, ObservedMetric } from './assertions.js';
 import { TestRunnerError } from './errors.js';
 import type { DeployInput, Deployer } from './run.js';
+import { rethrowAsRefusedConnection } from './internal/refused-connection.js';
 import { stringKeysOf } from './internal/string-keys.js';
 import { routeCallUrl } from './routing.js';
 import type { CallSpec } from './test-file.js';
@@ -232,9 +233,12 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         ports: Object.fromEntries(servers.map((s) => [s.id, 0])),
         bindAddress: '127.0.0.1',
         now: fixed === undefined ? undefined : () => fixed,
-        // Every call can be cut when the test ends (cutCalls, in `finally`).
+        // Every call can be cut when the test ends (cutCalls, in `finally`). A host that is not the mock refuses
+        // the connection (issue 28): the step's httpConnectFailedProcessor runs, and nothing is sent.
         transport: (req) =>
-          input.transport({ ...req, signal: AbortSignal.any([req.signal, cutCalls.signal]) }),
+          input
+            .transport({ ...req, signal: AbortSignal.any([req.signal, cutCalls.signal]) })
+            .catch(rethrowAsRefusedConnection),
         // Relative allowFileAccess paths start at the test directory and stay inside the test root (S155).
         fileBaseDir: test.fileDirs?.baseDir,
         fileRoot: test.fileDirs?.root ?? dataDir,

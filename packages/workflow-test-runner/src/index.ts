@@ -35,6 +35,7 @@ export type {
 } from './assertions.js';
 export { runTests } from './run.js';
 export type { Deployer, DeployInput, RunSummary, RunTestsOptions, TestResult, TestStatus } from './run.js';
+export type { RunWarning, UnmockedHostWarning } from './warnings.js';
 export {
   REPORTERS,
   formatFailureDetails,
@@ -42,6 +43,7 @@ export {
   formatLegacyNotices,
   formatResultLine,
   formatSummaryLine,
+  formatRunWarning,
   formatTextReport,
 } from './report.js';
 export type { ReporterName } from './report.js';

@@ -66,7 +66,10 @@ export interface CreateMockServerOptions {
 
 /** A mock server model for one test run. */
 export interface MockServer {
-  /** Answers a request, or refuses it with `TESTRUNNER_HOST_NOT_MOCKED` when it is not for the mock host (S156). */
+  /**
+   * Answers a request, or refuses it with `TESTRUNNER_HOST_NOT_MOCKED` when it is not for the mock host (S156),
+   * which a deployer hands the engine as a refused connection (issue 28: `httpConnectFailedProcessor` runs).
+   */
   readonly transport: MockTransport;
   /** Every request so far, in order of arrival. */
   calls(): readonly MockCall[];
@@ -173,10 +176,13 @@ function refuseHost(url: URL | null): TestRunnerError {
   const host = url === null ? 'an unparsable URL' : `${url.protocol}//${url.host}`;
   return new TestRunnerError(
     'TESTRUNNER_HOST_NOT_MOCKED',
-    `outbound call to ${host} refused: tests only reach http://${MOCK_HOSTNAME}; it was not contacted`,
+    `${host} is not mocked: tests only reach http://${MOCK_HOSTNAME}; it was not contacted`,
     { details: { host: url?.host ?? null } },
   );
 }
+
+/** Why a call to another host got no answer (the mock call log). */
+const NOT_MOCKED = 'not mocked: answered as a refused connection, nothing was sent';
 
 function answer(ep: MockEndpoint): MockResponse {
   const headers = Object.create(null) as Record<string, string[]>;
@@ -251,7 +257,7 @@ export function createMockServer(
     const base = { seq: log.length, url: req.url, method, headers, body };
     const url = normaliseUrl(req.url);
     if (url === null || !isMockUrl(url)) {
-      log.push({ ...base, outcome: 'not-mock', endpoint: null });
+      log.push({ ...base, outcome: 'not-mock', endpoint: null, reasons: [NOT_MOCKED] });
       throw refuseHost(url);
     }
     if (closing.signal.aborted) {

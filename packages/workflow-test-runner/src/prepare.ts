@@ -94,6 +94,45 @@ export function testDeploymentId(name: string): string {
   return `test-${stem.slice(0, 96) || 'unnamed'}`;
 }
 
+type Reader = (path: string, what: string, max: number) => { bytes: Uint8Array; realPath: string };
+
+/** The test's `fromDirectory`, and a reader of the files it names, confined to the test's root (S155). */
+function filesOf(config: RunnerConfig, loaded: LoadedTest): { fromDir: string; read: Reader } {
+  const { test, spec, root } = loaded;
+  const fromDir = resolveFromDirectory(root, test.file, spec.fromDirectory);
+  const read: Reader = (path, what, max) => {
+    const abs = resolveTestFile(root, fromDir, path, what);
+    return readConfinedFile(root, abs, max, `${what} ${display(config, abs)}`);
+  };
+  return { fromDir, read };
+}
+
+/** The test's bootstrap, completed (ADR 0064), and the variables it was completed with. */
+function completeBootstrap(
+  config: RunnerConfig,
+  loaded: LoadedTest,
+  read: Reader,
+): { bootstrap: DeploymentRecord; variables: Record<string, string> } {
+  const { test, spec } = loaded;
+  const partial =
+    spec.useThisTestBootstrapFile === undefined
+      ? undefined
+      : readJson(
+          read(spec.useThisTestBootstrapFile, 'useThisTestBootstrapFile', MAX_JSON_FILE_BYTES).bytes,
+          spec.useThisTestBootstrapFile,
+        );
+  const variables = plainObject([...Object.entries(config.variables), ...Object.entries(spec.variables)]);
+  const bootstrap = mergeTestBootstrap({
+    file: spec.useThisTestBootstrapFile ?? test.name,
+    partial,
+    deploymentId: testDeploymentId(test.name),
+    remoteConfiguration: `test:${test.name}`,
+    data: spec.data,
+    variables,
+  });
+  return { bootstrap, variables };
+}
+
 /**
  * Prepares a loaded test for a deployer: resolves and reads every file it names inside its root (S155), builds
  * and compiles the workflow, completes the bootstrap (ADR 0064) and loads the mock bodies.
@@ -104,11 +143,7 @@ export function testDeploymentId(name: string): string {
  */
 export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Promise<PreparedTest> {
   const { test, spec, root } = loaded;
-  const fromDir = resolveFromDirectory(root, test.file, spec.fromDirectory);
-  const read = (path: string, what: string, max: number) => {
-    const abs = resolveTestFile(root, fromDir, path, what);
-    return readConfinedFile(root, abs, max, `${what} ${display(config, abs)}`);
-  };
+  const { fromDir, read } = filesOf(config, loaded);
   let workflowFile: { bytes: Uint8Array; dir: string; name: string } | undefined;
   if (spec.useThisTestConfigFile !== undefined) {
     const f = read(spec.useThisTestConfigFile, 'useThisTestConfigFile', MAX_JSON_FILE_BYTES);
@@ -121,13 +156,6 @@ export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Pro
         ? read(m.returnThisFile, 'returnThisFile', MAX_MOCK_FILE_BYTES).bytes
         : new TextEncoder().encode(m.returnThisBody ?? ''),
   }));
-  const partial =
-    spec.useThisTestBootstrapFile === undefined
-      ? undefined
-      : readJson(
-          read(spec.useThisTestBootstrapFile, 'useThisTestBootstrapFile', MAX_JSON_FILE_BYTES).bytes,
-          spec.useThisTestBootstrapFile,
-        );
   const workflow = await buildTestWorkflow({
     test: test.name,
     ...(workflowFile === undefined ? {} : { workflow: workflowFile }),
@@ -135,15 +163,7 @@ export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Pro
     includeDir: fromDir,
     resourceDirs: config.resourceDirs,
   });
-  const variables = plainObject([...Object.entries(config.variables), ...Object.entries(spec.variables)]);
-  const bootstrap = mergeTestBootstrap({
-    file: spec.useThisTestBootstrapFile ?? test.name,
-    partial,
-    deploymentId: testDeploymentId(test.name),
-    remoteConfiguration: `test:${test.name}`,
-    data: spec.data,
-    variables,
-  });
+  const { bootstrap, variables } = completeBootstrap(config, loaded, read);
   return {
     name: test.name,
     deploymentId: bootstrap.deploymentId,
@@ -155,22 +175,44 @@ export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Pro
     timestampOverride: spec.timestampOverride,
     waitSeconds: spec.secondsToWaitForCompletion,
     variables,
-    unmockedHosts: unmockedHosts(bootstrap),
+    unmockedHosts: unmockedHostsOf(bootstrap).map((h) => h.id),
     debug: config.debug,
     spec,
     fileDirs: { baseDir: root.base, root: root.dir },
   };
 }
 
-function unmockedHosts(record: DeploymentRecord): string[] {
-  return (record.allowExternalHostAccess ?? [])
-    .filter((h) => h.transport !== 'inProc')
-    .filter((h) => {
-      try {
-        return !isMockUrl(new URL(h.host ?? ''));
-      } catch {
-        return true;
-      }
-    })
-    .map((h) => h.id);
+/** A declared http host whose base URL is not the mock: every call to it is answered as a refused connection. */
+export interface UnmockedHost {
+  /** The host's id in `allowExternalHostAccess`. */
+  id: string;
+  /** Scheme, host and port of its base URL (no user information, path or query), or `(not a URL)`. */
+  origin: string;
+}
+
+function unmockedHostsOf(record: DeploymentRecord): UnmockedHost[] {
+  const out: UnmockedHost[] = [];
+  for (const h of record.allowExternalHostAccess ?? []) {
+    if (h.transport === 'inProc') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(h.host ?? '');
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !isMockUrl(url)) out.push({ id: h.id, origin: url?.origin ?? '(not a URL)' });
+  }
+  return out;
+}
+
+/**
+ * The unmocked hosts of a loaded test, from its completed bootstrap alone (the workflow is not built), so they can
+ * be named before the run. A test whose bootstrap cannot be completed has none here: preparing it fails the test.
+ */
+export function findUnmockedHosts(config: RunnerConfig, loaded: LoadedTest): UnmockedHost[] {
+  try {
+    return unmockedHostsOf(completeBootstrap(config, loaded, filesOf(config, loaded).read).bootstrap);
+  } catch {
+    return [];
+  }
 }

@@ -1,6 +1,8 @@
 import { renderMockCalls } from './assertions.js';
 import type { LegacyNotice } from './legacy.js';
 import type { RunSummary, TestResult } from './run.js';
+import { quoteName } from './internal/text.js';
+import type { RunWarning } from './warnings.js';
 
 /** Reporters the command line offers (`--reporter`). */
 export const REPORTERS = ['text', 'junit'] as const;
@@ -60,6 +62,25 @@ export function formatLegacyNotices(notices: readonly LegacyNotice[]): string[] 
     const files = n.files.length === 1 ? (n.files[0] as string) : `${n.files.length} files`;
     return `legacy field ${n.field} (${files}): ${n.message}`;
   });
+}
+
+/** Most test names a warning lists; the rest are counted. */
+const NAMED_TESTS = 3;
+
+function testList(names: readonly string[]): string {
+  const shown = names.slice(0, NAMED_TESTS).join(', ');
+  return names.length > NAMED_TESTS ? `${shown} and ${names.length - NAMED_TESTS} more` : shown;
+}
+
+/**
+ * One line per warning, for before the run: `host "billing" (https://billing.example.com) is not mocked: calls to
+ * it are answered as a refused connection (tests/a.test.json)`.
+ */
+export function formatRunWarning(w: RunWarning): string {
+  return (
+    `host ${quoteName(w.hostId)} (${w.origin}) is not mocked: calls to it are answered as a refused ` +
+    `connection, nothing is sent (${testList(w.tests)})`
+  );
 }
 
 /**

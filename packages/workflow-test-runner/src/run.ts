@@ -10,6 +10,7 @@ import {
   type MockTransport,
 } from './mock-server.js';
 import { loadTest, prepareTest, type LoadedTest, type PreparedTest } from './prepare.js';
+import { unmockedHostWarnings, type RunWarning } from './warnings.js';
 
 /** What the runner hands a {@link Deployer} for one run of one test. */
 export interface DeployInput {
@@ -43,6 +44,8 @@ export interface RunTestsOptions {
   now?: () => number;
   /** Called as each result is known (completion order), e.g. to print its line at once. */
   onResult?: (result: TestResult) => void;
+  /** Called for each warning, all of them before the first test starts (see {@link RunWarning}). */
+  onWarning?: (warning: RunWarning) => void;
   /** Cancels the run: running deployers are aborted, no new test starts. */
   signal?: AbortSignal;
   /** Options for each test's mock server (a `sleep` for `delay`). */
@@ -77,6 +80,8 @@ export interface RunSummary {
   failed: number;
   skipped: number;
   legacy: LegacyNotice[];
+  /** What was said before the run: unmocked hosts (one per host). */
+  warnings: RunWarning[];
 }
 
 /** Default of {@link RunTestsOptions.graceMs}. */
@@ -266,7 +271,9 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
  * through the injected deployer. A test file that cannot be read or prepared is a failed test, not a thrown
  * error. A run not finished within its `secondsToWaitForCompletion` fails with `timeout`, and the other tests
  * still run. Each test's mock server is closed when the test ends, so no mock `delay` outlives its test. With
- * `stopOnFailure`, no test starts after the first failure; those not started are skipped.
+ * `stopOnFailure`, no test starts after the first failure; those not started are skipped. Before the first test
+ * starts, `onWarning` hears of every host some test declares that is not the mock (calls to it are answered as a
+ * refused connection).
  *
  * @throws TestRunnerError only for the run as a whole: `TESTRUNNER_TOO_MANY_TESTS`, `TESTRUNNER_FILE_NOT_FOUND`
  *   (a test directory), `TESTRUNNER_PATH_OUTSIDE_ROOT` (an explicit test outside every test directory).
@@ -274,6 +281,9 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
 export async function runTests(config: RunnerConfig, options: RunTestsOptions): Promise<RunSummary> {
   const tests = discoverTests(config, options.tests);
   const loaded = loadAll(config, tests);
+  const loadedTests = [...loaded.values()].filter((l): l is LoadedTest => !(l instanceof Error));
+  const warnings: RunWarning[] = unmockedHostWarnings(config, loadedTests);
+  for (const w of warnings) options.onWarning?.(w);
   const jobs: Job[] = [];
   for (let iteration = 1; iteration <= config.iterations; iteration++) {
     for (const test of tests)
@@ -298,10 +308,14 @@ export async function runTests(config: RunnerConfig, options: RunTestsOptions): 
     }
   };
   await Promise.all(Array.from({ length: Math.min(config.concurrency, Math.max(jobs.length, 1)) }, worker));
-  const legacy = mergeLegacyNotices([
-    config.legacy,
-    ...[...loaded.values()].filter((l): l is LoadedTest => !(l instanceof Error)).map((l) => l.spec.legacy),
-  ]);
+  const legacy = mergeLegacyNotices([config.legacy, ...loadedTests.map((l) => l.spec.legacy)]);
   const count = (s: TestStatus) => results.filter((r) => r.status === s).length;
-  return { results, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), legacy };
+  return {
+    results,
+    passed: count('passed'),
+    failed: count('failed'),
+    skipped: count('skipped'),
+    legacy,
+    warnings,
+  };
 }

@@ -23,6 +23,7 @@ it('keeps the public surface of the test runner stable', () => {
       "formatJunitReport",
       "formatLegacyNotices",
       "formatResultLine",
+      "formatRunWarning",
       "formatSummaryLine",
       "formatTextReport",
       "isTestRunnerError",

@@ -4,6 +4,7 @@ import {
   formatJunitReport,
   formatLegacyNotices,
   formatResultLine,
+  formatRunWarning,
   formatSummaryLine,
   formatTextReport,
   type RunSummary,
@@ -67,6 +68,7 @@ const summary: RunSummary = {
       files: ['testrunner.config.json'],
     },
   ],
+  warnings: [],
 };
 
 describe('text report', () => {
@@ -104,6 +106,25 @@ describe('text report', () => {
     const text = formatTextReport(summary);
     expect(text.trimEnd().split('\n').at(-1)).toBe('1 passed, 1 failed, 1 skipped');
     expect(text).toContain('legacy field license');
+  });
+});
+
+describe('formatRunWarning', () => {
+  it('names an unmocked host once, with its origin and up to three tests (issue 28)', () => {
+    const w = {
+      kind: 'unmocked-host' as const,
+      hostId: 'broken-server',
+      origin: 'http://localhost:12345',
+      tests: ['tests/a.test.json'],
+    };
+    expect(formatRunWarning(w)).toBe(
+      'host "broken-server" (http://localhost:12345) is not mocked: calls to it are answered as a refused ' +
+        'connection, nothing is sent (tests/a.test.json)',
+    );
+    const many = { ...w, tests: ['a', 'b', 'c', 'd', 'e'].map((n) => `tests/${n}.test.json`) };
+    expect(formatRunWarning(many)).toMatch(
+      /\(tests\/a\.test\.json, tests\/b\.test\.json, tests\/c\.test\.json and 2 more\)$/,
+    );
   });
 });
 

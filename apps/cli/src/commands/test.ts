@@ -5,6 +5,7 @@ import {
   formatJunitReport,
   formatLegacyNotices,
   formatResultLine,
+  formatRunWarning,
   formatSummaryLine,
   loadRunnerConfig,
   REPORTERS,
@@ -120,6 +121,8 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
         runTests(config, {
           deploy: createInProcessDeployer(),
           ...(tests.length === 0 ? {} : { tests }),
+          // Before the first test: one line per unmocked host (issue 28).
+          onWarning: (w) => ctx.warn(formatRunWarning(w)),
           onResult: (r) => {
             if (!streaming) return;
             ctx.print(formatResultLine(r, config.iterations));
@@ -138,6 +141,7 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
           failed: summary.failed,
           skipped: summary.skipped,
           legacy: formatLegacyNotices(summary.legacy),
+          warnings: summary.warnings.map(formatRunWarning),
           results: summary.results.map(resultJson),
           mockCalls: Object.fromEntries(
             summary.results

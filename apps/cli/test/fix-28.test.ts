@@ -1,0 +1,65 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { oapp, tempDir } from './helpers.js';
+
+// Issue 28 §2, `oapp test` on a suite shaped like the reference's own (opscotch/opscotch-community, branch 3.1.0,
+// tests/general/): what the command line says before the run, and that the reference's tests pass.
+
+const dir = tempDir();
+
+const write = (rel: string, v: unknown) => {
+  mkdirSync(join(dir, rel, '..'), { recursive: true });
+  writeFileSync(join(dir, rel), typeof v === 'string' ? v : JSON.stringify(v, null, 2));
+};
+
+/** One `oapp test` process: node start-up, the cli, the suite's runs on the agent runtime (2–4 s here, shared). */
+const PROCESS_TEST_MS = 60_000;
+
+beforeAll(() => {
+  write('testrunner.config.json', { resourceDirs: ['resources'], testDirs: ['tests'] });
+  write('resources/.keep', '');
+  // httpFailed: a host nobody mocks, whose refused connection the workflow handles.
+  write('tests/general/httpFailed.bootstrap.json', {
+    hosts: { 'broken-server': { host: 'http://localhost:12345' } },
+  });
+  write('tests/general/httpFailed.config.json', {
+    workflows: [
+      {
+        name: 'http failed',
+        steps: [
+          {
+            stepId: 'httpfailed',
+            urlGenerator: { script: "context.setUrl('broken-server', '/');" },
+            httpConnectFailedProcessor: { script: "context.sendMetric('success', 1.0);" },
+            resultsProcessor: { script: "context.sendMetric('success', 0.0);" },
+            trigger: { timer: { period: 60000 } },
+          },
+        ],
+      },
+    ],
+  });
+  write('tests/general/httpFailed.test.json', {
+    fromDirectory: '/general/',
+    testThisStep: 'httpfailed',
+    useThisTestConfigFile: 'httpFailed.config.json',
+    useThisTestBootstrapFile: 'httpFailed.bootstrap.json',
+    theseMetricsShouldHaveBeenSent: [{ key: 'success', value: 1 }],
+  });
+});
+
+describe('oapp test (issue 28)', () => {
+  it(
+    'warns once per unmocked host before the run; the refused connection passes the reference test',
+    async () => {
+      const r = await oapp(['test'], { cwd: dir });
+      expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
+        'oapp: warning: host "broken-server" (http://localhost:12345) is not mocked: calls to it are answered as ' +
+          'a refused connection, nothing is sent (tests/general/httpFailed.test.json)',
+      ]);
+      expect(r.out).toMatch(/^✓ tests\/general\/httpFailed\.test\.json \(\d+ ms\)$/m);
+      expect(r.code).toBe(0);
+    },
+    PROCESS_TEST_MS,
+  );
+});

@@ -1,0 +1,41 @@
+import type { RunnerConfig } from './config-file.js';
+import { findUnmockedHosts, type LoadedTest } from './prepare.js';
+
+/**
+ * A host some tests declare whose base URL is not the mock: every call to it is answered as a refused connection
+ * (issue 28, S156), so the workflow's `httpConnectFailedProcessor` runs. Named once per host, before the run.
+ */
+export interface UnmockedHostWarning {
+  kind: 'unmocked-host';
+  /** The host's id in `allowExternalHostAccess`. */
+  hostId: string;
+  /** Scheme, host and port of its base URL (never user information, path or query), or `(not a URL)`. */
+  origin: string;
+  /** The tests that declare it, by name, in run order. */
+  tests: string[];
+}
+
+/** What the runner tells before the first test starts ({@link RunTestsOptions.onWarning}, `RunSummary.warnings`). */
+export type RunWarning = UnmockedHostWarning;
+
+/**
+ * One warning per unmocked host (same id and origin) across the tests that will run (skipped ones excluded),
+ * in order of first use.
+ */
+export function unmockedHostWarnings(
+  config: RunnerConfig,
+  loaded: readonly LoadedTest[],
+): UnmockedHostWarning[] {
+  const byHost = new Map<string, UnmockedHostWarning>();
+  for (const l of loaded) {
+    if (l.spec.skip !== undefined) continue;
+    for (const h of findUnmockedHosts(config, l)) {
+      const key = JSON.stringify([h.id, h.origin]);
+      const known = byHost.get(key);
+      if (known === undefined)
+        byHost.set(key, { kind: 'unmocked-host', hostId: h.id, origin: h.origin, tests: [l.test.name] });
+      else if (!known.tests.includes(l.test.name)) known.tests.push(l.test.name);
+    }
+  }
+  return [...byHost.values()];
+}

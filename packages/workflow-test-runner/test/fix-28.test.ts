@@ -1,0 +1,152 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createInProcessDeployer, runTests, type RunWarning, type TestResult } from '../src/index.js';
+import { config, project } from './fixtures.js';
+
+// Issue 28 §2: the test runner behaves as the reference's does with the reference's own tests
+// (opscotch/opscotch-community, branch 3.1.0, tests/general/): an unmocked host is a refused connection
+// (httpFailed.test.json), `${VAR}` in a test bootstrap comes from the environment (readzipfile.test.json,
+// textfilereading.test.json: "set OPSCOTCH_COMMUNITY_ROOT on the agent"), a step with a fileWatcher trigger is
+// driven by its files (textfilereading.test.json), and a test-like file with the wrong suffix is reported
+// (split-merge.testjson, auth-proc-direct-test.json).
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+  cleanups.forEach((c) => c());
+  cleanups = [];
+});
+
+function setup(files: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const p = project({ 'resources/.keep': '', ...files });
+  cleanups.push(p.cleanup);
+  return { root: p.root, cfg: config(p.root, extra) };
+}
+
+/**
+ * Each run below goes through the real runtime (workflow compiled, deployed, sandboxed): about 0.1–0.3 s here
+ * (2 cores, shared) once the sandbox worker is warm, several times that when the machine is busy.
+ */
+const IN_PROCESS_TEST_MS = 15_000;
+
+const test = (stepId: string, extra: Record<string, unknown> = {}) => ({
+  fromDirectory: '',
+  testThisStep: stepId,
+  useThisTestConfigFile: 'flow.json',
+  useThisTestBootstrapFile: 'boot.json',
+  ...extra,
+});
+
+// The first run in a process starts a sandbox worker (≈ 0.8 s): started once, so each test below measures itself.
+beforeAll(async () => {
+  const { cfg } = setup({
+    'tests/flow.json': {
+      workflows: [{ name: 'w', steps: [{ stepId: 's', resultsProcessor: { script: '' } }] }],
+    },
+    'tests/boot.json': {},
+    'tests/warm.test.json': test('s'),
+  });
+  await runTests(cfg, { deploy: createInProcessDeployer() });
+}, IN_PROCESS_TEST_MS);
+
+/** A step that calls `broken-server` and says by a metric which processor ran (the reference's httpFailed test). */
+const httpFailedFlow = {
+  workflows: [
+    {
+      name: 'http failed',
+      steps: [
+        {
+          stepId: 'httpfailed',
+          urlGenerator: { script: "context.setUrl('broken-server', '/');" },
+          httpConnectFailedProcessor: {
+            script:
+              "context.sendMetric('success', 1.0); console.log('why ' + context.getProperty('http.error'));",
+          },
+          resultsProcessor: { script: "context.sendMetric('success', 0.0);" },
+          trigger: { timer: { period: 60000 } },
+        },
+      ],
+    },
+  ],
+};
+
+describe('an unmocked host (issue 28 §2.1)', () => {
+  it(
+    'is a refused connection: httpConnectFailedProcessor runs, the test passes, and the host is never contacted',
+    async () => {
+      let hits = 0;
+      const server = createServer((_req, res) => {
+        hits++;
+        res.end('contacted');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => server.close());
+      const { port } = server.address() as AddressInfo;
+      const { cfg } = setup({
+        'tests/flow.json': httpFailedFlow,
+        // The reference's legacy `hosts` map, as in its test.
+        'tests/boot.json': { hosts: { 'broken-server': { host: `http://localhost:${port}` } } },
+        'tests/httpFailed.test.json': test('httpfailed', {
+          mockEndpointResponses: [],
+          theseMetricsShouldHaveBeenSent: [{ key: 'success', value: 1 }],
+          theseLogsShouldHaveBeenSent: ['why POLICY_CONNECT_FAILED'],
+        }),
+      });
+      const summary = await runTests(cfg, { deploy: createInProcessDeployer() });
+      const r = summary.results[0] as TestResult;
+      expect(r.failures).toEqual([]);
+      expect(r.status).toBe('passed');
+      expect(r.mockCalls.map((c) => [c.outcome, c.url, c.status])).toEqual([
+        ['not-mock', `http://localhost:${port}/`, undefined],
+      ]);
+      expect(hits).toBe(0);
+    },
+    IN_PROCESS_TEST_MS,
+  );
+
+  it('is named before the run: one warning per host, with the tests that use it', async () => {
+    const { cfg } = setup({
+      'tests/flow.json': httpFailedFlow,
+      'tests/boot.json': {
+        allowExternalHostAccess: [
+          { id: 'broken-server', host: 'http://localhost:12345/base' },
+          { id: 'api', host: 'http://mockserver' },
+          { id: 'vault', host: 'https://vault.example.com:8200/v1' },
+        ],
+      },
+      'tests/a.test.json': test('httpfailed'),
+      'tests/b.test.json': test('httpfailed'),
+    });
+    const events: string[] = [];
+    const warnings: RunWarning[] = [];
+    const summary = await runTests(cfg, {
+      deploy: () => Promise.resolve({ metrics: [], logs: [], calls: [], completed: true }),
+      onWarning: (w) => {
+        warnings.push(w);
+        events.push(`warning ${w.kind}`);
+      },
+      onResult: (r) => events.push(`result ${r.name}`),
+    });
+    expect(events).toEqual([
+      'warning unmocked-host',
+      'warning unmocked-host',
+      'result tests/a.test.json',
+      'result tests/b.test.json',
+    ]);
+    expect(warnings).toEqual([
+      {
+        kind: 'unmocked-host',
+        hostId: 'broken-server',
+        origin: 'http://localhost:12345',
+        tests: ['tests/a.test.json', 'tests/b.test.json'],
+      },
+      {
+        kind: 'unmocked-host',
+        hostId: 'vault',
+        origin: 'https://vault.example.com:8200',
+        tests: ['tests/a.test.json', 'tests/b.test.json'],
+      },
+    ]);
+    expect(summary.warnings).toEqual(warnings);
+  });
+});
