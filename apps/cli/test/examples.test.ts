@@ -1,27 +1,37 @@
 import { readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { oapp } from './helpers.js';
+import { isExampleTestBlock, readmeBlocks, ROOT, runBlocks } from './readme-blocks.js';
 
-// The repository's examples/ run in CI through `oapp test`, exactly as their READMEs tell a user to run them.
+// The repository's examples/ run in CI through `oapp test`, exactly as their READMEs tell a user to run them: each
+// example README's "Run the tests" block, as written (`pnpm exec oapp test …` at the repository root, which depends
+// on @org/cli), in bash. examples/README.md lists the same commands.
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => d.name)
   .sort();
+const BLOCKS = readmeBlocks().filter(isExampleTestBlock);
+const blockOf = (name: string) => BLOCKS.find((b) => b.file === `examples/${name}/README.md`);
 
-describe('examples/ through oapp test', () => {
-  it('there are examples to run', () => {
+describe('examples/ through oapp test, as their READMEs say', () => {
+  it('there are examples to run, each README with its block, and examples/README.md lists the same commands', () => {
     expect(EXAMPLES.length).toBeGreaterThanOrEqual(3);
+    for (const name of EXAMPLES) expect(blockOf(name)?.body, name).toBeDefined();
+    const listed = BLOCKS.filter((b) => b.file === 'examples/README.md').flatMap((b) => b.body.split('\n'));
+    expect(listed.sort()).toEqual(EXAMPLES.map((name) => blockOf(name)!.body).sort());
   });
 
-  it.each(EXAMPLES)('examples/%s: every test passes', async (name) => {
-    const r = await oapp(['test', `examples/${name}/testrunner.config.json`], { cwd: ROOT });
-    expect(r.stderr).toBe('');
-    const last = r.out.trimEnd().split('\n').at(-1) ?? '';
-    expect(last, r.out).toMatch(/^[1-9]\d* passed, 0 failed, 0 skipped$/);
-    expect(r.code).toBe(0);
-  });
+  it.each(EXAMPLES)(
+    'examples/%s: the README block runs every test, and every test passes',
+    async (name) => {
+      const r = await runBlocks([blockOf(name)!.body], { timeoutMs: 50_000 });
+      expect(r.stderr).toBe('');
+      const last = r.stdout.trimEnd().split('\n').at(-1) ?? '';
+      expect(last, r.stdout).toMatch(/^[1-9]\d* passed, 0 failed, 0 skipped$/);
+      expect(r.code).toBe(0);
+    },
+    // pnpm's start-up and one example's tests: 3-6 s on this shared 2-core machine.
+    60_000,
+  );
 });

@@ -2,11 +2,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateKeyPair, keyToHex, type KeyPair } from '@org/envelope-crypto';
+import { generateKeyPair, keyToHex, type Key, type KeyPair } from '@org/envelope-crypto';
 import { createPackage } from '@org/oapp-format';
 import { canonicalize, compileWorkflow, hashWorkflow } from '@org/workflow-compiler';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HELLO_WORKFLOW, oapp, tempDir } from './helpers.js';
+import { readmeBlocks } from './readme-blocks.js';
 
 // Issue 27 §2, "tried as a new user would, from a fresh clone": `oapp` at the repository root, and
 // `verify --bootstrap` doing the agent's whole start-up check.
@@ -15,12 +16,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const dir = tempDir();
 const run = (args: string[]) => oapp(args, { cwd: dir });
 
-const record = (
-  id: string,
-  purpose: 'authenticated' | 'sign',
-  type: 'public' | 'secret',
-  key: Uint8Array,
-) => ({
+const record = (id: string, purpose: 'authenticated' | 'sign', type: 'public' | 'secret', key: Key) => ({
   id,
   purpose,
   type,
@@ -167,4 +163,49 @@ describe('oapp at the repository root (issue 27)', () => {
     // pnpm's own start-up (about 1-2 s on this shared 2-core machine) before node runs oapp.
     20_000,
   );
+});
+
+describe('release tarballs: the public packages only (issue 27)', () => {
+  it(
+    'pack:release packs every public workspace package and no private one',
+    () => {
+      const r = spawnSync(process.execPath, ['scripts/pack-install/pack-release.mjs', '--list'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const dirs = r.stdout.trimEnd().split('\n');
+      expect(dirs).toContain('apps/cli');
+      const manifest = (d: string) => JSON.parse(readFileSync(join(ROOT, d, 'package.json'), 'utf8'));
+      for (const d of dirs) expect(manifest(d).private, d).not.toBe(true);
+      for (const d of ['packages/strict-json', 'packages/http-problem']) {
+        expect(manifest(d).private).toBe(true);
+        expect(dirs).not.toContain(d);
+      }
+      const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      expect(root.scripts['pack:release']).toBe('node scripts/pack-install/pack-release.mjs');
+    },
+    // `pnpm ls -r` inside the script: 1-4 s on this shared 2-core machine.
+    20_000,
+  );
+
+  it('the READMEs make the tarball set with pnpm -s pack:release and offer the tarballs before the registry', () => {
+    const blocks = readmeBlocks();
+    const packing = blocks.filter((b) => /\bpnpm\b.*\bpack\b/.test(b.body));
+    expect(packing.map((b) => b.key)).toEqual(['README.md: pnpm install --frozen-lockfile && pnpm -s build']);
+    expect(packing[0]!.body).toContain('pnpm -s pack:release /tmp/oapp-release');
+    // Nothing is published yet: no block installs @org/cli from the registry.
+    const registry = blocks.filter((b) => /npm install(?: -g)? @org\/cli\b/.test(b.body)).map((b) => b.key);
+    expect(registry).toEqual([]);
+    const text = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+    for (const f of ['README.md', 'apps/cli/README.md']) {
+      expect(text(f).indexOf('/tmp/oapp-release/*.tgz'), f).toBeLessThan(
+        text(f).indexOf('npm install @org/cli'),
+      );
+      expect(text(f), f).toMatch(
+        /once (?:the packages are |it is )?published|published on\s+the npm registry yet/i,
+      );
+    }
+  });
 });
