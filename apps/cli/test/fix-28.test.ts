@@ -48,17 +48,69 @@ beforeAll(() => {
   });
 });
 
+/** The reference's readzipfile test: "set OPSCOTCH_COMMUNITY_ROOT on the agent"; here, on `oapp test`. */
+function writeEnvTest(): void {
+  write('tests/general/okfile.json', '{"status": "OK"}');
+  write('tests/general/readfile.bootstrap.json', {
+    allowFileAccess: [
+      { id: 'okFile', directoryOrFile: '${OPSCOTCH_COMMUNITY_ROOT}/tests/general/okfile.json', READ: true },
+    ],
+  });
+  write('tests/general/readfile.config.json', {
+    workflows: [
+      {
+        name: 'read a file',
+        steps: [
+          {
+            stepId: 'readfile',
+            resultsProcessor: {
+              script:
+                "context.sendMetric('ok', JSON.parse(context.files('okFile').read('okfile.json')).status === 'OK' ? 1 : 0);",
+            },
+          },
+        ],
+      },
+    ],
+  });
+  write('tests/general/readfile.test.json', {
+    comment: 'THIS REQUIRES THE OPSCOTCH_COMMUNITY_ROOT ENVIRONMENT VARIABLE',
+    fromDirectory: '/general/',
+    testThisStep: 'readfile',
+    useThisTestConfigFile: 'readfile.config.json',
+    useThisTestBootstrapFile: 'readfile.bootstrap.json',
+    theseMetricsShouldHaveBeenSent: [{ key: 'ok', value: 1 }],
+  });
+}
+
 describe('oapp test (issue 28)', () => {
   it(
-    'warns once per unmocked host before the run; the refused connection passes the reference test',
+    'warns once per unmocked host before the run, reads ${NAME} from its environment; the reference tests pass',
     async () => {
-      const r = await oapp(['test'], { cwd: dir });
+      writeEnvTest();
+      const r = await oapp(['test'], { cwd: dir, env: { OPSCOTCH_COMMUNITY_ROOT: dir } });
       expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
         'oapp: warning: host "broken-server" (http://localhost:12345) is not mocked: calls to it are answered as ' +
           'a refused connection, nothing is sent (tests/general/httpFailed.test.json)',
       ]);
       expect(r.out).toMatch(/^✓ tests\/general\/httpFailed\.test\.json \(\d+ ms\)$/m);
+      expect(r.out).toMatch(/^✓ tests\/general\/readfile\.test\.json \(\d+ ms\)$/m);
       expect(r.code).toBe(0);
+      // Without the variable, the test fails naming it, as the agent would refuse the bootstrap.
+      const without = await oapp(['test', '--json'], { cwd: dir });
+      expect(without.code).toBe(1);
+      const failed = (
+        without.json() as { results: { name: string; failures: { message: string }[] }[] }
+      ).results
+        .filter((x) => x.failures.length > 0)
+        .map((x) => [x.name, x.failures[0]?.message]);
+      expect(failed).toEqual([
+        [
+          'tests/general/readfile.test.json',
+          expect.stringContaining(
+            'bootstrap variable OPSCOTCH_COMMUNITY_ROOT (at /0/allowFileAccess/0/directoryOrFile) is not set',
+          ),
+        ],
+      ]);
     },
     PROCESS_TEST_MS,
   );

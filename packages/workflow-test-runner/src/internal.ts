@@ -7,7 +7,7 @@ export { MAX_PATH_LENGTH } from './paths.js';
 export { buildTestWorkflow } from './prepare-workflow.js';
 export type { BuildTestWorkflowInput } from './prepare-workflow.js';
 export { loadTest, prepareTest, MAX_MOCK_FILE_BYTES } from './prepare.js';
-export type { LoadedTest } from './prepare.js';
+export type { LoadedTest, PrepareTestOptions } from './prepare.js';
 export { MOCK_HOSTNAME } from './mock-url.js';
 export { MAX_DIFF_CHARS } from './assertions.js';
 export { DEFAULT_GRACE_MS } from './run.js';

@@ -1,5 +1,6 @@
 import {
-  validateBootstrap,
+  validateBootstrapWithVariables,
+  VARIABLE_NAME_PATTERN,
   type DeploymentRecord,
   type JsonObject,
   type JsonValue,
@@ -20,14 +21,37 @@ export interface MergeTestBootstrapInput {
   remoteConfiguration: string;
   /** The test's `data`, merged over the record's `data`. */
   data: JsonObject | undefined;
-  /** Variables for `${NAME}` (config variables overridden by the test's). */
+  /** Variables for `${NAME}` (config variables overridden by the test's); they win over `environment`. */
   variables: Readonly<Record<string, string>>;
+  /**
+   * The environment the agent would have (the caller passes `process.env`: this package reads none); a name
+   * outside the variable grammar is ignored, as the agent ignores it.
+   */
+  environment?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Variable names the harness always defines. */
 export const BUILT_IN_VARIABLES = ['testDeploymentId'] as const;
 
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
+/**
+ * Names a bootstrap may never reference, whatever holds them: the agent's own key material (S51; the agent's
+ * `FORBIDDEN_VARIABLES`, apps/agent-runtime/src/startup/variables.ts).
+ */
+const FORBIDDEN_VARIABLES: ReadonlySet<string> = new Set([
+  'AGENT_BOOTSTRAP_SECRETKEY',
+  'AGENT_STRING_SECRETKEYS',
+  'AGENT_BOOTSTRAP_PRIVATEKEY',
+]);
+
+/** The values for `${NAME}`, lowest first: the environment, the variables, the built-in `testDeploymentId`. */
+function variablesOf(input: MergeTestBootstrapInput, id: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, value] of Object.entries(input.environment ?? {}))
+    if (value !== undefined && VARIABLE_NAME_PATTERN.test(name)) out.set(name, value);
+  for (const [name, value] of Object.entries(input.variables)) out.set(name, value);
+  out.set('testDeploymentId', id);
+  return out;
+}
 
 /**
  * Completes a partial test bootstrap into one deployment record for the engine (ADR 0064):
@@ -36,16 +60,20 @@ const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
  * 2. `deploymentId` is kept when the partial sets one, else the harness id; `remoteConfiguration` is always the
  *    harness value (the workflow comes from the test, never from the bootstrap);
  * 3. the test's `data` is deep-merged over the record's `data` (objects merge, the test wins, arrays replace);
- * 4. `${NAME}` in every string value (not in keys) is replaced from `variables` plus `testDeploymentId`, in one
- *    pass; unknown names are left as written;
- * 5. the record is validated and normalised by the compiler's `validateBootstrap`: the legacy `hosts` map
- *    becomes `allowExternalHostAccess` (docs/interfaces.md §3.6), string signers become objects.
+ * 4. `${NAME}` in every string value (not in keys) is replaced as the agent replaces it (the compiler's
+ *    `validateBootstrapWithVariables`, SPEC.md §8.1 there): from the `environment`, overridden by `variables`
+ *    (as the agent's secrets source overrides its environment), plus `testDeploymentId`; one pass; `$${` is a
+ *    literal `${`; a name set nowhere, or one of the agent's key variables, is an error; a whole-string reference
+ *    where the schema wants a number becomes that number;
+ * 5. the record is validated and normalised by the compiler: the legacy `hosts` map becomes
+ *    `allowExternalHostAccess` (docs/interfaces.md §3.6), string signers become objects.
  *
  * Host URLs are not rewritten: the deployer routes every outbound call to the in-process mock transport, which
  * answers the mock host only (S156).
  *
- * @throws TestRunnerError `TESTRUNNER_BOOTSTRAP_INVALID` (not one record, or the compiler's validation failed;
- *   `details.workflowCode` holds the compiler's code, `details.errors` its failed fields).
+ * @throws TestRunnerError `TESTRUNNER_BOOTSTRAP_INVALID` (not one record, or the compiler's substitution or
+ *   validation failed: `details.workflowCode` holds the compiler's code, such as `WORKFLOW_VARIABLE_MISSING` or
+ *   `WORKFLOW_VARIABLE_INVALID`, and `details.errors` its failed fields).
  */
 export function mergeTestBootstrap(input: MergeTestBootstrapInput): DeploymentRecord {
   const record = oneRecord(input.partial, input.file);
@@ -56,12 +84,11 @@ export function mergeTestBootstrap(input: MergeTestBootstrapInput): DeploymentRe
     const base = record['data'];
     record['data'] = deepMerge(isObject(base) ? base : plainObject<JsonValue>([]), input.data);
   }
-  const vars = plainObject(Object.entries(input.variables));
-  vars['testDeploymentId'] = id;
-  const substituted = substitute(record, vars) as JsonObject;
   try {
-    const [normalised] = validateBootstrap(substituted);
-    return normalised as DeploymentRecord;
+    const { bootstrap } = validateBootstrapWithVariables(record, variablesOf(input, id), {
+      forbidden: FORBIDDEN_VARIABLES,
+    });
+    return bootstrap[0] as DeploymentRecord;
   } catch (err) {
     const e = err as { message?: unknown };
     throw new TestRunnerError('TESTRUNNER_BOOTSTRAP_INVALID', `${input.file}: ${String(e.message)}`, {
@@ -95,16 +122,4 @@ export function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
     out[k] = isObject(b) && isObject(v) ? deepMerge(b, v) : v;
   }
   return out;
-}
-
-/** `${NAME}` replacement in string values, one pass (a replacement is never scanned again). */
-export function substitute(value: JsonValue, vars: Readonly<Record<string, string>>): JsonValue {
-  if (typeof value === 'string') {
-    return value.replace(VARIABLE, (whole, name: string) =>
-      Object.prototype.hasOwnProperty.call(vars, name) ? (vars[name] as string) : whole,
-    );
-  }
-  if (Array.isArray(value)) return value.map((v) => substitute(v, vars));
-  if (isObject(value)) return plainObject(Object.entries(value).map(([k, v]) => [k, substitute(v, vars)]));
-  return value;
 }

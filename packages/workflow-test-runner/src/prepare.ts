@@ -46,7 +46,10 @@ export interface PreparedTest {
   timestampOverride: number | undefined;
   /** How long to wait for the triggered work (`secondsToWaitForCompletion`, default 10). */
   waitSeconds: number;
-  /** Config variables overridden by the test's: for the deployment's secret/variable source. */
+  /**
+   * Config variables overridden by the test's: the deployment's variable source (`AGENT_STRING_SECRETKEYS`). The
+   * environment is not in it: it only fills `${NAME}` in the bootstrap.
+   */
   variables: Record<string, string>;
   /** Ids of http hosts whose base URL is not the mock: calls to them will be refused (S156). */
   unmockedHosts: string[];
@@ -107,11 +110,21 @@ function filesOf(config: RunnerConfig, loaded: LoadedTest): { fromDir: string; r
   return { fromDir, read };
 }
 
-/** The test's bootstrap, completed (ADR 0064), and the variables it was completed with. */
+/** Options of {@link prepareTest}. */
+export interface PrepareTestOptions {
+  /**
+   * The environment `${NAME}` in the test bootstrap reads, below the config's and the test's `variables` (as on the
+   * agent, where the test's bootstrap is read). Default: none.
+   */
+  environment?: Readonly<Record<string, string | undefined>> | undefined;
+}
+
+/** The test's bootstrap, completed (ADR 0064), and the config's and test's variables. */
 function completeBootstrap(
   config: RunnerConfig,
   loaded: LoadedTest,
   read: Reader,
+  options: PrepareTestOptions,
 ): { bootstrap: DeploymentRecord; variables: Record<string, string> } {
   const { test, spec } = loaded;
   const partial =
@@ -129,6 +142,7 @@ function completeBootstrap(
     remoteConfiguration: `test:${test.name}`,
     data: spec.data,
     variables,
+    ...(options.environment === undefined ? {} : { environment: options.environment }),
   });
   return { bootstrap, variables };
 }
@@ -141,7 +155,11 @@ function completeBootstrap(
  *   `TESTRUNNER_FILE_TOO_LARGE`, `TESTRUNNER_JSON_INVALID`, `TESTRUNNER_WORKFLOW_INVALID`,
  *   `TESTRUNNER_BOOTSTRAP_INVALID`, `TESTRUNNER_TEST_INVALID` — as a rejected promise.
  */
-export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Promise<PreparedTest> {
+export async function prepareTest(
+  config: RunnerConfig,
+  loaded: LoadedTest,
+  options: PrepareTestOptions = {},
+): Promise<PreparedTest> {
   const { test, spec, root } = loaded;
   const { fromDir, read } = filesOf(config, loaded);
   let workflowFile: { bytes: Uint8Array; dir: string; name: string } | undefined;
@@ -163,7 +181,7 @@ export async function prepareTest(config: RunnerConfig, loaded: LoadedTest): Pro
     includeDir: fromDir,
     resourceDirs: config.resourceDirs,
   });
-  const { bootstrap, variables } = completeBootstrap(config, loaded, read);
+  const { bootstrap, variables } = completeBootstrap(config, loaded, read, options);
   return {
     name: test.name,
     deploymentId: bootstrap.deploymentId,
@@ -209,9 +227,14 @@ function unmockedHostsOf(record: DeploymentRecord): UnmockedHost[] {
  * The unmocked hosts of a loaded test, from its completed bootstrap alone (the workflow is not built), so they can
  * be named before the run. A test whose bootstrap cannot be completed has none here: preparing it fails the test.
  */
-export function findUnmockedHosts(config: RunnerConfig, loaded: LoadedTest): UnmockedHost[] {
+export function findUnmockedHosts(
+  config: RunnerConfig,
+  loaded: LoadedTest,
+  options: PrepareTestOptions = {},
+): UnmockedHost[] {
   try {
-    return unmockedHostsOf(completeBootstrap(config, loaded, filesOf(config, loaded).read).bootstrap);
+    const { read } = filesOf(config, loaded);
+    return unmockedHostsOf(completeBootstrap(config, loaded, read, options).bootstrap);
   } catch {
     return [];
   }

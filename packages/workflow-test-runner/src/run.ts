@@ -50,6 +50,11 @@ export interface RunTestsOptions {
   signal?: AbortSignal;
   /** Options for each test's mock server (a `sleep` for `delay`). */
   mock?: CreateMockServerOptions;
+  /**
+   * The environment for `${NAME}` in test bootstraps, as the agent reads its own (`oapp test` passes
+   * `process.env`; this package reads none). Config and test `variables` win over it. Default: none.
+   */
+  environment?: Readonly<Record<string, string | undefined>>;
 }
 
 /** `passed`, `failed`, or `skipped` (ignored, disabled, or not run after an earlier failure). */
@@ -219,7 +224,7 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
   if (job.loaded.spec.skip !== undefined) return skippedResult(job, job.loaded.spec.skip);
   let prepared: PreparedTest;
   try {
-    prepared = await prepareTest(config, job.loaded);
+    prepared = await prepareTest(config, job.loaded, { environment: options.environment });
   } catch (err) {
     return failed({ kind: 'prepare', message: message(err) });
   }
@@ -282,7 +287,9 @@ export async function runTests(config: RunnerConfig, options: RunTestsOptions): 
   const tests = discoverTests(config, options.tests);
   const loaded = loadAll(config, tests);
   const loadedTests = [...loaded.values()].filter((l): l is LoadedTest => !(l instanceof Error));
-  const warnings: RunWarning[] = unmockedHostWarnings(config, loadedTests);
+  const warnings: RunWarning[] = unmockedHostWarnings(config, loadedTests, {
+    environment: options.environment,
+  });
   for (const w of warnings) options.onWarning?.(w);
   const jobs: Job[] = [];
   for (let iteration = 1; iteration <= config.iterations; iteration++) {

@@ -1,5 +1,5 @@
 import type { RunnerConfig } from './config-file.js';
-import { findUnmockedHosts, type LoadedTest } from './prepare.js';
+import { findUnmockedHosts, type LoadedTest, type PrepareTestOptions } from './prepare.js';
 
 /**
  * A host some tests declare whose base URL is not the mock: every call to it is answered as a refused connection
@@ -25,11 +25,12 @@ export type RunWarning = UnmockedHostWarning;
 export function unmockedHostWarnings(
   config: RunnerConfig,
   loaded: readonly LoadedTest[],
+  options: PrepareTestOptions = {},
 ): UnmockedHostWarning[] {
   const byHost = new Map<string, UnmockedHostWarning>();
   for (const l of loaded) {
     if (l.spec.skip !== undefined) continue;
-    for (const h of findUnmockedHosts(config, l)) {
+    for (const h of findUnmockedHosts(config, l, options)) {
       const key = JSON.stringify([h.id, h.origin]);
       const known = byHost.get(key);
       if (known === undefined)

@@ -150,3 +150,75 @@ describe('an unmocked host (issue 28 §2.1)', () => {
     expect(summary.warnings).toEqual(warnings);
   });
 });
+
+describe('${VAR} in a test bootstrap (issue 28 §2.2)', () => {
+  /** The reference's readzipfile test: "set OPSCOTCH_COMMUNITY_ROOT on the agent". */
+  const files = (boot: Record<string, unknown>) => ({
+    'tests/flow.json': {
+      workflows: [{ name: 'w', steps: [{ stepId: 's', resultsProcessor: { script: '' } }] }],
+    },
+    'tests/boot.json': boot,
+    'tests/a.test.json': test('s'),
+  });
+  const zipAccess = {
+    allowFileAccess: [
+      { id: 'zipFile', directoryOrFile: '${OPSCOTCH_COMMUNITY_ROOT}/tests/general/file.zip', READ: true },
+    ],
+  };
+
+  /** Runs the suite with a deployer that only keeps what it was given. */
+  async function prepared(cfg: ReturnType<typeof config>, environment?: Record<string, string | undefined>) {
+    const seen: Record<string, unknown>[] = [];
+    const summary = await runTests(cfg, {
+      deploy: ({ test: t }) => {
+        seen.push(t.bootstrap);
+        return Promise.resolve({ metrics: [], logs: [], calls: [], completed: true });
+      },
+      ...(environment === undefined ? {} : { environment }),
+    });
+    return { seen, result: summary.results[0] as TestResult };
+  }
+
+  it('comes from the environment, as on the agent', async () => {
+    const { cfg } = setup(files(zipAccess));
+    const { seen, result } = await prepared(cfg, { OPSCOTCH_COMMUNITY_ROOT: '/srv/community', PATH: '/bin' });
+    expect(result.failures).toEqual([]);
+    expect(seen[0]?.['allowFileAccess']).toEqual([
+      { id: 'zipFile', directoryOrFile: '/srv/community/tests/general/file.zip', READ: true },
+    ]);
+  });
+
+  it('config variables win over the environment, and the test’s own over both', async () => {
+    const boot = { data: { a: '${A}', b: '${B}', c: '${C}' } };
+    const { cfg } = setup(
+      { ...files(boot), 'tests/a.test.json': test('s', { variables: { C: 'test' } }) },
+      { variables: { B: 'config', C: 'config' } },
+    );
+    const { seen } = await prepared(cfg, { A: 'env', B: 'env', C: 'env' });
+    expect(seen[0]?.['data']).toEqual({ a: 'env', b: 'config', c: 'test' });
+  });
+
+  it('a variable set nowhere fails the test naming it, as the agent refuses the bootstrap', async () => {
+    const { cfg } = setup(files(zipAccess));
+    const { result } = await prepared(cfg, {});
+    expect(result.status).toBe('failed');
+    expect(result.failures[0]?.kind).toBe('prepare');
+    expect(result.failures[0]?.message).toContain(
+      'bootstrap variable OPSCOTCH_COMMUNITY_ROOT (at /0/allowFileAccess/0/directoryOrFile) is not set',
+    );
+  });
+
+  it('the agent’s key variables may never be used, from the environment or the config', async () => {
+    for (const name of [
+      'AGENT_STRING_SECRETKEYS',
+      'AGENT_BOOTSTRAP_SECRETKEY',
+      'AGENT_BOOTSTRAP_PRIVATEKEY',
+    ]) {
+      const { cfg } = setup(files({ data: { k: `\${${name}}` } }), { variables: { [name]: 'from-config' } });
+      const { seen, result } = await prepared(cfg, { [name]: 'from-env' });
+      expect(seen).toEqual([]);
+      expect(result.failures[0]?.message).toContain(`variable ${name} may not be used in a bootstrap`);
+      expect(result.failures[0]?.message).not.toMatch(/from-(env|config)/);
+    }
+  });
+});

@@ -60,21 +60,51 @@ describe('mergeTestBootstrap', () => {
     expect(r.data).toEqual({ region: 'us', nested: { a: 1, b: [3] }, keep: true, extra: 'x' });
   });
 
-  it('substitutes ${NAME} in string values from variables and testDeploymentId, once, leaving unknown names', () => {
+  it('substitutes ${NAME} in string values from variables and testDeploymentId, once, as the agent does', () => {
     const r = mergeTestBootstrap({
       ...base,
       partial: {
         allowDeploymentAccess: [{ id: 'peers', access: 'call', deploymentIds: ['${testDeploymentId}'] }],
-        data: { token: 'Bearer ${TOKEN}', loop: '${LOOP}', unknown: '${NOPE}', '${TOKEN}': 'keys stay' },
+        allowHttpServerAccess: [{ id: 'web', port: '${PORT}' }],
+        data: { token: 'Bearer ${TOKEN}', loop: '${LOOP}', literal: '$${NOPE}', '${TOKEN}': 'keys stay' },
       },
-      variables: { TOKEN: 'abc', LOOP: '${TOKEN}' },
+      variables: { TOKEN: 'abc', LOOP: '${TOKEN}', PORT: '8080' },
+      environment: { TOKEN: 'from-env', HOME: '/root', 'NOT-A-NAME': 'x' },
     });
     expect(r.allowDeploymentAccess).toEqual([{ id: 'peers', access: 'call', deploymentIds: ['test-x'] }]);
+    expect(r.allowHttpServerAccess).toEqual([{ id: 'web', port: 8080 }]);
     expect(r.data).toEqual({
       token: 'Bearer abc',
       loop: '${TOKEN}',
-      unknown: '${NOPE}',
+      literal: '${NOPE}',
       '${TOKEN}': 'keys stay',
+    });
+  });
+
+  it('issue 28: a name set nowhere, or one of the agent key variables, is TESTRUNNER_BOOTSTRAP_INVALID', () => {
+    const fails = (data: Record<string, string>, variables: Record<string, string> = {}) => {
+      try {
+        mergeTestBootstrap({
+          ...base,
+          partial: { data },
+          variables,
+          environment: { AGENT_STRING_SECRETKEYS: 'k' },
+        });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    expect(fails({ unknown: '${NOPE}' })).toMatchObject({
+      code: 'TESTRUNNER_BOOTSTRAP_INVALID',
+      details: { workflowCode: 'WORKFLOW_VARIABLE_MISSING' },
+    });
+    expect(fails({ keys: '${AGENT_STRING_SECRETKEYS}' })).toMatchObject({
+      code: 'TESTRUNNER_BOOTSTRAP_INVALID',
+      details: { workflowCode: 'WORKFLOW_VARIABLE_INVALID' },
+    });
+    expect(fails({ dotted: '${a.b}' }, { 'a.b': 'x' })).toMatchObject({
+      details: { workflowCode: 'WORKFLOW_VARIABLE_INVALID' },
     });
   });
 

@@ -120,6 +120,8 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
       const summary = await asUsage('', () =>
         runTests(config, {
           deploy: createInProcessDeployer(),
+          // `${NAME}` in test bootstraps reads the environment, as the agent does (issue 28).
+          environment: ctx.env,
           ...(tests.length === 0 ? {} : { tests }),
           // Before the first test: one line per unmocked host (issue 28).
           onWarning: (w) => ctx.warn(formatRunWarning(w)),
