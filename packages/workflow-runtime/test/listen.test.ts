@@ -200,6 +200,8 @@ describe('closeAll', () => {
     expect(await slowClosed).toBe('');
   }, 30_000);
 
+  // startRuntime starts real engines and sandbox workers: on a busy machine that alone can pass 1 s, hence the same
+  // 30 s bound as the tests above; the drain itself takes a few milliseconds.
   it('a keep-alive client sending requests across the drain gets every answer, the last with Connection: close, none reset', async () => {
     const t = await startRuntime([DEPLOYMENT], {
       transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
@@ -233,7 +235,7 @@ describe('closeAll', () => {
     await c.closed();
     await closed;
     expect(server.listening).toBe(false);
-  });
+  }, 30_000);
 
   it('drains an upload sent with Expect: 100-continue as the drain starts: 100 Continue, then its answer with Connection: close', async () => {
     const t = await startRuntime([DEPLOYMENT], {
@@ -253,5 +255,5 @@ describe('closeAll', () => {
     });
     await c.closed();
     await closed;
-  });
+  }, 30_000);
 });
