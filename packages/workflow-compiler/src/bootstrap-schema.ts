@@ -13,6 +13,11 @@ const strings = { type: 'array', items: str } as const;
 const stringMap = { type: 'object', additionalProperties: str } as const;
 const free = { type: 'object' } as const;
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'];
+/**
+ * Largest `scriptTimeoutMs` of a record: ten minutes, the workflow engine's `MAX_LIMITS.timeMs` (the compiler does not
+ * depend on the engine; `@org/workflow-runtime` tests that the two agree).
+ */
+export const MAX_SCRIPT_TIMEOUT_MS = 600_000;
 
 function strict(properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> {
   return { type: 'object', additionalProperties: false, required, properties };
@@ -196,6 +201,8 @@ const record = strict(
     remoteConfigurationTimeout: ms,
     deferLoading: SB,
     startupPriority: { type: 'number' },
+    // Ours (SPEC.md §8.4): time limit of one processor run, ms; at most the engine's MAX_LIMITS.timeMs (10 min).
+    scriptTimeoutMs: { type: 'integer', minimum: 1, maximum: MAX_SCRIPT_TIMEOUT_MS },
     // Switches back to the reference agent's behaviour where this project deliberately differs (SPEC.md §8.3).
     referenceBehaviour: strict({ httpRequestEnvelope: SB }),
     errorHandling,

@@ -82,6 +82,11 @@ export interface DeploymentRecord {
    * `httpRequestEnvelope` hands an HTTP-triggered step the `{uri, method, path, query, body}` envelope as its body.
    */
   referenceBehaviour?: { httpRequestEnvelope?: StringBoolean };
+  /**
+   * Time limit of one processor run of this deployment, ms (1 … 600 000, `MAX_SCRIPT_TIMEOUT_MS`); wins over the
+   * agent's default (`AGENT_SCRIPT_TIME_MS`, else 5 000). SPEC.md §8.4.
+   */
+  scriptTimeoutMs?: number;
   [other: string]: unknown;
 }
 

@@ -31,7 +31,7 @@ export type {
   WorkflowDefinition,
   WorkflowFile,
 } from './types.js';
-export { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
+export { BOOTSTRAP_SCHEMA, MAX_SCRIPT_TIMEOUT_MS } from './bootstrap-schema.js';
 export { validateBootstrap, validateBootstrapWithVariables } from './validate-bootstrap.js';
 export type {
   SubstitutedBootstrap,

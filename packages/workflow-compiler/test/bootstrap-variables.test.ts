@@ -124,12 +124,14 @@ describe('validateBootstrapWithVariables', () => {
       record({
         enabled: '${FLAG}',
         allowHttpServerAccess: [{ id: 'api', port: '${PORT}' }],
+        scriptTimeoutMs: '${PORT}',
         data: { port: '${PORT}', label: 'p${PORT}' },
       }),
       vars,
     );
     expect(bootstrap[0]!.enabled).toBe('false');
     expect(bootstrap[0]!.allowHttpServerAccess![0]!.port).toBe(8080);
+    expect(bootstrap[0]!.scriptTimeoutMs).toBe(8080);
     // data is free-form: a string stays a string.
     expect(bootstrap[0]!.data).toEqual({ port: '8080', label: 'p8080' });
     expect(used.sort()).toEqual(['FLAG', 'PORT']);

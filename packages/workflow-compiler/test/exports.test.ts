@@ -18,6 +18,7 @@ describe('public surface', () => {
         "MAX_MANIFEST_PATH_LENGTH",
         "MAX_RESOURCE_BYTES",
         "MAX_RESOURCE_PATH_LENGTH",
+        "MAX_SCRIPT_TIMEOUT_MS",
         "MAX_SECRETS_FILE_BYTES",
         "MAX_SUBSTITUTED_CHARS",
         "MAX_VARIABLE_NAME_LENGTH",

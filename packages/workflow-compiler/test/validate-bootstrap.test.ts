@@ -1,6 +1,11 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the cases mutate deeply nested fixture JSON */
 import { describe, expect, it } from 'vitest';
-import { WorkflowError, validateBootstrap, type WorkflowErrorDetail } from '../src/index.js';
+import {
+  MAX_SCRIPT_TIMEOUT_MS,
+  WorkflowError,
+  validateBootstrap,
+  type WorkflowErrorDetail,
+} from '../src/index.js';
 
 const hex = (byte: string, n: number): string => byte.repeat(n / 2);
 
@@ -260,6 +265,23 @@ describe('validateBootstrap', () => {
   ])('rejects %s with WORKFLOW_BOOTSTRAP_INVALID', (mutate, _label) => {
     rejects(mutate as (b: Record<string, any>) => void, 'WORKFLOW_BOOTSTRAP_INVALID');
   });
+
+  it('accepts scriptTimeoutMs from 1 to MAX_SCRIPT_TIMEOUT_MS on a record (issue 28)', () => {
+    for (const ms of [1, 6000, MAX_SCRIPT_TIMEOUT_MS]) {
+      const b = example();
+      b['scriptTimeoutMs'] = ms;
+      expect(validateBootstrap(b)[0]?.scriptTimeoutMs).toBe(ms);
+    }
+    expect(MAX_SCRIPT_TIMEOUT_MS).toBe(600_000);
+  });
+
+  it.each([0, -1, 1.5, MAX_SCRIPT_TIMEOUT_MS + 1, '6000', true])(
+    'rejects scriptTimeoutMs %j with WORKFLOW_BOOTSTRAP_INVALID naming the field',
+    (ms) => {
+      const details = rejects((b) => (b['scriptTimeoutMs'] = ms), 'WORKFLOW_BOOTSTRAP_INVALID');
+      expect(details.map((d) => d.pointer)).toContain('/0/scriptTimeoutMs');
+    },
+  );
 
   it('takes servePackagedAsset as a plain allowFileAccess id, as reference bootstraps write it (issue 28)', () => {
     const b = example();

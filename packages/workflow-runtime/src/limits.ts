@@ -1,3 +1,4 @@
+import type { DeploymentRecord } from '@org/workflow-compiler';
 import { DEFAULT_LIMITS as ENGINE_DEFAULT_LIMITS } from '@org/workflow-engine';
 
 /** Byte caps. */
@@ -41,3 +42,13 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
   scriptMs: ENGINE_DEFAULT_LIMITS.timeMs,
   splitMs: ENGINE_DEFAULT_LIMITS.splitTimeMs,
 };
+
+/**
+ * The time limit of one processor run of a deployment: the record's `scriptTimeoutMs` (compiler SPEC.md §8.4, already
+ * validated: an integer 1 … 600 000) wins over the runtime's `timeouts.scriptMs` (`AGENT_SCRIPT_TIME_MS`, else the
+ * engine's 5 000 ms).
+ */
+export function scriptTimeMsOf(record: DeploymentRecord, timeouts: Pick<Timeouts, 'scriptMs'>): number {
+  const own = record.scriptTimeoutMs;
+  return typeof own === 'number' && Number.isInteger(own) && own > 0 ? own : timeouts.scriptMs;
+}

@@ -14,7 +14,7 @@ import { httpRoutes, type TriggerRoute } from './http/routes.js';
 import { HttpRunCounters, type HttpStepCounters } from './http/http-runs.js';
 import { RunTracker } from './http/run-tracker.js';
 import { createTriggerServer } from './http/server.js';
-import type { Limits, Timeouts } from './limits.js';
+import { scriptTimeMsOf, type Limits, type Timeouts } from './limits.js';
 import type { ServerSpec } from './listen.js';
 import type { Output } from './output.js';
 import { NO_METRICS, type RuntimeMetrics } from './observe/metrics.js';
@@ -193,7 +193,8 @@ async function startEngine(
       files: createFileHost(files, fileLimitsOf(o)),
     },
     data: d.record.data ?? {},
-    limits: { timeMs: o.timeouts.scriptMs, splitTimeMs: o.timeouts.splitMs },
+    // The record's scriptTimeoutMs wins over AGENT_SCRIPT_TIME_MS (compiler SPEC.md §8.4).
+    limits: { timeMs: scriptTimeMsOf(d.record, o.timeouts), splitTimeMs: o.timeouts.splitMs },
     redactor: o.redactor,
   });
 }

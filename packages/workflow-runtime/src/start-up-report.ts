@@ -79,6 +79,11 @@ export const DELIBERATE_DIFFERENCES: readonly { readonly id: string; readonly de
     detail:
       'the authenticationProcessor runs after urlGenerator and payloadGenerator (docs/interfaces.md §4.5 lists it first), so its headers stay out of every other processor',
   },
+  {
+    id: 'script-time-limit',
+    detail:
+      'a processor run has a time limit, 5000 ms by default (then ENGINE_TIMEOUT); the reference names no limit and its public security test computes for 5000 ms in one processor and goes on; a deployment sets its own limit, up to 600000 ms, with scriptTimeoutMs, and AGENT_SCRIPT_TIME_MS changes the default',
+  },
 ];
 
 type Obj = Record<string, unknown>;

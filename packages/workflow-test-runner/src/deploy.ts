@@ -21,6 +21,7 @@ import type { CallOutcome, ObservedMetric } from './assertions.js';
 import { TestRunnerError } from './errors.js';
 import type { DeployInput, Deployer } from './run.js';
 import { rethrowAsRefusedConnection } from './internal/refused-connection.js';
+import { scriptTimeOf } from './internal/script-time.js';
 import { stringKeysOf } from './internal/string-keys.js';
 import { routeCallUrl } from './routing.js';
 import type { CallSpec } from './test-file.js';
@@ -202,6 +203,9 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
     const redactor = new Redactor();
     registerRecordSecrets(test.bootstrap, redactor);
     const stringKeys = stringKeysOf(test.variables, redactor);
+    // AGENT_SCRIPT_TIME_MS among the test's variables, as in the agent's environment; the bootstrap's own
+    // scriptTimeoutMs wins in the runtime (workflow-compiler SPEC.md §8.4).
+    const testTimeouts: Timeouts = { ...timeouts, scriptMs: scriptTimeOf(test.variables, timeouts.scriptMs) };
     const sink = (line: string) => {
       options.onLine?.(test.name, line);
       collect(collected, line);
@@ -228,7 +232,7 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
         // ADR 0130: what authentication contexts persist is sealed; a test's store lives for the test only.
         authStoreSecret: stringKeys[0]?.recipientSecretKey ?? randomBytes(32),
         limits,
-        timeouts,
+        timeouts: testTimeouts,
         dataDir,
         ports: Object.fromEntries(servers.map((s) => [s.id, 0])),
         bindAddress: '127.0.0.1',
