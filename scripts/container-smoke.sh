@@ -121,6 +121,10 @@ for n in oapp-packager oapp-agent; do
   [ "$uid" = 1000 ] || fail "$n runs as uid $uid"
   podman exec "$n" sh -c 'touch /app/x' 2>/dev/null && fail "$n: the root file system is writable"
   log "$n: running as uid $uid, read-only root"
+  # ADR 0128: node runs on jemalloc with background purging (memory given back after a burst).
+  maps="$(podman exec "$n" cat /proc/1/maps)" || fail "$n: /proc/1/maps unreadable"
+  grep -q 'libjemalloc' <<<"$maps" || fail "$n: jemalloc is not loaded (LD_PRELOAD)"
+  log "$n: jemalloc loaded"
 done
 published="$(ss -ltnH | awk '{print $4}' | grep -E ":($P39575|$P39576|$P8080)\$" | sort | tr '\n' ' ')"
 log "listening on the host for the published ports: $published"
