@@ -46,6 +46,12 @@ beforeAll(() => {
     useThisTestBootstrapFile: 'httpFailed.bootstrap.json',
     theseMetricsShouldHaveBeenSent: [{ key: 'success', value: 1 }],
   });
+  // The reference's split-merge.testjson: a test by its content, not by its name.
+  write('tests/general/split-merge.testjson', {
+    fromDirectory: '/general/',
+    testThisStep: 'splittest',
+    useThisTestConfigFile: 'split-merge.config.json',
+  });
 });
 
 /** The reference's readzipfile test: "set OPSCOTCH_COMMUNITY_ROOT on the agent"; here, on `oapp test`. */
@@ -84,11 +90,13 @@ function writeEnvTest(): void {
 
 describe('oapp test (issue 28)', () => {
   it(
-    'warns once per unmocked host before the run, reads ${NAME} from its environment; the reference tests pass',
+    'warns of a misnamed test and once per unmocked host before the run, reads ${NAME} from its environment',
     async () => {
       writeEnvTest();
       const r = await oapp(['test'], { cwd: dir, env: { OPSCOTCH_COMMUNITY_ROOT: dir } });
       expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
+        'oapp: warning: "tests/general/split-merge.testjson" looks like a test (it has "testThisStep") but will ' +
+          'not run: only files named *.test.json run',
         'oapp: warning: host "broken-server" (http://localhost:12345) is not mocked: calls to it are answered as ' +
           'a refused connection, nothing is sent (tests/general/httpFailed.test.json)',
       ]);

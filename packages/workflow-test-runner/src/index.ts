@@ -35,7 +35,7 @@ export type {
 } from './assertions.js';
 export { runTests } from './run.js';
 export type { Deployer, DeployInput, RunSummary, RunTestsOptions, TestResult, TestStatus } from './run.js';
-export type { RunWarning, UnmockedHostWarning } from './warnings.js';
+export type { MisnamedTestWarning, RunWarning, UnmockedHostWarning } from './warnings.js';
 export {
   REPORTERS,
   formatFailureDetails,

@@ -1,7 +1,7 @@
 // `@org/workflow-test-runner/internal`: the runner's steps one by one, for this repository's tests and benchmarks.
 // Not covered by semantic versioning: any release may change or remove them. The documented API is ./index.ts.
 export { LEGACY_MESSAGES, mergeLegacyNotices } from './legacy.js';
-export { discoverTests, MAX_TEST_DEPTH } from './discover.js';
+export { discoverTests, findMisnamedTests, MAX_TEST_DEPTH, TEST_SNIFF_BYTES } from './discover.js';
 export type { DiscoveredTest } from './discover.js';
 export { MAX_PATH_LENGTH } from './paths.js';
 export { buildTestWorkflow } from './prepare-workflow.js';

@@ -1,6 +1,7 @@
 import { renderMockCalls } from './assertions.js';
 import type { LegacyNotice } from './legacy.js';
 import type { RunSummary, TestResult } from './run.js';
+import { TEST_FILE_SUFFIX } from './discover.js';
 import { quoteName } from './internal/text.js';
 import type { RunWarning } from './warnings.js';
 
@@ -74,9 +75,12 @@ function testList(names: readonly string[]): string {
 
 /**
  * One line per warning, for before the run: `host "billing" (https://billing.example.com) is not mocked: calls to
- * it are answered as a refused connection (tests/a.test.json)`.
+ * it are answered as a refused connection, nothing is sent (tests/a.test.json)`, or `tests/x.testjson looks like
+ * a test (it has "testThisStep") but will not run: only files named *.test.json run`.
  */
 export function formatRunWarning(w: RunWarning): string {
+  if (w.kind === 'misnamed-test')
+    return `${quoteName(w.file)} looks like a test (it has "${w.field}") but will not run: only files named *${TEST_FILE_SUFFIX} run`;
   return (
     `host ${quoteName(w.hostId)} (${w.origin}) is not mocked: calls to it are answered as a refused ` +
     `connection, nothing is sent (${testList(w.tests)})`

@@ -1,5 +1,5 @@
 import type { RunnerConfig } from './config-file.js';
-import { discoverTests, type DiscoveredTest } from './discover.js';
+import { discoverTests, findMisnamedTests, type DiscoveredTest } from './discover.js';
 import { TestRunnerError } from './errors.js';
 import { evaluateRun, type Failure, type Observation } from './assertions.js';
 import { mergeLegacyNotices, type LegacyNotice } from './legacy.js';
@@ -85,7 +85,7 @@ export interface RunSummary {
   failed: number;
   skipped: number;
   legacy: LegacyNotice[];
-  /** What was said before the run: unmocked hosts (one per host). */
+  /** What was said before the run: files that look like tests but will not run, unmocked hosts (one per host). */
   warnings: RunWarning[];
 }
 
@@ -277,19 +277,23 @@ async function runJob(config: RunnerConfig, job: Job, options: RunTestsOptions):
  * error. A run not finished within its `secondsToWaitForCompletion` fails with `timeout`, and the other tests
  * still run. Each test's mock server is closed when the test ends, so no mock `delay` outlives its test. With
  * `stopOnFailure`, no test starts after the first failure; those not started are skipped. Before the first test
- * starts, `onWarning` hears of every host some test declares that is not the mock (calls to it are answered as a
- * refused connection).
+ * starts, `onWarning` hears of every file in the test directories that looks like a test but will not run (its
+ * name does not end in `.test.json`; only when the tests are discovered, not named), and of every host some test
+ * declares that is not the mock (calls to it are answered as a refused connection).
  *
  * @throws TestRunnerError only for the run as a whole: `TESTRUNNER_TOO_MANY_TESTS`, `TESTRUNNER_FILE_NOT_FOUND`
  *   (a test directory), `TESTRUNNER_PATH_OUTSIDE_ROOT` (an explicit test outside every test directory).
  */
 export async function runTests(config: RunnerConfig, options: RunTestsOptions): Promise<RunSummary> {
   const tests = discoverTests(config, options.tests);
+  // Issue 28: a file that looks like a test but will not run is named, never skipped in silence.
+  const misnamed = options.tests !== undefined && options.tests.length > 0 ? [] : findMisnamedTests(config);
   const loaded = loadAll(config, tests);
   const loadedTests = [...loaded.values()].filter((l): l is LoadedTest => !(l instanceof Error));
-  const warnings: RunWarning[] = unmockedHostWarnings(config, loadedTests, {
-    environment: options.environment,
-  });
+  const warnings: RunWarning[] = [
+    ...misnamed,
+    ...unmockedHostWarnings(config, loadedTests, { environment: options.environment }),
+  ];
   for (const w of warnings) options.onWarning?.(w);
   const jobs: Job[] = [];
   for (let iteration = 1; iteration <= config.iterations; iteration++) {

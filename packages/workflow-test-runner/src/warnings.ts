@@ -15,8 +15,17 @@ export interface UnmockedHostWarning {
   tests: string[];
 }
 
+/** A file in a test directory that looks like a test but will not run: its name does not end in `.test.json`. */
+export interface MisnamedTestWarning {
+  kind: 'misnamed-test';
+  /** Path relative to the project root, `/`-separated. */
+  file: string;
+  /** The member that makes it look like a test: `testThisStep`, or the legacy `testThisRoute`. */
+  field: string;
+}
+
 /** What the runner tells before the first test starts ({@link RunTestsOptions.onWarning}, `RunSummary.warnings`). */
-export type RunWarning = UnmockedHostWarning;
+export type RunWarning = MisnamedTestWarning | UnmockedHostWarning;
 
 /**
  * One warning per unmocked host (same id and origin) across the tests that will run (skipped ones excluded),

@@ -222,3 +222,63 @@ describe('${VAR} in a test bootstrap (issue 28 §2.2)', () => {
     }
   });
 });
+
+describe('test discovery (issue 28 §2.4)', () => {
+  const quiet = () => Promise.resolve({ metrics: [], logs: [], calls: [], completed: true });
+  const aTest = test('s');
+
+  it('reports each file in the test directories that looks like a test but will not run (its suffix)', async () => {
+    const { cfg } = setup({
+      'tests/flow.json': {
+        workflows: [{ name: 'w', steps: [{ stepId: 's', resultsProcessor: { script: '' } }] }],
+      },
+      'tests/boot.json': {},
+      'tests/general/a.test.json': aTest,
+      // The reference's own: tests/general/split-merge.testjson, tests/general/authentication/auth-proc-direct-test.json,
+      // tests/slack/slackSendMessage.test.invalid.json (branch 3.1.0).
+      'tests/general/split-merge.testjson': aTest,
+      'tests/general/authentication/auth-proc-direct-test.json': { ...aTest, fromDirectory: '/' },
+      'tests/slack/slackSendMessage.test.invalid.json': aTest,
+      'tests/legacy/old.Test.JSON': {
+        fromDirectory: '',
+        testThisRoute: 'r',
+        useThisTestConfigFile: 'x.json',
+      },
+      // Not tests: a bootstrap and a workflow named like tests, a response that mentions the field in its text.
+      'tests/general/testrunner-http-tests.bootstrap.json': {},
+      'tests/general/testrunner-http-tests.config.json': { workflows: [] },
+      'tests/general/notes.response.txt': 'the field "testThisStep" names the step',
+    });
+    const warnings: RunWarning[] = [];
+    const summary = await runTests(cfg, { deploy: quiet, onWarning: (w) => warnings.push(w) });
+    expect(summary.results.map((r) => r.name)).toEqual(['tests/general/a.test.json']);
+    expect(warnings).toEqual([
+      {
+        kind: 'misnamed-test',
+        file: 'tests/general/authentication/auth-proc-direct-test.json',
+        field: 'testThisStep',
+      },
+      { kind: 'misnamed-test', file: 'tests/general/split-merge.testjson', field: 'testThisStep' },
+      { kind: 'misnamed-test', file: 'tests/legacy/old.Test.JSON', field: 'testThisRoute' },
+      {
+        kind: 'misnamed-test',
+        file: 'tests/slack/slackSendMessage.test.invalid.json',
+        field: 'testThisStep',
+      },
+    ]);
+    expect(summary.warnings).toEqual(warnings);
+  });
+
+  it('says nothing of other files when the tests to run are named', async () => {
+    const { cfg } = setup({
+      'tests/flow.json': {
+        workflows: [{ name: 'w', steps: [{ stepId: 's', resultsProcessor: { script: '' } }] }],
+      },
+      'tests/boot.json': {},
+      'tests/a.test.json': aTest,
+      'tests/b.testjson': aTest,
+    });
+    const summary = await runTests(cfg, { deploy: quiet, tests: ['tests/a.test.json'] });
+    expect(summary.warnings).toEqual([]);
+  });
+});

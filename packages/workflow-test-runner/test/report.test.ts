@@ -126,6 +126,19 @@ describe('formatRunWarning', () => {
       /\(tests\/a\.test\.json, tests\/b\.test\.json, tests\/c\.test\.json and 2 more\)$/,
     );
   });
+
+  it('names a file that looks like a test but will not run (issue 28)', () => {
+    expect(
+      formatRunWarning({
+        kind: 'misnamed-test',
+        file: 'tests/general/split-merge.testjson',
+        field: 'testThisStep',
+      }),
+    ).toBe(
+      '"tests/general/split-merge.testjson" looks like a test (it has "testThisStep") but will not run: ' +
+        'only files named *.test.json run',
+    );
+  });
 });
 
 describe('JUnit report', () => {
