@@ -25,13 +25,13 @@ describe('examples/ through oapp test, as their READMEs say', () => {
   it.each(EXAMPLES)(
     'examples/%s: the README block runs every test, and every test passes',
     async (name) => {
-      const r = await runBlocks([blockOf(name)!.body], { timeoutMs: 50_000 });
+      const r = await runBlocks([blockOf(name)!.body], { timeoutMs: 40_000 });
       expect(r.stderr).toBe('');
       const last = r.stdout.trimEnd().split('\n').at(-1) ?? '';
       expect(last, r.stdout).toMatch(/^[1-9]\d* passed, 0 failed, 0 skipped$/);
       expect(r.code).toBe(0);
     },
     // pnpm's start-up and one example's tests: 3-6 s on this shared 2-core machine.
-    60_000,
+    45_000,
   );
 });

@@ -15,6 +15,8 @@ import { readmeBlocks } from './readme-blocks.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const dir = tempDir();
 const run = (args: string[]) => oapp(args, { cwd: dir });
+/** Tests that run one or two `oapp` child processes (0.5–3 s each on this shared 2-core machine). */
+const CHILDREN_MS = 20_000;
 
 const record = (id: string, purpose: 'authenticated' | 'sign', type: 'public' | 'secret', key: Key) => ({
   id,
@@ -82,55 +84,75 @@ beforeAll(async () => {
 });
 
 describe('oapp verify --bootstrap: the agent start-up check, content included (issue 27)', () => {
-  it('refuses a package whose content is valid JSON but not canonical with WORKFLOW_NOT_CANONICAL, exit 1', async () => {
-    const r = await run(['verify', '--bootstrap', bootstrapFor('indented.oapp')]);
-    expect(r.out).toBe('');
-    expect(r.stderr).toMatch(/^oapp: WORKFLOW_NOT_CANONICAL: deployment "hello-1": .*canonical/);
-    expect(r.code).toBe(1);
-    const j = await run(['verify', '--bootstrap', bootstrapFor('indented.oapp'), '--json']);
-    expect(j.code).toBe(1);
-    expect(j.json()).toMatchObject({ ok: false, errors: [{ code: 'WORKFLOW_NOT_CANONICAL' }] });
-  });
+  it(
+    'refuses a package whose content is valid JSON but not canonical with WORKFLOW_NOT_CANONICAL, exit 1',
+    async () => {
+      const r = await run(['verify', '--bootstrap', bootstrapFor('indented.oapp')]);
+      expect(r.out).toBe('');
+      expect(r.stderr).toMatch(/^oapp: WORKFLOW_NOT_CANONICAL: deployment "hello-1": .*canonical/);
+      expect(r.code).toBe(1);
+      const j = await run(['verify', '--bootstrap', bootstrapFor('indented.oapp'), '--json']);
+      expect(j.code).toBe(1);
+      expect(j.json()).toMatchObject({ ok: false, errors: [{ code: 'WORKFLOW_NOT_CANONICAL' }] });
+    },
+    CHILDREN_MS,
+  );
 
-  it('verifies the canonical form and names the workflow hash', async () => {
-    const hash = hashWorkflow(compiled as Parameters<typeof hashWorkflow>[0]);
-    const r = await run(['verify', '--bootstrap', bootstrapFor('canonical.oapp')]);
-    expect(r.stderr).toBe('');
-    expect(r.out).toContain('verified: package "hello-app"');
-    expect(r.out).toContain(`content              compiled workflow, hash ${hash}`);
-    expect(r.code).toBe(0);
-    const j = await run(['verify', '--bootstrap', bootstrapFor('canonical.oapp'), '--json']);
-    expect(j.json()).toMatchObject({ ok: true, packageId: 'hello-app', workflowHash: hash });
-  });
+  it(
+    'verifies the canonical form and names the workflow hash',
+    async () => {
+      const hash = hashWorkflow(compiled as Parameters<typeof hashWorkflow>[0]);
+      const r = await run(['verify', '--bootstrap', bootstrapFor('canonical.oapp')]);
+      expect(r.stderr).toBe('');
+      expect(r.out).toContain('verified: package "hello-app"');
+      expect(r.out).toContain(`content              compiled workflow, hash ${hash}`);
+      expect(r.code).toBe(0);
+      const j = await run(['verify', '--bootstrap', bootstrapFor('canonical.oapp'), '--json']);
+      expect(j.json()).toMatchObject({ ok: true, packageId: 'hello-app', workflowHash: hash });
+    },
+    CHILDREN_MS,
+  );
 
-  it('refuses a package the deployment key cannot open with CRYPTO_NO_MATCHING_RECIPIENT, exit 1', async () => {
-    const r = await run(['verify', '--bootstrap', bootstrapFor('for-someone-else.oapp')]);
-    expect(r.stderr).toMatch(/^oapp: CRYPTO_NO_MATCHING_RECIPIENT: deployment "hello-1": /);
-    expect(r.code).toBe(1);
-  });
+  it(
+    'refuses a package the deployment key cannot open with CRYPTO_NO_MATCHING_RECIPIENT, exit 1',
+    async () => {
+      const r = await run(['verify', '--bootstrap', bootstrapFor('for-someone-else.oapp')]);
+      expect(r.stderr).toMatch(/^oapp: CRYPTO_NO_MATCHING_RECIPIENT: deployment "hello-1": /);
+      expect(r.code).toBe(1);
+    },
+    CHILDREN_MS,
+  );
 
-  it('refuses a record without one deployment key (the agent needs one) with CLI_DEPLOYMENT, exit 2', async () => {
-    const r = await run(['verify', '--bootstrap', bootstrapFor('canonical.oapp', true)]);
-    expect(r.stderr).toMatch(
-      /^oapp: CLI_DEPLOYMENT: deployment "hello-1": keys must hold exactly one authenticated secret key/,
-    );
-    expect(r.code).toBe(2);
-  });
+  it(
+    'refuses a record without one deployment key (the agent needs one) with CLI_DEPLOYMENT, exit 2',
+    async () => {
+      const r = await run(['verify', '--bootstrap', bootstrapFor('canonical.oapp', true)]);
+      expect(r.stderr).toMatch(
+        /^oapp: CLI_DEPLOYMENT: deployment "hello-1": keys must hold exactly one authenticated secret key/,
+      );
+      expect(r.code).toBe(2);
+    },
+    CHILDREN_MS,
+  );
 
-  it('still decrypts nothing with the policy options: the signatures alone verify', async () => {
-    const policy = [
-      '--package-id',
-      'hello-app',
-      '--packager',
-      'packager.pub',
-      '--required-signer',
-      'author.pub',
-    ];
-    const r = await run(['verify', 'indented.oapp', ...policy]);
-    expect(r.stderr).toBe('');
-    expect(r.out).not.toContain('content');
-    expect(r.code).toBe(0);
-  });
+  it(
+    'still decrypts nothing with the policy options: the signatures alone verify',
+    async () => {
+      const policy = [
+        '--package-id',
+        'hello-app',
+        '--packager',
+        'packager.pub',
+        '--required-signer',
+        'author.pub',
+      ];
+      const r = await run(['verify', 'indented.oapp', ...policy]);
+      expect(r.stderr).toBe('');
+      expect(r.out).not.toContain('content');
+      expect(r.code).toBe(0);
+    },
+    CHILDREN_MS,
+  );
 });
 
 describe('oapp at the repository root (issue 27)', () => {

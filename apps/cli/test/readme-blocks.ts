@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -182,6 +183,7 @@ export function runBlocks(bodies: readonly string[], options: RunBlocksOptions):
       } catch {
         // nothing skipped
       }
+      rmSync(work, { recursive: true, force: true }); // the blocks' temporary directories (TMPDIR) included
       resolve({ code, signal, stdout: stdout.replaceAll(`${MARK}\n`, ''), stderr, skipped });
     });
   });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,7 +112,7 @@ const SCENARIOS: Scenario[] = [
       /\{"greeting" : "hello world"\}/,
       /"msg":"listening","bootstrap":"file"/,
     ],
-    timeoutMs: 60_000,
+    timeoutMs: 45_000,
   },
   {
     name: 'root README: Run a package (against the built packager)',
@@ -122,7 +122,7 @@ const SCENARIOS: Scenario[] = [
     ],
     ports: [39575, 8080],
     expect: [/\{"greeting" : "hello world"\}/],
-    timeoutMs: 60_000,
+    timeoutMs: 45_000,
   },
   {
     name: 'cli README: from the repository root',
@@ -141,7 +141,7 @@ const SCENARIOS: Scenario[] = [
       /\{"accepted" : 1, "totalKwh" : 12\.5, "ledgerRef" : "LG-LOCAL-1"\}/,
       /\{"accepted" : 2, "totalKwh" : 15\.75, "ledgerRef" : "LG-LOCAL-1"\}/,
     ],
-    timeoutMs: 60_000,
+    timeoutMs: 45_000,
   },
 ];
 
@@ -310,12 +310,17 @@ describe('README shell blocks, run', () => {
         cwd,
         timeoutMs: s.timeoutMs,
         ...(foreground ? { until: /"msg":"listening"/ } : {}),
+      }).finally(() => {
+        // Links only (rm does not follow them), and the one copied file.
+        if (cwd !== ROOT) rmSync(cwd, { recursive: true, force: true });
       });
       const report = `exit ${r.code} ${r.signal}\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-4000)}`;
       if (!foreground) expect(r.code, report).toBe(0);
       for (const re of s.expect) expect(r.stdout, report).toMatch(re);
       expect(r.stdout + r.stderr, report).not.toMatch(/"level":"fatal"/);
     },
-    70_000,
+    // The scenario's own bound (45 s at most, then its processes are killed) and a margin; the four run at once,
+    // about 20-30 s in all on this shared 2-core machine (agents and the packager start in 1-3 s each).
+    50_000,
   );
 });
