@@ -98,6 +98,19 @@ export interface Runtime {
    */
   startTriggers(): void;
   /**
+   * Starts the `fileWatcher` triggers of one step and no other trigger: the test runner's way to let a watched
+   * step's files drive it (issue 28). Each begins with a check of its files, tracked like a run, so
+   * `tracker.idle` waits for that check and the runs it starts. Returns how many it started: 0 when the step has
+   * no `fileWatcher` trigger or the runtime has stopped. A watcher never starts twice (`startTriggers` later
+   * starts the others).
+   */
+  startFileWatchers(deploymentId: string, stepId: string): number;
+  /**
+   * Makes every started file watcher check its files now, rather than at its next change event or poll (tracked
+   * like a run); resolves once those checks and the runs they started are done.
+   */
+  checkFileWatchers(): Promise<void>;
+  /**
    * Counters of every step that ran or is scheduled: runs (scheduled and HTTP), errors, skipped ticks, runs in
    * flight, and how many of the runs an HTTP trigger started.
    */
@@ -376,6 +389,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       scheduling.start();
       watchers.start();
     },
+    startFileWatchers: (deploymentId, stepId) =>
+      state === 'stopped' ? 0 : watchers.startStep(deploymentId, stepId),
+    checkFileWatchers: () => watchers.scanStarted(),
     stepCounters: counters,
     triggerStep: (deploymentId, stepId) => triggerOnce(s, engines, deploymentId, stepId),
     async stop(drainMs) {

@@ -336,4 +336,41 @@ describe('fileWatcher', () => {
     for (let i = 0; i < 200 && counted()?.running !== 0; i++) await new Promise((r) => setTimeout(r, 25));
     expect(counted()).toMatchObject({ runs: 1, errors: 0, running: 0, httpRuns: 0 });
   });
+
+  // A real runtime: its first run in the process starts a sandbox worker (about 1–2 s here, 2 cores, shared).
+  it("issue 28: startFileWatchers starts one step's watchers only; its first check and checkFileWatchers are tracked", async () => {
+    const dir = temp();
+    writeFileSync(join(dir, 'app.log'), 'first\n');
+    const lines: string[] = [];
+    const redactor = new Redactor();
+    const rec = record(dir);
+    const workflow = workflowOf({ eventSplitter: '\\n', splitAtEnd: true });
+    workflow.workflows[0]!.steps.push({
+      stepId: 'timed',
+      trigger: { timer: { period: 10 } } as never,
+      resultsProcessor: { script: "console.log('timer ran');" },
+    });
+    // No change events, a poll far beyond the test: only the first check and checkFileWatchers read the file.
+    const runtime = await createRuntime({
+      deployments: [{ record: rec, workflow, policy: hostPolicyOf(rec, []), source: 'test' }],
+      redactor,
+      output: createOutput((l) => lines.push(l), redactor, undefined, 'debug'),
+      decryptor: createStringDecryptor([]),
+      limits: DEFAULT_LIMITS,
+      timeouts: DEFAULT_TIMEOUTS,
+      dataDir: temp(),
+      fileLimits: { watchEvents: false, watchPollMs: 600_000 },
+    });
+    runtimes.push(runtime);
+    expect(runtime.startFileWatchers('d1', 'timed')).toBe(0);
+    expect(runtime.startFileWatchers('d1', 'tail')).toBe(1);
+    expect(runtime.startFileWatchers('d1', 'tail')).toBe(1); // started once: no second poll, no second read
+    expect(await runtime.tracker.idle(5_000)).toBe(true);
+    const logged = (text: string) => lines.filter((l) => l.includes(text)).length;
+    expect(logged('app.log [\\"first\\\\n\\"]')).toBe(1);
+    appendFileSync(join(dir, 'app.log'), 'second\n');
+    await runtime.checkFileWatchers();
+    expect(logged('app.log [\\"second\\\\n\\"]')).toBe(1);
+    expect(logged('timer ran')).toBe(0); // no other trigger was started
+  }, 15_000);
 });

@@ -61,6 +61,7 @@ export class FileWatcher {
   #timer: NodeJS.Timeout | undefined;
   #scanning: Promise<void> | undefined;
   #again = false;
+  #started = false;
   #stopped = false;
   #lastProblem: string | undefined;
   #problemThisScan = false;
@@ -79,7 +80,24 @@ export class FileWatcher {
     return (this.#deps.now ?? Date.now)();
   }
 
+  /** The deployment and step this watcher runs. */
+  get deploymentId(): string {
+    return this.#spec.deploymentId;
+  }
+
+  get stepId(): string {
+    return this.#spec.step.stepId;
+  }
+
+  /** True once {@link start} ran (and until the runtime stops). */
+  get started(): boolean {
+    return this.#started && !this.#stopped;
+  }
+
+  /** Follows the files from now on, beginning with a scan; a second call does nothing. */
   start(): void {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
     this.#timer = setInterval(() => void this.scan(), this.#deps.limits.watchPollMs);
     void this.scan();
   }
@@ -103,7 +121,9 @@ export class FileWatcher {
     if (this.#stopped) return Promise.resolve();
     if (this.#scanning !== undefined) {
       this.#again = true;
-      return this.#scanning;
+      // The scan in flight may already be past its last pass (its run tracked as done, `#scanning` not yet
+      // cleared): then this request starts one more, instead of being lost until the next poll.
+      return this.#scanning.then(() => (this.#again ? this.scan() : this.#scanning));
     }
     this.#scanning = this.#deps.tracker
       .track(async () => {

@@ -92,6 +92,10 @@ export interface FileWatchersDeps {
 /** The running file watchers of a runtime. */
 export interface FileWatchers {
   start(): void;
+  /** Starts only the watchers of one step (the test runner, issue 28); returns how many there are. */
+  startStep(deploymentId: string, stepId: string): number;
+  /** Makes every started watcher check its files now; resolves when those scans (and their runs) are done. */
+  scanStarted(): Promise<void>;
   stop(): void;
   close(): Promise<void>;
   /** The watchers, for tests and benches (`scan()` checks at once). */
@@ -111,6 +115,14 @@ export function createFileWatchers(specs: readonly WatchSpec[], deps: FileWatche
   return {
     all,
     start: () => all.forEach((w) => w.start()),
+    startStep: (deploymentId, stepId) => {
+      const mine = all.filter((w) => w.deploymentId === deploymentId && w.stepId === stepId);
+      mine.forEach((w) => w.start());
+      return mine.length;
+    },
+    scanStarted: async () => {
+      await Promise.all(all.filter((w) => w.started).map((w) => w.scan()));
+    },
     stop: () => all.forEach((w) => w.stop()),
     close: async () => {
       for (const w of all) await w.close();
