@@ -88,11 +88,56 @@ function writeEnvTest(): void {
   });
 }
 
+/**
+ * The reference's textfilereading test: a step with a fileWatcher trigger on a file named through
+ * `${OPSCOTCH_COMMUNITY_ROOT}`; each whole line of the file is one event.
+ */
+function writeWatchTest(): void {
+  write('tests/general/lines.txt', 'first line\nsecond line\nno splitter yet');
+  write('tests/general/watch.bootstrap.json', {
+    allowFileAccess: [
+      {
+        id: 'testFile',
+        directoryOrFile: '${OPSCOTCH_COMMUNITY_ROOT}/tests/general/lines.txt',
+        patterns: ['.+\\.txt$'],
+        READ: true,
+      },
+    ],
+  });
+  write('tests/general/watch.config.json', {
+    workflows: [
+      {
+        name: 'watch a file',
+        steps: [
+          {
+            stepId: 'fileReader',
+            type: 'scripted',
+            trigger: { fileWatcher: { bootstrapFileId: 'testFile', eventSplitter: '\\n' } },
+            resultsProcessor: {
+              script:
+                "JSON.parse(context.getBody()).forEach(function (e) { console.log('got ' + e.message.trim()); });",
+            },
+          },
+        ],
+      },
+    ],
+  });
+  write('tests/general/watch.test.json', {
+    fromDirectory: '/general/',
+    testThisStep: 'fileReader',
+    useThisTestConfigFile: 'watch.config.json',
+    useThisTestBootstrapFile: 'watch.bootstrap.json',
+    theseLogsShouldHaveBeenSent: ['got first line', 'got second line'],
+    logsShouldNotContain: ['no splitter yet'],
+  });
+}
+
 describe('oapp test (issue 28)', () => {
   it(
-    'warns of a misnamed test and once per unmocked host before the run, reads ${NAME} from its environment',
+    'warns of a misnamed test and once per unmocked host, reads ${NAME} from its environment, runs watched steps',
     async () => {
       writeEnvTest();
+      writeWatchTest();
       const r = await oapp(['test'], { cwd: dir, env: { OPSCOTCH_COMMUNITY_ROOT: dir } });
       expect(r.stderr.split('\n').filter((l) => l !== '')).toEqual([
         'oapp: warning: "tests/general/split-merge.testjson" looks like a test (it has "testThisStep") but will ' +
@@ -102,6 +147,7 @@ describe('oapp test (issue 28)', () => {
       ]);
       expect(r.out).toMatch(/^✓ tests\/general\/httpFailed\.test\.json \(\d+ ms\)$/m);
       expect(r.out).toMatch(/^✓ tests\/general\/readfile\.test\.json \(\d+ ms\)$/m);
+      expect(r.out).toMatch(/^✓ tests\/general\/watch\.test\.json \(\d+ ms\)$/m);
       expect(r.code).toBe(0);
       // Without the variable, the test fails naming it, as the agent would refuse the bootstrap.
       const without = await oapp(['test', '--json'], { cwd: dir });
@@ -111,7 +157,11 @@ describe('oapp test (issue 28)', () => {
       ).results
         .filter((x) => x.failures.length > 0)
         .map((x) => [x.name, x.failures[0]?.message]);
-      expect(failed).toEqual([
+      expect(failed.map(([name]) => name)).toEqual([
+        'tests/general/readfile.test.json',
+        'tests/general/watch.test.json',
+      ]);
+      expect(failed.slice(0, 1)).toEqual([
         [
           'tests/general/readfile.test.json',
           expect.stringContaining(

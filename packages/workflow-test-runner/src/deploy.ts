@@ -124,12 +124,54 @@ function wait(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** How the named step is reached: by its HTTP trigger, by running it, or not at all (no such step). */
-function stepKind(runtime: Runtime, deploymentId: string, stepId: string): 'http' | 'run' | 'missing' {
+/**
+ * How the named step is reached: by its HTTP trigger, by its files (a `fileWatcher` trigger), by running it, or
+ * not at all (no such step).
+ */
+function stepKind(
+  runtime: Runtime,
+  deploymentId: string,
+  stepId: string,
+): 'http' | 'watch' | 'run' | 'missing' {
   const steps = runtime.engines.get(deploymentId)?.steps.filter((s) => s.stepId === stepId) ?? [];
   if (steps.length === 0) return 'missing';
-  const isHttp = (t: unknown) => typeof t === 'object' && t !== null && 'http' in t;
-  return steps.some((s) => isHttp(s.trigger)) ? 'http' : 'run';
+  const has = (kind: string) => (t: unknown) => typeof t === 'object' && t !== null && kind in t;
+  if (steps.some((s) => has('http')(s.trigger))) return 'http';
+  return steps.some((s) => has('fileWatcher')(s.trigger)) ? 'watch' : 'run';
+}
+
+/** Waits for the runtime's runs to finish within the wait; false (and why, in `errors`) when they did not. */
+async function idleInTime(
+  runtime: Runtime,
+  stepId: string,
+  collected: Collected,
+  until: { readonly deadline: number; readonly signal: AbortSignal },
+): Promise<boolean> {
+  const left = until.deadline - performance.now();
+  if (!until.signal.aborted && left > 0 && (await runtime.tracker.idle(left))) return true;
+  collected.errors.push(`step "${stepId}" was still running when the wait ended: no call was made`);
+  return false;
+}
+
+/**
+ * A step with a `fileWatcher` trigger is driven by its files, as on the agent (issue 28): its watchers start
+ * (no other trigger), the first check of its files runs it for what they hold, then the calls go out, and one
+ * more check delivers what they wrote, before the run is judged.
+ */
+async function watchFiles(
+  runtime: Runtime,
+  input: DeployInput,
+  ports: ReadonlyMap<number, number>,
+  collected: Collected,
+  until: { readonly deadline: number; readonly signal: AbortSignal },
+): Promise<CallOutcome[]> {
+  const { test } = input;
+  runtime.startFileWatchers(test.deploymentId, test.stepId);
+  if (test.calls.length === 0) return [];
+  if (!(await idleInTime(runtime, test.stepId, collected, until))) return [];
+  const outcomes = await sendCalls(test.calls, ports, collected, until.signal);
+  await runtime.checkFileWatchers();
+  return outcomes;
 }
 
 async function sendCalls(
@@ -157,7 +199,8 @@ async function sendCalls(
 
 /**
  * Runs the test's trigger (ADR 0072). A `testThisStep` with an HTTP trigger is triggered by the
- * `makeTheseCalls`, sent in order. Any other step runs once (`runtime.triggerStep`); when the test also has
+ * `makeTheseCalls`, sent in order; one with a `fileWatcher` trigger by its files (`watchFiles`). Any other step
+ * runs once (`runtime.triggerStep`); when the test also has
  * calls, they go out after that run and everything it started have finished, unless the wait ended first
  * (`until.deadline`, `until.signal`: aborted when the deployer stops waiting, which also stops the calls). A step
  * the deployment does not have is the runtime's `AGENT_STEP_NOT_FOUND`, unless the calls alone trigger the test.
@@ -171,14 +214,11 @@ async function trigger(
 ): Promise<CallOutcome[]> {
   const { test } = input;
   const kind = stepKind(runtime, test.deploymentId, test.stepId);
+  if (kind === 'watch') return watchFiles(runtime, input, ports, collected, until);
   if (test.calls.length === 0 || kind === 'run') {
     await runtime.triggerStep(test.deploymentId, test.stepId);
     if (test.calls.length === 0) return [];
-    const left = until.deadline - performance.now();
-    if (until.signal.aborted || left <= 0 || !(await runtime.tracker.idle(left))) {
-      collected.errors.push(`step "${test.stepId}" was still running when the wait ended: no call was made`);
-      return [];
-    }
+    if (!(await idleInTime(runtime, test.stepId, collected, until))) return [];
   }
   return sendCalls(test.calls, ports, collected, until.signal);
 }
@@ -188,7 +228,8 @@ async function trigger(
  * agent's engine, trigger servers and host policy), with every allowed outbound call answered by the test's
  * mock transport, the test's fixed clock, and trigger servers on loopback port 0. A `testThisStep` with an HTTP
  * trigger is triggered by the `makeTheseCalls`, sent to those servers in order; any other step runs once, and
- * then the calls (if any) are sent. `-2/` strings open with the keys in the test's `AGENT_STRING_SECRETKEYS`
+ * then the calls (if any) are sent; a step with a `fileWatcher` trigger is driven by its files (its watchers start,
+ * in the test's file root). `-2/` strings open with the keys in the test's `AGENT_STRING_SECRETKEYS`
  * variable (legacy `OPSCOTCH_STRING_SECRETKEYS`). Schedules (`timer`, `runOnce`) are not started: a
  * test runs the step it names, once. The run ends when the triggered work is done or `secondsToWaitForCompletion`
  * passed (then `completed` is false); outbound calls still waiting for a mock's `delay` are cut with

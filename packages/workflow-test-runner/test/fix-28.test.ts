@@ -282,3 +282,99 @@ describe('test discovery (issue 28 §2.4)', () => {
     expect(summary.warnings).toEqual([]);
   });
 });
+
+describe('a step with a fileWatcher trigger (issue 28 §2.3)', () => {
+  /** The reference's textfilereading test: the step logs each event of the file its trigger watches. */
+  const watchFlow = {
+    workflows: [
+      {
+        name: 'file reading',
+        steps: [
+          {
+            stepId: 'reader',
+            trigger: { fileWatcher: { bootstrapFileId: 'lines', eventSplitter: '\\n' } },
+            resultsProcessor: {
+              script:
+                "JSON.parse(context.getBody()).forEach(function (e) { console.log('event ' + e.message.trim()); });",
+            },
+          },
+          {
+            stepId: 'drop',
+            trigger: { http: { server: 'web', path: '/drop', method: 'POST' } },
+            resultsProcessor: {
+              script:
+                "context.files('inbox').write('new.txt', context.getBody()); context.setBody('dropped');",
+            },
+          },
+          {
+            stepId: 'inbox-reader',
+            trigger: { fileWatcher: { bootstrapFileId: 'inbox', eventSplitter: '\\n' } },
+            resultsProcessor: {
+              script: "context.sendMetric('events', JSON.parse(context.getBody()).length);",
+            },
+          },
+        ],
+      },
+    ],
+  };
+  const watchBoot = {
+    allowFileAccess: [
+      { id: 'lines', directoryOrFile: 'general/lines.txt', READ: true },
+      { id: 'inbox', directoryOrFile: 'inbox', patterns: ['.+\\.txt'], READ: true, WRITE: true },
+    ],
+    allowHttpServerAccess: [{ id: 'web', port: 11028 }],
+  };
+
+  it(
+    'is driven by its file: each event runs it, as on the agent (it is not run once with no body)',
+    async () => {
+      const { cfg } = setup({
+        'tests/flow.json': watchFlow,
+        'tests/boot.json': watchBoot,
+        // Three whole lines; the fourth has no splitter yet, so it waits (agent README "fileWatcher").
+        'tests/general/lines.txt': 'alpha 1\nbeta 2\ngamma 3\ndelta 4',
+        'tests/inbox/.keep': '',
+        'tests/read.test.json': test('reader', {
+          theseLogsShouldHaveBeenSent: ['event alpha 1', 'event beta 2', 'event gamma 3'],
+          logsShouldNotContain: ['event delta 4', 'step errored'],
+        }),
+      });
+      const summary = await runTests(cfg, { deploy: createInProcessDeployer() });
+      const r = summary.results[0] as TestResult;
+      expect(r.failures).toEqual([]);
+      expect(r.errors).toEqual([]);
+    },
+    IN_PROCESS_TEST_MS,
+  );
+
+  it(
+    'sees the files the test’s calls write: the calls go out once its first check is done',
+    async () => {
+      const { cfg } = setup({
+        'tests/flow.json': watchFlow,
+        'tests/boot.json': watchBoot,
+        'tests/general/lines.txt': '',
+        'tests/inbox/old.txt': 'old 1\nold 2\n',
+        'tests/drop.test.json': test('inbox-reader', {
+          makeTheseCalls: [
+            {
+              url: 'http://localhost:11028/drop',
+              method: 'POST',
+              body: 'new 1\n',
+              expectedResponse: 'dropped',
+            },
+          ],
+          theseMetricsShouldHaveBeenSent: [
+            { key: 'events', value: 2 },
+            { key: 'events', value: 1 },
+          ],
+        }),
+      });
+      const summary = await runTests(cfg, { deploy: createInProcessDeployer() });
+      const r = summary.results[0] as TestResult;
+      expect(r.failures).toEqual([]);
+      expect(r.errors).toEqual([]);
+    },
+    IN_PROCESS_TEST_MS,
+  );
+});
