@@ -25,7 +25,7 @@ const ONLY_REALM_IMPORTS = {
 };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs', '**/*.d.mts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
