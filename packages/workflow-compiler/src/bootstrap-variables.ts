@@ -11,6 +11,17 @@ import { parseStrictJson } from './strict-json.js';
 /** A variable name: an ASCII letter or `_`, then letters, digits or `_`. */
 export const VARIABLE_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * Names a bootstrap may never reference, even when set: the agent's own key material, which must stay out of
+ * workflow-visible data (S51). The agent passes them as `forbidden`, and so does the test runner for test
+ * bootstraps, so a test is refused exactly where the agent would refuse the bootstrap.
+ */
+export const FORBIDDEN_BOOTSTRAP_VARIABLES: ReadonlySet<string> = new Set([
+  'AGENT_BOOTSTRAP_SECRETKEY',
+  'AGENT_STRING_SECRETKEYS',
+  'AGENT_BOOTSTRAP_PRIVATEKEY',
+]);
+
 /** Longest variable name accepted (a longer one is `WORKFLOW_VARIABLE_INVALID`). */
 export const MAX_VARIABLE_NAME_LENGTH = 256;
 

@@ -7,6 +7,7 @@ describe('public surface', () => {
       [
         "BOOTSTRAP_SCHEMA",
         "DEFAULT_RESOURCE_DIRS",
+        "FORBIDDEN_BOOTSTRAP_VARIABLES",
         "JSON_OBJECT_PROTOTYPE",
         "MANIFEST_OPS",
         "MANIFEST_SCHEMA",

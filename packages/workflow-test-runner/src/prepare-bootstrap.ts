@@ -1,4 +1,5 @@
 import {
+  FORBIDDEN_BOOTSTRAP_VARIABLES,
   validateBootstrapWithVariables,
   VARIABLE_NAME_PATTERN,
   type DeploymentRecord,
@@ -32,16 +33,6 @@ export interface MergeTestBootstrapInput {
 
 /** Variable names the harness always defines. */
 export const BUILT_IN_VARIABLES = ['testDeploymentId'] as const;
-
-/**
- * Names a bootstrap may never reference, whatever holds them: the agent's own key material (S51; the agent's
- * `FORBIDDEN_VARIABLES`, apps/agent-runtime/src/startup/variables.ts).
- */
-const FORBIDDEN_VARIABLES: ReadonlySet<string> = new Set([
-  'AGENT_BOOTSTRAP_SECRETKEY',
-  'AGENT_STRING_SECRETKEYS',
-  'AGENT_BOOTSTRAP_PRIVATEKEY',
-]);
 
 /** The values for `${NAME}`, lowest first: the environment, the variables, the built-in `testDeploymentId`. */
 function variablesOf(input: MergeTestBootstrapInput, id: string): Map<string, string> {
@@ -86,7 +77,8 @@ export function mergeTestBootstrap(input: MergeTestBootstrapInput): DeploymentRe
   }
   try {
     const { bootstrap } = validateBootstrapWithVariables(record, variablesOf(input, id), {
-      forbidden: FORBIDDEN_VARIABLES,
+      // The agent's key variables (S51): refused wherever they are set, as the agent refuses them.
+      forbidden: FORBIDDEN_BOOTSTRAP_VARIABLES,
     });
     return bootstrap[0] as DeploymentRecord;
   } catch (err) {

@@ -1,6 +1,11 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MAX_SECRETS_FILE_BYTES, VARIABLE_NAME_PATTERN, parseSecretsFile } from '@org/workflow-compiler';
+import {
+  FORBIDDEN_BOOTSTRAP_VARIABLES,
+  MAX_SECRETS_FILE_BYTES,
+  VARIABLE_NAME_PATTERN,
+  parseSecretsFile,
+} from '@org/workflow-compiler';
 import { AgentError, isCodedError } from '@org/workflow-runtime';
 import { withContext } from '@org/workflow-runtime/internal';
 
@@ -20,13 +25,9 @@ export interface SecretsSource {
 
 /**
  * Variables a bootstrap may never reference, even when set: the agent's own key material, which must stay out
- * of workflow-visible data (S51).
+ * of workflow-visible data (S51). One list with the test runner's (`FORBIDDEN_BOOTSTRAP_VARIABLES`).
  */
-export const FORBIDDEN_VARIABLES: ReadonlySet<string> = new Set([
-  'AGENT_BOOTSTRAP_SECRETKEY',
-  'AGENT_STRING_SECRETKEYS',
-  'AGENT_BOOTSTRAP_PRIVATEKEY',
-]);
+export const FORBIDDEN_VARIABLES: ReadonlySet<string> = FORBIDDEN_BOOTSTRAP_VARIABLES;
 
 /** Schemes the reference accepts that this agent refuses: nothing is fetched over the network at start-up. */
 const REFUSED_SCHEMES = new Set(['http', 'https', 'hostrecord']);
