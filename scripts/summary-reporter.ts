@@ -1,6 +1,6 @@
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 
-/** A test slower than this (house style: "a test that takes over a second") should carry an explicit timeout. */
+/** A test slower than this (a second, on a quiet machine) should be made faster or carry an explicit timeout. */
 const SLOW_MS = 1000;
 
 /**
