@@ -2,46 +2,22 @@
 // stored size of recently seen keys remembered, writes held until settle, and a recount after a failed commit.
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createLmdbPersistence,
-  createWorkflowEngine,
-  EngineError,
-  type PersistenceProvider,
-  type PersistenceSpec,
-  type PersistentStore,
-} from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { createWorkflowEngine, EngineError, type PersistentStore } from '../src/index.js';
 import { SIZE_CACHE_KEYS } from '../src/persistence/lmdb-entries.js';
 import { fakeHost, input, scriptStep, workflow } from './fake-host.js';
-import { tempDataDir } from './persistence-helpers.js';
+import { plainSpec as spec, StoreHarness } from './persistence-helpers.js';
 
-const spec = (file: string): PersistenceSpec => ({
-  file,
-  flush: true,
-  hexSymmetricKey: undefined,
-  obfuscate: false,
-});
-
-let dir: string;
-let cleanup: () => void;
-const providers: PersistenceProvider[] = [];
-
-function provider(limits = {}): PersistenceProvider {
-  const p = createLmdbPersistence({ dataDir: dir, limits });
-  providers.push(p);
-  return p;
-}
-
-async function closeAll(): Promise<void> {
-  for (const p of providers.splice(0)) await p.close();
-}
+const h = StoreHarness.perTest();
+const provider = (limits = {}) => h.provider(limits);
+const closeAll = (): Promise<void> => h.closeAll();
 
 /** The stats record and a count of the entries as LMDB holds them, read with a plain lmdb handle. */
 async function onDisk(
   file: string,
 ): Promise<{ stats: unknown; counted: { entries: number; bytes: number } }> {
   const db = open<Buffer, Buffer>({
-    path: join(dir, file),
+    path: join(h.dir, file),
     noSubdir: true,
     encoding: 'binary',
     keyEncoding: 'binary',
@@ -73,15 +49,6 @@ function failNextCommit(store: PersistentStore): void {
 
 /** Bytes an item counts for (plain store): kind byte + UTF-8 key, tag byte + UTF-8 value. */
 const itemBytes = (k: string, v: string): number => 1 + Buffer.byteLength(k) + 1 + Buffer.byteLength(v);
-
-beforeEach(() => {
-  ({ dir, cleanup } = tempDataDir());
-});
-
-afterEach(async () => {
-  await closeAll();
-  cleanup();
-});
 
 describe('store accounting: limits at the exact boundary', () => {
   it('S130: maxEntries admits exactly N entries; overwrites and removals stay allowed and free room', async () => {

@@ -4,21 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLmdbPersistence, EngineError, type PersistenceSpec } from '../src/index.js';
-import { tempDataDir } from './persistence-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { createLmdbPersistence, EngineError } from '../src/index.js';
+import { plainSpec as spec, StoreHarness } from './persistence-helpers.js';
 
-const spec = (file: string): PersistenceSpec => ({
-  file,
-  flush: true,
-  hexSymmetricKey: undefined,
-  obfuscate: false,
-});
-
-let dir: string;
-let cleanup: () => void;
-beforeEach(() => ({ dir, cleanup } = tempDataDir()));
-afterEach(() => cleanup());
+const h = StoreHarness.perTest();
 
 async function openError(dataDir: string, file: string): Promise<EngineError> {
   const p = createLmdbPersistence({ dataDir });
@@ -38,10 +28,10 @@ describe('a store the system refuses (ENGINE_PERSISTENCE_UNAVAILABLE)', () => {
   it('names the path and ENAMETOOLONG for a file name over the system limit, and for a directory on the way', async () => {
     const long = 'x'.repeat(300);
     for (const file of [`${long}.store`, `sub/${long}/a.store`]) {
-      const err = await openError(dir, file);
+      const err = await openError(h.dir, file);
       expect(err.code).toBe('ENGINE_PERSISTENCE_UNAVAILABLE');
       expect(err.message).toContain('ENAMETOOLONG (a name in the path is too long)');
-      expect(err.message).toContain(JSON.stringify(dir).slice(0, -1)); // the data directory's path, quoted
+      expect(err.message).toContain(JSON.stringify(h.dir).slice(0, -1)); // the data directory's path, quoted
       expect(err.message).toContain('step "s"');
     }
   });

@@ -2,47 +2,19 @@
 // newest write of a key wins whatever order runs commit in; a version 1 store (queue headers) is upgraded at open.
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createLmdbPersistence,
-  EngineError,
-  type PersistenceProvider,
-  type PersistenceSpec,
-} from '../src/index.js';
-import { tempDataDir } from './persistence-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { EngineError } from '../src/index.js';
+import { plainSpec as spec, StoreHarness } from './persistence-helpers.js';
 
-const spec = (file: string): PersistenceSpec => ({
-  file,
-  flush: true,
-  hexSymmetricKey: undefined,
-  obfuscate: false,
-});
-
-let dir: string;
-let cleanup: () => void;
-const providers: PersistenceProvider[] = [];
-
-function provider(limits = {}): PersistenceProvider {
-  const p = createLmdbPersistence({ dataDir: dir, limits });
-  providers.push(p);
-  return p;
-}
-
-beforeEach(() => {
-  ({ dir, cleanup } = tempDataDir());
-});
-
-afterEach(async () => {
-  for (const p of providers.splice(0)) await p.close();
-  cleanup();
-});
+const h = StoreHarness.perTest();
+const provider = (limits = {}) => h.provider(limits);
 
 /** What the file holds, read with a plain lmdb handle: the records by key (latin1) and the stats record. */
 async function onDisk(
   file: string,
 ): Promise<{ records: Map<string, string>; stats: unknown; counted: unknown }> {
   const db = open<Buffer, Buffer>({
-    path: join(dir, file),
+    path: join(h.dir, file),
     noSubdir: true,
     encoding: 'binary',
     keyEncoding: 'binary',
@@ -149,7 +121,7 @@ describe('each run commits its own writes (ADR 0126)', () => {
 
 describe('a version 1 store is upgraded at open (ADR 0126)', () => {
   it('drops the queue headers, keeps the items in order and every other record, and recounts', async () => {
-    const path = join(dir, 'v1.store');
+    const path = join(h.dir, 'v1.store');
     const db = open<Buffer, Buffer>({ path, noSubdir: true, encoding: 'binary', keyEncoding: 'binary' });
     const item = (name: string, seq: number): Buffer => {
       const k = Buffer.alloc(3 + name.length + 8);
@@ -188,7 +160,7 @@ describe('a version 1 store is upgraded at open (ADR 0126)', () => {
     r.returnItem('q', 'zeroth');
     expect(r.take('q', 10)).toEqual(['zeroth', 'returned', 'first', 'second', 'third']);
     await r.settle(true);
-    await providers.pop()!.close();
+    await h.closeAll();
     const disk = await onDisk('v1.store');
     expect([...disk.records.keys()]).toEqual(['\u0001kept']);
     expect(disk.stats).toEqual(disk.counted);

@@ -74,6 +74,17 @@ const suite = {
   'tests/b-quick.test.json': test('quick', { theseMetricsShouldHaveBeenSent: [{ key: 'quick', value: 1 }] }),
 };
 
+/** The suite with `a-slow` in a script's own 10 s sleep instead of waiting for a mock. */
+function sleepySuite(): Record<string, unknown> {
+  const sleepy = structuredClone(flow);
+  sleepy.workflows[0]!.steps.push({ stepId: 'nap', resultsProcessor: { script: 'context.sleep(10000);' } });
+  return {
+    ...suite,
+    'tests/flow.json': sleepy,
+    'tests/a-slow.test.json': test('nap', { secondsToWaitForCompletion: WAIT_S }),
+  };
+}
+
 function setup(files: Record<string, unknown>): { root: string } {
   const p = project(files);
   cleanups.push(p.cleanup);
@@ -143,16 +154,7 @@ describe('runTests with createInProcessDeployer: a run past secondsToWaitForComp
   it(
     "also when the run is in a script's own sleep: the sleep ends with the deployment (ENGINE_DISPOSED)",
     async () => {
-      const sleepy = structuredClone(flow);
-      sleepy.workflows[0]!.steps.push({
-        stepId: 'nap',
-        resultsProcessor: { script: 'context.sleep(10000);' },
-      });
-      const { root } = setup({
-        ...suite,
-        'tests/flow.json': sleepy,
-        'tests/a-slow.test.json': test('nap', { secondsToWaitForCompletion: WAIT_S }),
-      });
+      const { root } = setup(sleepySuite());
       const started = performance.now();
       const summary = await runTests(config(root), { deploy: createInProcessDeployer() });
       const elapsed = performance.now() - started;
@@ -240,15 +242,8 @@ describe('oapp test as a process (issue 27)', () => {
   it(
     "exits without waiting for a script's own sleep (10 s) once its test has timed out",
     async () => {
-      const sleepy = structuredClone(flow);
-      sleepy.workflows[0]!.steps.push({
-        stepId: 'nap',
-        resultsProcessor: { script: 'context.sleep(10000);' },
-      });
       const { root } = setup({
-        ...suite,
-        'tests/flow.json': sleepy,
-        'tests/a-slow.test.json': test('nap', { secondsToWaitForCompletion: WAIT_S }),
+        ...sleepySuite(),
         'testrunner.config.json': { resourceDirs: ['resources'], testDirs: ['tests'] },
       });
       const run = await runOapp(['test'], root);
