@@ -2,6 +2,8 @@ import type { Reporter, TestCase, TestModule } from 'vitest/node';
 
 /** A test slower than this (a second, on a quiet machine) should be made faster or carry an explicit timeout. */
 const SLOW_MS = 1000;
+/** Vitest's own default `testTimeout`: a project with another value chose its own. */
+const VITEST_DEFAULT_TIMEOUT_MS = 5000;
 
 /**
  * Prints the tests that took over {@link SLOW_MS} with no timeout of their own (their timeout is their project's
@@ -39,6 +41,8 @@ function slowLine(mod: TestModule, test: TestCase): string | undefined {
   const ms = test.diagnostic()?.duration ?? 0;
   if (ms <= SLOW_MS) return undefined;
   const project = mod.project.config;
+  // A project that sets its own testTimeout (with its reason in its config, e.g. the cli's child processes) counts.
+  if (project.testTimeout !== VITEST_DEFAULT_TIMEOUT_MS) return undefined;
   if (test.options.timeout !== undefined && test.options.timeout !== project.testTimeout) return undefined;
   return `  ${Math.round(ms)} ms  ${mod.project.name}/${mod.relativeModuleId} > ${test.fullName}`;
 }

@@ -246,19 +246,24 @@ describe('stream bytes into the sandbox', () => {
       { host: fakeHost(), data: {}, limits: { memoryBytes: 64 * 1024 * KiB } },
     );
 
-  it('delivers every byte in new and reused buffers and at the end of the stream', async () => {
-    const size = 64 * KiB;
-    const chunks = 3 * (MiB / size) + 3; // 3 MiB + 192 KiB
-    const engine = await mixedReads();
-    try {
-      const { stream } = source(chunks, size);
-      const r = await engine.runStep('mixed', input(undefined, { stream }));
-      expect(r.errors).toEqual([]);
-      expect(r.body).toBe(expected(chunks * size));
-    } finally {
-      engine.dispose();
-    }
-  });
+  // 1.7 s in a CI run on 2 shared cores (real servers, child processes or sandbox workers): an explicit timeout.
+  it(
+    'delivers every byte in new and reused buffers and at the end of the stream',
+    { timeout: 10_000 },
+    async () => {
+      const size = 64 * KiB;
+      const chunks = 3 * (MiB / size) + 3; // 3 MiB + 192 KiB
+      const engine = await mixedReads();
+      try {
+        const { stream } = source(chunks, size);
+        const r = await engine.runStep('mixed', input(undefined, { stream }));
+        expect(r.errors).toEqual([]);
+        expect(r.body).toBe(expected(chunks * size));
+      } finally {
+        engine.dispose();
+      }
+    },
+  );
 
   it('issue 27: gzip of an upload over the memory limit fails with ENGINE_MEMORY; the upload is not buffered whole', async () => {
     const engine = await createWorkflowEngine(
@@ -286,26 +291,31 @@ describe('stream bytes into the sandbox', () => {
     }
   });
 
-  it('delivers every byte of a transferable source, its whole chunks moved to the worker', async () => {
-    const size = 64 * KiB;
-    const chunks = 3 * (MiB / size) + 3;
-    const engine = await mixedReads();
-    try {
-      const moved: Uint8Array[] = [];
-      const t = source(chunks, size);
-      const tracked = (async function* () {
-        for await (const c of t.stream) yield (moved.push(c), c);
-      })();
-      const r = await engine.runStep(
-        'mixed',
-        input(undefined, { stream: tracked, streamTransferable: true }),
-      );
-      expect(r.errors).toEqual([]);
-      expect(r.body).toBe(expected(chunks * size));
-      // moved chunks are detached here
-      expect(moved.filter((c) => c.byteLength === 0).length).toBeGreaterThan(chunks / 2);
-    } finally {
-      engine.dispose();
-    }
-  });
+  // 1.8 s in a CI run on 2 shared cores (real servers, child processes or sandbox workers): an explicit timeout.
+  it(
+    'delivers every byte of a transferable source, its whole chunks moved to the worker',
+    { timeout: 10_000 },
+    async () => {
+      const size = 64 * KiB;
+      const chunks = 3 * (MiB / size) + 3;
+      const engine = await mixedReads();
+      try {
+        const moved: Uint8Array[] = [];
+        const t = source(chunks, size);
+        const tracked = (async function* () {
+          for await (const c of t.stream) yield (moved.push(c), c);
+        })();
+        const r = await engine.runStep(
+          'mixed',
+          input(undefined, { stream: tracked, streamTransferable: true }),
+        );
+        expect(r.errors).toEqual([]);
+        expect(r.body).toBe(expected(chunks * size));
+        // moved chunks are detached here
+        expect(moved.filter((c) => c.byteLength === 0).length).toBeGreaterThan(chunks / 2);
+      } finally {
+        engine.dispose();
+      }
+    },
+  );
 });

@@ -242,27 +242,32 @@ describe('scripted-split-aggregate (README.md "Split and aggregate")', () => {
     expect(result.body).not.toBe('ran');
   });
 
-  it('fails the step with ENGINE_LIMIT past MAX_SPLIT_ITEMS, also when the script catches the error', async () => {
-    const add = `for (let i = 0; i <= ${MAX_SPLIT_ITEMS}; i++) context.addSplitReturnItem('i' + i);`;
-    const expected = [`splitGenerator: ENGINE_LIMIT: more than ${MAX_SPLIT_ITEMS} split items`];
-    const step = {
-      urlGenerator: s("context.setUrl('api', '/x')"),
-      resultsProcessor: s("context.setBody('ran')"),
-    };
-    const thrown = await runSplit({ ...step, splitGenerator: s(add) }, undefined);
-    expect(thrown.result).toMatchObject({ errored: true, errors: expected });
-    const caught = await runSplit(
-      { ...step, splitGenerator: s(`try { ${add} } catch (e) { context.setProperty('seen', e.code) }`) },
-      undefined,
-    );
-    expect(caught.result).toMatchObject({
-      errored: true,
-      errors: expected,
-      properties: { seen: 'ENGINE_LIMIT' },
-    });
-    expect(caught.result.body).not.toBe('ran');
-    expect([...thrown.host.calls, ...caught.host.calls]).toEqual([]);
-  });
+  // 2.4 s in a CI run on 2 shared cores (real servers, child processes or sandbox workers): an explicit timeout.
+  it(
+    'fails the step with ENGINE_LIMIT past MAX_SPLIT_ITEMS, also when the script catches the error',
+    { timeout: 20_000 },
+    async () => {
+      const add = `for (let i = 0; i <= ${MAX_SPLIT_ITEMS}; i++) context.addSplitReturnItem('i' + i);`;
+      const expected = [`splitGenerator: ENGINE_LIMIT: more than ${MAX_SPLIT_ITEMS} split items`];
+      const step = {
+        urlGenerator: s("context.setUrl('api', '/x')"),
+        resultsProcessor: s("context.setBody('ran')"),
+      };
+      const thrown = await runSplit({ ...step, splitGenerator: s(add) }, undefined);
+      expect(thrown.result).toMatchObject({ errored: true, errors: expected });
+      const caught = await runSplit(
+        { ...step, splitGenerator: s(`try { ${add} } catch (e) { context.setProperty('seen', e.code) }`) },
+        undefined,
+      );
+      expect(caught.result).toMatchObject({
+        errored: true,
+        errors: expected,
+        properties: { seen: 'ENGINE_LIMIT' },
+      });
+      expect(caught.result.body).not.toBe('ran');
+      expect([...thrown.host.calls, ...caught.host.calls]).toEqual([]);
+    },
+  );
 
   it('bounds the items and the collected results by the memory limit (ENGINE_LIMIT)', async () => {
     const limits = { memoryBytes: 8 * MIB };
@@ -442,7 +447,8 @@ describe('the deadline of a split step (limits.splitTimeMs, ADR 0069)', () => {
     expect(api.seen.length - before).toBe(seen.length);
   });
 
-  it('L4: stops waiting for a host that ignores the abort signal', async () => {
+  // 1.0 s in a CI run on 2 shared cores (real servers, child processes or sandbox workers): an explicit timeout.
+  it('L4: stops waiting for a host that ignores the abort signal', { timeout: 10_000 }, async () => {
     const signals: AbortSignal[] = [];
     const host = fakeHost({
       respond: (req) => {

@@ -204,28 +204,33 @@ describe('sendToStep(accessId, stepId, body) between deployments', () => {
     expect(t.logs('billing-eu')).toEqual([]);
   });
 
-  it('ends a ping-pong between two deployments at the send depth (ENGINE_SEND_DEPTH)', async () => {
-    const bouncer = (id: string, other: string): TestDeployment => ({
-      id,
-      workflow: wf(
-        step(
-          'bounce',
-          `console.log('bounce'); const r = context.sendToStep('${other}', 'bounce', 'x'); context.setBody(r.isErrored() ? r.getAllErrors().join() : r.getBody());`,
-          { deploymentAccess: { ids: ['in'] } },
+  // 1.0 s in a CI run on 2 shared cores (real servers, child processes or sandbox workers): an explicit timeout.
+  it(
+    'ends a ping-pong between two deployments at the send depth (ENGINE_SEND_DEPTH)',
+    { timeout: 10_000 },
+    async () => {
+      const bouncer = (id: string, other: string): TestDeployment => ({
+        id,
+        workflow: wf(
+          step(
+            'bounce',
+            `console.log('bounce'); const r = context.sendToStep('${other}', 'bounce', 'x'); context.setBody(r.isErrored() ? r.getAllErrors().join() : r.getBody());`,
+            { deploymentAccess: { ids: ['in'] } },
+          ),
         ),
-      ),
-      record: {
-        allowDeploymentAccess: [
-          { id: other, access: 'call', deploymentIds: [other] },
-          { id: 'in', access: 'receive', deploymentIds: [other] },
-        ],
-      },
-    });
-    const t = await startRuntime([bouncer('ping', 'pong'), bouncer('pong', 'ping')]);
-    const r = await t.runtime.triggerStep('ping', 'bounce');
-    expect(r?.body).toContain('ENGINE_SEND_DEPTH');
-    expect(t.logs('ping').length + t.logs('pong').length).toBe(9);
-  });
+        record: {
+          allowDeploymentAccess: [
+            { id: other, access: 'call', deploymentIds: [other] },
+            { id: 'in', access: 'receive', deploymentIds: [other] },
+          ],
+        },
+      });
+      const t = await startRuntime([bouncer('ping', 'pong'), bouncer('pong', 'ping')]);
+      const r = await t.runtime.triggerStep('ping', 'bounce');
+      expect(r?.body).toContain('ENGINE_SEND_DEPTH');
+      expect(t.logs('ping').length + t.logs('pong').length).toBe(9);
+    },
+  );
 
   it('one id for a call and a receive entry: two deployments call each other through it, directions never mix', async () => {
     const peer = (id: string, other: string): TestDeployment => ({
