@@ -203,8 +203,14 @@ describe('closeAll', () => {
   // startRuntime starts real engines and sandbox workers: on a busy machine that alone can pass 1 s, hence the same
   // 30 s bound as the tests above; the drain itself takes a few milliseconds.
   it('a keep-alive client sending requests across the drain gets every answer, the last with Connection: close, none reset', async () => {
+    // The second request's step waits on its outbound call until the third request has reached the server, so the
+    // server knows of the third before it answers the second (no race with the test's own timing).
+    const gate = deferred();
     const t = await startRuntime([DEPLOYMENT], {
-      transport: () => Promise.resolve({ status: 200, headers: {}, body: new Uint8Array() }),
+      transport: async () => {
+        await gate.promise;
+        return { status: 200, headers: {}, body: new TextEncoder().encode('upstream') };
+      },
     });
     const port = t.port('d1', 'web');
     const server = t.runtime.servers[0]!.server;
@@ -219,17 +225,20 @@ describe('closeAll', () => {
     // The next request is in the kernel's buffer, not read yet, when the drain starts (it used to be reset with the
     // idle connection); one more follows on the same connection once the drain has started (it used to be dropped
     // behind a `Connection: close` on the one before it).
-    c.write(get1('/fast'));
+    c.write(get1('/block'));
     expect(isDraining(server)).toBe(false);
     const closed = closeAll(t.runtime, 600_000);
     expect(isDraining(server)).toBe(true);
     await new Promise((resolve) => setImmediate(resolve));
     c.write(get1('/fast'));
+    // Loopback: the bytes are in the server's socket buffer at once; several event-loop turns let it read them.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gate.resolve();
 
     // RawClient.response() throws if the connection ends before a whole answer: every request is answered.
     const after = [await c.response(), await c.response()];
     expect(after.map((r) => [r.status, r.body, r.headers['connection']])).toEqual([
-      [200, 'fast', 'keep-alive'],
+      [200, 'released upstream', 'keep-alive'],
       [200, 'fast', 'close'],
     ]);
     await c.closed();
