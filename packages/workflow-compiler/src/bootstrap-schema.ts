@@ -213,6 +213,8 @@ const record = strict(
     allowHttpServerAccess: { type: 'array', items: server },
     allowFileAccess: { type: 'array', items: fileAccess },
     allowDeploymentAccess: { type: 'array', items: deploymentAccess },
+    // Ours (SPEC.md §8.5): grants the deployment the agent's packager capability (`context.packager()`).
+    allowPackagerAccess: SB,
     reloadTimeout: ms,
     data: free,
   },

@@ -87,6 +87,13 @@ export interface DeploymentRecord {
    * agent's default (`AGENT_SCRIPT_TIME_MS`, else 5 000). SPEC.md §8.4.
    */
   scriptTimeoutMs?: number;
+  /**
+   * Grants the deployment the agent's packager capability (SPEC.md §8.5): steps that declare
+   * `data.packagerOperation` serve that packager operation, `context.packager()` runs it. On only when `true` or
+   * `"true"`; then `data.resourceIds` (at least one) and `data.workflowSourceIds` name `allowFileAccess` entries
+   * that grant `READ` and `LIST`.
+   */
+  allowPackagerAccess?: StringBoolean;
   [other: string]: unknown;
 }
 

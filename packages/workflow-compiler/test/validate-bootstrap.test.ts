@@ -283,6 +283,73 @@ describe('validateBootstrap', () => {
     },
   );
 
+  /** The example with the packager capability granted over two directories (SPEC.md §8.5, issue 26). */
+  function packagerExample(): Record<string, any> {
+    const b = example();
+    b['allowPackagerAccess'] = true;
+    b['allowFileAccess'].push(
+      { id: 'community', directoryOrFile: '/community-resources', READ: true, LIST: 'true' },
+      { id: 'sources', directoryOrFile: '/workflows', READ: 'true', LIST: true, required: false },
+    );
+    b['data'] = { region: 'eu-1', resourceIds: ['community', 'inbox'], workflowSourceIds: ['sources'] };
+    return b;
+  }
+
+  it('accepts allowPackagerAccess as a boolean or a string boolean, with its directories in data (issue 26)', () => {
+    for (const v of [true, 'true']) {
+      const b = packagerExample();
+      b['allowPackagerAccess'] = v;
+      expect(validateBootstrap(b)[0]?.allowPackagerAccess).toBe(v);
+    }
+    // Off, the data lists are the deployment's own data: nothing is checked.
+    for (const v of [false, 'false', '${PACKAGER}']) {
+      const b = packagerExample();
+      b['allowPackagerAccess'] = v;
+      b['data'] = { resourceIds: 'not a list' };
+      expect(validateBootstrap(b)[0]?.allowPackagerAccess).toBe(v);
+    }
+    // Without workflowSourceIds, and with an id a variable will give (the agent substitutes first).
+    const b = packagerExample();
+    b['data'] = { resourceIds: ['community', '${MORE_RESOURCES}'] };
+    expect(validateBootstrap(b)[0]?.data).toEqual({ resourceIds: ['community', '${MORE_RESOURCES}'] });
+  });
+
+  it.each([
+    [(b: any) => delete b.data.resourceIds, '/0/data/resourceIds', 'needs data.resourceIds'],
+    [(b: any) => (b.data.resourceIds = []), '/0/data/resourceIds', 'non-empty array'],
+    [(b: any) => (b.data.workflowSourceIds = 'sources'), '/0/data/workflowSourceIds', 'an array'],
+    [(b: any) => (b.data.resourceIds = ['community', 7]), '/0/data/resourceIds/1', 'allowFileAccess id'],
+    [(b: any) => (b.data.resourceIds = ['nowhere']), '/0/data/resourceIds/0', '"nowhere" names no'],
+    [
+      (b: any) => delete b.allowFileAccess.find((f: any) => f.id === 'sources').LIST,
+      '/0/data/workflowSourceIds/0',
+      '"sources" must grant READ and LIST',
+    ],
+    [
+      (b: any) => (b.allowFileAccess.find((f: any) => f.id === 'community').READ = false),
+      '/0/data/resourceIds/0',
+      '"community" must grant READ and LIST',
+    ],
+  ])(
+    'refuses a packager directory list that does not name readable, listable allowFileAccess entries (%#, issue 26)',
+    (mutate, pointer, detail) => {
+      const b = packagerExample();
+      mutate(b);
+      expect(() => validateBootstrap(b)).toThrowCode(WorkflowError, 'WORKFLOW_BOOTSTRAP_INVALID');
+      try {
+        validateBootstrap(b);
+      } catch (e) {
+        const errors = (e as WorkflowError).details?.errors ?? [];
+        expect(errors).toContainEqual({ pointer, detail: expect.stringContaining(detail) });
+      }
+    },
+  );
+
+  it.each(['yes', 1, null])('rejects allowPackagerAccess %j with WORKFLOW_BOOTSTRAP_INVALID', (v) => {
+    const details = rejects((b) => (b['allowPackagerAccess'] = v), 'WORKFLOW_BOOTSTRAP_INVALID');
+    expect(details.map((d) => d.pointer)).toContain('/0/allowPackagerAccess');
+  });
+
   it('takes servePackagedAsset as a plain allowFileAccess id, as reference bootstraps write it (issue 28)', () => {
     const b = example();
     b['allowHttpServerAccess'] = [{ id: 'ui', port: 8081, servePackagedAsset: 'ui-zip' }];

@@ -1,5 +1,12 @@
 import type { WorkflowErrorCode, WorkflowErrorDetail } from '../errors.js';
-import { isJsonObject, quoteName, toPointer, type JsonObject, type JsonValue } from '../json-value.js';
+import {
+  emptyObject,
+  isJsonObject,
+  quoteName,
+  toPointer,
+  type JsonObject,
+  type JsonValue,
+} from '../json-value.js';
 import { throwDetails } from './schema-check.js';
 
 type Issues = WorkflowErrorDetail[];
@@ -151,6 +158,54 @@ function signerCount(r: JsonObject, i: number, out: Issues): void {
 function consistency(r: JsonObject, i: number, out: Issues): void {
   timeouts(r, i, out);
   assetReferences(r, i, out);
+  packagerDirectories(r, i, out);
+}
+
+/** A flag that is on, or a `${VAR}` reference `validateBootstrap` cannot judge (the agent substitutes first, §8). */
+const onOrUnknown = (v: JsonValue | undefined): boolean =>
+  v === true || v === 'true' || (typeof v === 'string' && v.startsWith('${'));
+
+/** The `data` lists of `allowPackagerAccess` (SPEC.md §8.5): which `allowFileAccess` entries the packager reads. */
+const PACKAGER_DIRECTORY_LISTS = ['resourceIds', 'workflowSourceIds'] as const;
+
+/**
+ * With `allowPackagerAccess` on, `data.resourceIds` (at least one) and `data.workflowSourceIds` (optional) are lists
+ * of `allowFileAccess` ids whose entries grant `READ` and `LIST` (SPEC.md §8.5). An id holding `${` is left to the
+ * agent, which substitutes before it validates.
+ */
+function packagerDirectories(r: JsonObject, i: number, out: Issues): void {
+  const grant = r['allowPackagerAccess'];
+  if (grant !== true && grant !== 'true') return;
+  const files = new Map<string, JsonObject>();
+  for (const f of Array.isArray(r['allowFileAccess']) ? r['allowFileAccess'] : [])
+    if (isJsonObject(f) && typeof f['id'] === 'string') files.set(f['id'], f);
+  const data = isJsonObject(r['data']) ? r['data'] : emptyObject();
+  for (const list of PACKAGER_DIRECTORY_LISTS) {
+    const ids = data[list];
+    const at = [i, 'data', list];
+    if (ids === undefined && list === 'workflowSourceIds') continue;
+    if (!Array.isArray(ids) || (list === 'resourceIds' && ids.length === 0)) {
+      const what = list === 'resourceIds' ? 'a non-empty array' : 'an array';
+      out.push({
+        pointer: toPointer(at),
+        detail: `allowPackagerAccess needs data.${list} as ${what} of allowFileAccess ids`,
+      });
+      continue;
+    }
+    ids.forEach((id, j) => {
+      const pointer = toPointer([...at, j]);
+      if (typeof id !== 'string' || id === '') {
+        out.push({ pointer, detail: 'expected an allowFileAccess id' });
+        return;
+      }
+      if (id.includes('${')) return;
+      const entry = files.get(id);
+      if (entry === undefined)
+        out.push({ pointer, detail: `${quoteName(id)} names no allowFileAccess entry` });
+      else if (!onOrUnknown(entry['READ']) || !onOrUnknown(entry['LIST']))
+        out.push({ pointer, detail: `allowFileAccess ${quoteName(id)} must grant READ and LIST` });
+    });
+  }
 }
 
 /** A server's `serveFromPackagedAsset.packagedAssetFileId` names an `allowFileAccess` entry (docs/interfaces.md §3.4). */
