@@ -5,6 +5,7 @@ import { authCall, registerAuthHeaderValue, requireAuth, restrictedData } from '
 import { sendToStep, sendToStepAndForget } from './send-ops.js';
 import { sendToDeployment } from './deployment-ops.js';
 import { addSplitReturnItem } from './split-ops.js';
+import { packagerCall } from './packager-ops.js';
 import { PERSIST_OPS, deferMetric, persistedDelta } from './persist-ops.js';
 import { CRYPTO_OPS } from './crypto-ops.js';
 import { FILE_OPS } from './file-ops.js';
@@ -188,6 +189,7 @@ const OPS: Record<string, Op> = {
   restrictedData,
   authCall,
   'split.add': addSplitReturnItem,
+  packager: packagerCall,
   ...PERSIST_OPS,
   ...CRYPTO_OPS,
   ...FILE_OPS,

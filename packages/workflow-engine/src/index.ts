@@ -23,6 +23,8 @@ export type {
   EngineOptions,
   OutboundRequest,
   OutboundResponse,
+  PackagerRequest,
+  PackagerResponse,
   RunStepOptions,
   StepInfo,
   StepInput,

@@ -9,15 +9,17 @@ export function stepInfoOf(m: StepModel): StepInfo {
     workflow: m.workflow,
     trigger: m.trigger,
     type: m.type,
+    ...(m.packagerOperation === undefined ? {} : { packagerOperation: m.packagerOperation }),
   });
 }
 
 /**
  * The enabled steps of a compiled workflow file exactly as `engine.steps` lists them, without creating an engine
- * (no store is opened): an app wires a deployment's triggers from it and creates the engine on first use.
+ * (no store is opened): an app wires a deployment's triggers from it and creates the engine on first use. `data` is
+ * the bootstrap record's data, as `EngineOptions.data` (it only shows in `packagerOperation`).
  *
  * @throws EngineError `ENGINE_INVALID_WORKFLOW` when the value is not a compiled workflow file.
  */
-export function listSteps(compiledWorkflow: unknown): StepInfo[] {
-  return [...loadWorkflow(compiledWorkflow, {}).values()].map(stepInfoOf);
+export function listSteps(compiledWorkflow: unknown, data: Record<string, unknown> = {}): StepInfo[] {
+  return [...loadWorkflow(compiledWorkflow, data).values()].map(stepInfoOf);
 }

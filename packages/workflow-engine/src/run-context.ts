@@ -2,6 +2,7 @@ import { codeOf, messageOf } from './errors.js';
 import type { SecretSet } from './redact.js';
 import type { RunState } from './run-state.js';
 import type { SplitItems } from './split-ops.js';
+import type { PackagerSlot } from './packager-ops.js';
 import type { PersistentStore } from './persistence/types.js';
 import type { EngineHost, StepInput, StepResult } from './types.js';
 import type { StepModel } from './workflow-model.js';
@@ -76,6 +77,8 @@ export interface RunContext {
    * that differ were set there and are secret when passed on, ADR 0054).
    */
   authBaseline?: Readonly<Record<string, string>> | undefined;
+  /** The step run's held packager request and its answer (packager-ops.ts); undefined in a run without one. */
+  packager?: PackagerSlot | undefined;
 }
 
 /** `CODE: message` for coded errors, the message otherwise. */

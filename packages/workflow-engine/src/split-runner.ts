@@ -119,6 +119,7 @@ async function runItems(
       authHeaders: dict<[string, string]>(),
       signal,
       store: flow.store,
+      packager: flow.packager,
     };
     await cycle.runItem(f);
     if (signal.aborted) return; // cut short: neither a result nor an error of its own

@@ -11,6 +11,7 @@ import { runInSandbox } from './sandbox.js';
 import { ByteStream } from './byte-stream.js';
 import { untilAborted } from './abort.js';
 import { runSplitFlow, SPLIT_STEP_TYPE } from './split-runner.js';
+import { packagerSlot, type PackagerSlot } from './packager-ops.js';
 import type { SplitItems } from './split-ops.js';
 import type { OutboundRequest, StepInput, StepResult } from './types.js';
 import type { ProcessorSlot, ScriptUnit, StepModel } from './workflow-model.js';
@@ -41,6 +42,8 @@ export interface Flow {
    * request, a split item — is not sent.
    */
   bodySet?: boolean | undefined;
+  /** The held packager request of the step run and its answer (packager-ops.ts); split items share it. */
+  packager?: PackagerSlot | undefined;
 }
 
 /** Runs one processor script; false when the step must stop (script error or `end()`). */
@@ -65,6 +68,7 @@ async function runUnit(
     store: flow.store,
     split: mode === 'splitGenerator' ? flow.split : undefined,
     authBaseline: isAuth ? flow.authBaseline : undefined,
+    packager: flow.packager,
   };
   const view = { mode, auth: isAuth, data: unit.data, timestampOverride: step.timestampOverride ?? null };
   const writeLimits = writeBuffer(ctx); // the realm's write buffer (persist-ops.ts)
@@ -281,6 +285,17 @@ function toResult(flow: Flow): StepResult {
   const properties: Record<string, string> = Object.fromEntries(
     Object.entries(state.properties).map(([k, v]) => [clean(k), clean(v)]),
   );
+  // A packager answer is the response, whatever the processors set after it (SPEC.md §7.6).
+  const answer = flow.packager?.answer;
+  if (answer !== undefined)
+    return {
+      status: answer.status,
+      body: answer.body,
+      headers: { ...answer.headers },
+      properties,
+      errored: state.errors.length > 0,
+      errors: state.errors.map((e) => shared.secrets.scrub(e)),
+    };
   return {
     status: Number.isInteger(n) && n >= 100 && n <= 999 ? n : undefined,
     body: state.bytes ? cleanBytes(flow, state.bytes) : state.body === null ? undefined : clean(state.body),
@@ -321,6 +336,7 @@ export async function runStepFlow(
     depth,
     nested,
     authHeaders: Object.create(null) as Flow['authHeaders'],
+    packager: input.packagerRequest === undefined ? undefined : packagerSlot(input.packagerRequest),
   };
   if (step.type === 'scripted-auth') flow.authBaseline = { ...flow.state.properties };
   const run = beginStep(shared, step);

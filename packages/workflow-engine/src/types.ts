@@ -64,6 +64,37 @@ export interface EngineHost {
    * the script) and resolves with the callee's result otherwise. Absent → the call throws `ENGINE_UNSUPPORTED`.
    */
   sendToDeployment?(call: DeploymentCall): Promise<StepResult>;
+  /**
+   * The packager capability (SPEC.md §7.6): `true` when the deployment is granted it (`allowPackagerAccess`).
+   * Without it `context.packager()` throws `ENGINE_NOT_PERMITTED` and no held request is run.
+   */
+  packager?: boolean | undefined;
+}
+
+/**
+ * A request the host read and holds for one step run (SPEC.md §7.6, ADR 0136): the packager request of an
+ * HTTP-triggered step. It stays on the host side: nothing of it enters the sandbox. The host wipes it when the run
+ * ends.
+ */
+export interface PackagerRequest {
+  /** The operation the step declared (`data.packagerOperation`), for messages. */
+  readonly operation: string;
+  /**
+   * Runs the request, once. Should never reject: a refused or failed request is an answer (a problem). A rejection
+   * fails the `context.packager()` call with `ENGINE_OUTBOUND_FAILED` and a fixed message.
+   */
+  run(): Promise<PackagerResponse>;
+}
+
+/** What a {@link PackagerRequest} answers: the step run's response. */
+export interface PackagerResponse {
+  /** 200 … 599. */
+  status: number;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** The problem `code` of an error answer, else null: with `status`, all the script learns of the answer. */
+  code: string | null;
 }
 
 /** `sendToStep(accessId, stepId, body)` as the engine hands it to {@link EngineHost.sendToDeployment}. */
@@ -102,6 +133,12 @@ export interface StepInput {
   headers: Record<string, string[]>;
   /** Run properties, e.g. `http.method`, `http.path`, `http.query`, `http.uri` (README.md). */
   properties: Record<string, string>;
+  /**
+   * The request the host holds for this run (SPEC.md §7.6): `context.packager()` runs it once and its answer
+   * becomes the step's response. Never sent into the sandbox; only a top-level run gets it (not a `sendToStep`
+   * callee).
+   */
+  packagerRequest?: PackagerRequest | undefined;
 }
 
 /** What a step run produced. */
@@ -158,6 +195,11 @@ export interface StepInfo {
    * hand may omit it.
    */
   type?: string;
+  /**
+   * The step's `data.packagerOperation` as merged down to the step (bootstrap → file → workflow → step; SPEC.md
+   * §7.6), whatever its type; undefined when the data has none. The host decides what it means.
+   */
+  packagerOperation?: unknown;
 }
 
 /** A loaded workflow file. */

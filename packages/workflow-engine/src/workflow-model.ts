@@ -44,6 +44,8 @@ export interface StepModel {
   singleThreaded: boolean;
   /** `persistenceFile` / `persistence` (README.md "Persistence"); undefined when the step has none. */
   persistence: PersistenceSpec | undefined;
+  /** The step's merged `data.packagerOperation` (SPEC.md §7.6), as it is; undefined when absent. */
+  packagerOperation: unknown;
 }
 
 type Obj = Record<string, unknown>;
@@ -139,6 +141,7 @@ function stepModel(step: Obj, data: Obj, where: string): StepModel {
     timestampOverride: num(step['timestampOverride']),
     singleThreaded: step['singleThreaded'] === 'return',
     persistence: persistenceSpecOf(step, stepId),
+    packagerOperation: stepData['packagerOperation'],
   };
 }
 

@@ -44,6 +44,12 @@ interface AuthResponse {
   headers: Record<string, string[]>;
 }
 
+/** What `packager` returns from the host (`packager-ops.ts`): never the answer's headers or bytes. */
+interface PackagerView {
+  status: number;
+  code: string | null;
+}
+
 /**
  * What `finish` returns: the run state as JSON, the bytes body, and the write buffer's last `persist.setMany`
  * arguments (lengths and text, as `takeWrites` makes them) when there is one.
@@ -539,6 +545,11 @@ function begin(input: string, inBytes: unknown): Run {
       return JSON.stringify(
         U().deepMerge(jsonOf(a, 'mergeJsonStrings: a'), jsonOf(b, 'mergeJsonStrings: b')),
       );
+    },
+    packager() {
+      // SPEC.md §7.6: the host runs the request it holds; its answer becomes the step's response.
+      const r = call('packager') as PackagerView;
+      return freeze({ status: r.status, code: r.code });
     },
     files(id: unknown) {
       return createFiles({ call, toBytes: (x, what) => U().toBytes(x, what) }, textArg(id, 'files: id'));
