@@ -1,0 +1,68 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { isStrictJsonError, parseStrictJson, type StrictJsonErrorCode } from '@org/strict-json';
+import { RequestError, type FieldError, type RequestErrorCode } from './errors.js';
+
+/** Nesting cap of a `body` part (S3). */
+export const MAX_BODY_DEPTH = 64;
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+
+function fieldErrorOf(e: ErrorObject): FieldError {
+  const params = e.params as { missingProperty?: string; additionalProperty?: string };
+  if (e.keyword === 'required' && params.missingProperty !== undefined)
+    return { pointer: `${e.instancePath}/${params.missingProperty}`, detail: 'is required' };
+  if (e.keyword === 'additionalProperties' && params.additionalProperty !== undefined)
+    return { pointer: `${e.instancePath}/${params.additionalProperty}`, detail: 'is not a known field' };
+  return { pointer: e.instancePath, detail: e.message ?? 'is invalid' };
+}
+
+/** A validator for one documented body schema. */
+export type BodyValidator<T> = (value: unknown) => T;
+
+/**
+ * Compiles a body validator. A failure is `REQUEST_FIELD_INVALID` naming every failing field by JSON pointer
+ * (never its value, so no key material reaches a response).
+ */
+export function bodyValidator<T>(schema: object): BodyValidator<T> {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (value) => {
+    if (validate(value)) return value as T;
+    const seen = new Set<string>();
+    const errors = (validate.errors ?? []).map(fieldErrorOf).filter((e) => {
+      const key = `${e.pointer}\u0000${e.detail}`;
+      return seen.has(key) ? false : (seen.add(key), true);
+    });
+    const first = errors[0] ?? { pointer: '', detail: 'is invalid' };
+    throw new RequestError('REQUEST_FIELD_INVALID', `body field ${first.pointer || '/'} ${first.detail}`, {
+      errors,
+    });
+  };
+}
+
+/** The packager's code for each strict-JSON failure of a request body (ADR 0096: never a package's format code). */
+const BODY_CODE_OF = {
+  JSON_TOO_LARGE: 'REQUEST_BODY_TOO_LARGE',
+  JSON_BAD_UTF8: 'REQUEST_BODY_NOT_JSON',
+  JSON_INVALID: 'REQUEST_BODY_NOT_JSON',
+  JSON_DUPLICATE_KEY: 'REQUEST_BODY_DUPLICATE_KEY',
+  JSON_LONE_SURROGATE: 'REQUEST_BODY_NOT_JSON',
+  JSON_TOO_DEEP: 'REQUEST_BODY_TOO_DEEP',
+  JSON_BAD_NUMBER: 'REQUEST_BODY_NOT_JSON',
+} as const satisfies Record<StrictJsonErrorCode, RequestErrorCode>;
+
+/**
+ * Parses the `body` part strictly: UTF-8, no duplicate keys (S65), depth cap (S3), `__proto__` kept as a
+ * plain key (S4; then refused as an unknown field).
+ * @throws RequestError `REQUEST_BODY_TOO_LARGE`, `REQUEST_BODY_NOT_JSON`, `REQUEST_BODY_DUPLICATE_KEY`,
+ *   `REQUEST_BODY_TOO_DEEP`.
+ */
+export function parseBody(text: string, maxBytes: number): unknown {
+  // Parsed as the text it already is (measured as UTF-8 against `maxBytes`, lone surrogates refused): no
+  // UTF-8 copy of the request's key text is made, so none is left to zero (ADR 0112).
+  try {
+    return parseStrictJson(text, { maxBytes, maxDepth: MAX_BODY_DEPTH });
+  } catch (err) {
+    if (!isStrictJsonError(err)) throw err;
+    throw new RequestError(BODY_CODE_OF[err.code], `body: ${err.message}`, { cause: err });
+  }
+}

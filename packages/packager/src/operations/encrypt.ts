@@ -1,0 +1,64 @@
+import { encryptString } from '@org/envelope-crypto';
+import { encryptBootstrap } from '@org/oapp-format';
+import { validateBootstrap } from '@org/workflow-compiler';
+import { bodyValidator } from '../body-json.js';
+import { RequestError } from '../errors.js';
+import { resolvePackager, resolveRecipients } from '../keyring.js';
+import { OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
+import type { KeyedForm, OperationEnv, OperationResult } from '../operation.js';
+import {
+  BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
+  STRING_ENCRYPT_REQUEST_SCHEMA,
+  type EncryptRequest,
+} from '../request-schemas.js';
+
+/** Validates the `body` part of /bootstrap-encrypt. */
+export const validateBootstrapEncryptRequest = bodyValidator<EncryptRequest>(
+  BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
+);
+/** Validates the `body` part of /string-encrypt. */
+export const validateStringEncryptRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUEST_SCHEMA);
+
+/** Both answers are ASCII text (Base64, `-2/` + Base64), served as whichever of the two types the client accepts. */
+export const TEXT_OFFERS = [TEXT_PLAIN, OCTET_STREAM] as const;
+
+function textResult(type: string, text: string): OperationResult {
+  return { status: 200, type: type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM, body: text };
+}
+
+/** bootstrap-encrypt: validate the bootstrap (the `stream` part), then encrypt it for every recipient → Base64 text. */
+export async function bootstrapEncrypt(
+  form: KeyedForm<EncryptRequest>,
+  env: Pick<OperationEnv, 'limits'>,
+): Promise<OperationResult> {
+  const { type, request, ring, content } = form;
+  const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
+  const recipients = resolveRecipients(ring, request.encryptionKeys);
+  const bootstrap = await content();
+  // Nothing is encrypted unless the bootstrap validates (docs/interfaces.md §1.3).
+  validateBootstrap(bootstrap, { maxBytes: env.limits.bootstrapBytes });
+  return textResult(type, encryptBootstrap(bootstrap, { packagerSecretKey, recipients }));
+}
+
+/**
+ * The check of /string-encrypt before its keys are parsed: exactly one `encryptionKeys` id.
+ * @throws RequestError `REQUEST_ONE_RECIPIENT_REQUIRED`.
+ */
+export function exactlyOneRecipient(request: EncryptRequest): void {
+  const ids = request.encryptionKeys;
+  if (ids.length === 1) return;
+  throw new RequestError(
+    'REQUEST_ONE_RECIPIENT_REQUIRED',
+    `encryptionKeys must name exactly one key for /string-encrypt, got ${ids.length}`,
+    { errors: [{ pointer: '/encryptionKeys', detail: `has ${ids.length} ids, exactly 1 is required` }] },
+  );
+}
+
+/** string-encrypt: one recipient, plaintext from the `stream` part → `-2/` text. */
+export async function stringEncrypt(form: KeyedForm<EncryptRequest>): Promise<OperationResult> {
+  const { type, request, ring, content } = form;
+  const sender = resolvePackager(ring, request.packagerIdentityPrivateKey);
+  const [recipient] = resolveRecipients(ring, request.encryptionKeys);
+  // The plaintext is zeroed by the caller once the request is done, whatever its outcome.
+  return textResult(type, encryptString(await content(), recipient!, sender));
+}

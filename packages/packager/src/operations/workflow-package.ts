@@ -1,0 +1,40 @@
+import { createPackage } from '@org/oapp-format';
+import { canonicalize, compileWorkflow } from '@org/workflow-compiler';
+import { bodyValidator } from '../body-json.js';
+import { resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
+import { OCTET_STREAM } from '../negotiate.js';
+import type { KeyedForm, OperationEnv, OperationResult } from '../operation.js';
+import { PACKAGE_REQUEST_SCHEMA, type PackageRequest } from '../request-schemas.js';
+
+/** Validates the `body` part of /workflow-package. */
+export const validatePackageRequest = bodyValidator<PackageRequest>(PACKAGE_REQUEST_SCHEMA);
+
+/** workflow-package: `body` = PackageRequest, `stream` = workflow JSON → compile → `.oapp` bytes. */
+export async function workflowPackage(
+  form: KeyedForm<PackageRequest>,
+  env: Pick<OperationEnv, 'limits' | 'resourceDirs'>,
+): Promise<OperationResult> {
+  const { request, ring, content } = form;
+  const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
+  const recipients = resolveRecipients(ring, request.encryptionKeys);
+  const signers = resolveSigners(ring, request.signers);
+  const compiled = await compileWorkflow(await content(), {
+    resourceDirs: env.resourceDirs,
+    maxInputBytes: env.limits.workflowBytes,
+  });
+  // The content is the JCS form of the compiled workflow: its SHA-256 equals /workflow-hash.
+  const packaged = Buffer.from(canonicalize(compiled.workflow), 'utf8');
+  try {
+    const pkg = createPackage({
+      packageId: request.packageId,
+      content: packaged,
+      packagerSecretKey,
+      recipients,
+      signers,
+      license: request.license,
+    });
+    return { status: 200, type: OCTET_STREAM, body: pkg };
+  } finally {
+    packaged.fill(0);
+  }
+}
