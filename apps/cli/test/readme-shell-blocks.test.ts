@@ -38,6 +38,11 @@ const NOT_RUN: Record<string, string> = {
   'README.md: mkdir -p config && cp hello-app.oapp config/ && chmod -R a+rX config':
     'containers: scripts/container-smoke.sh',
   'README.md: docker stop -t 10 oapp-agent oapp-packager': 'containers: scripts/container-smoke.sh',
+  'README.md: pnpm install --frozen-lockfile #2':
+    'starts the packager on the agent on the fixed port 39575 of the built bootstrap, which a running packager may hold: apps/packager-app/test/agent.test.ts starts the same bootstrap on a free port and calls /health and /workflow-hash',
+  'README.md: mkdir -p resources && chmod a+rx resources #2': 'containers: scripts/container-smoke.sh',
+  'README.md: docker stop -t 10 oapp-packager-agent && docker rm oapp-packager-agent':
+    'containers: scripts/container-smoke.sh',
   'apps/cli/README.md: npm install /tmp/oapp-release/*.tgz':
     'the npm registry for third-party dependencies: scripts/pack-install-check.sh installs the tarball set this way',
   'apps/cli/README.md: oapp keygen --purpose sign -o author.key':
@@ -123,6 +128,13 @@ const SCENARIOS: Scenario[] = [
     ports: [39575, 8080],
     expect: [/\{"greeting" : "hello world"\}/],
     timeoutMs: 45_000,
+  },
+  {
+    name: 'root README: Run the packager on the agent, the built packager.oapp checked against its hash and keys',
+    blocks: ['README.md: K=apps/packager-app/dist/keys'],
+    ports: [],
+    expect: [/^verified: package "packager"$/m, /^hash ok: [0-9a-f]{64}$/m],
+    timeoutMs: 30_000,
   },
   {
     name: 'cli README: from the repository root',
@@ -319,7 +331,7 @@ describe('README shell blocks, run', () => {
       for (const re of s.expect) expect(r.stdout, report).toMatch(re);
       expect(r.stdout + r.stderr, report).not.toMatch(/"level":"fatal"/);
     },
-    // The scenario's own bound (45 s at most, then its processes are killed) and a margin; the four run at once,
+    // The scenario's own bound (45 s at most, then its processes are killed) and a margin; the five run at once,
     // about 20-30 s in all on this shared 2-core machine (agents and the packager start in 1-3 s each).
     50_000,
   );
