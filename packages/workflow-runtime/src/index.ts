@@ -56,3 +56,9 @@ export {
   type TriggerRequestEvent,
 } from './observe/metrics.js';
 export { MAX_REQUEST_ID_CHARS, REQUEST_ID_PATTERN, requestIdOf } from './observe/request-id.js';
+export type {
+  HeldPackagerRequest,
+  PackagerAnswer,
+  PackagerCapability,
+  PackagerDirs,
+} from './packager/capability.js';

@@ -1,6 +1,7 @@
 import type { LookupFunction } from '@org/host-policy';
 import {
   createWorkflowEngine,
+  listSteps,
   type Redactor,
   type StepResult,
   type WorkflowEngine,
@@ -29,8 +30,10 @@ import { DEFAULT_FILE_LIMITS, type FileLimits } from './files/limits.js';
 import type { WatchSpec } from './files/watch/file-watcher.js';
 import { createFileWatchers, fileWatchSpecs } from './files/watch/triggers.js';
 import { DeferredEngine } from './deployments/deferred-engine.js';
-import { isDeferred, startupOrder } from './deployments/grants.js';
+import { isDeferred, packagerGranted, startupOrder } from './deployments/grants.js';
 import { DeploymentRegistry } from './deployments/registry.js';
+import type { PackagerCapability } from './packager/capability.js';
+import { packagerBindingOf, type PackagerBinding } from './packager/setup.js';
 import { tcpLimitsOf, type TcpLimits } from './tcp/limits.js';
 import { createTcpTriggerServer } from './tcp/server.js';
 import { isInProcOnly, isTcpServer, tcpRoutes } from './tcp/triggers.js';
@@ -83,6 +86,12 @@ export interface RuntimeOptions {
   readonly tcp?: Partial<TcpLimits> | undefined;
   /** Where request, step-run and outbound-call events go (default: nowhere; the agent passes prom-client's). */
   readonly metrics?: RuntimeMetrics | undefined;
+  /**
+   * The packager capability (ADR 0136; the agent passes `@org/packager`'s): deployments whose record has
+   * `allowPackagerAccess` serve its operations. Without it such a deployment is refused at start
+   * (`AGENT_PACKAGER_UNAVAILABLE`).
+   */
+  readonly packager?: PackagerCapability | undefined;
 }
 
 /** Deployments running on engines: their trigger servers (not listening), schedules and counters. */
@@ -204,6 +213,8 @@ async function startEngine(
       ...host,
       persistence: plan.get(d.record.deploymentId),
       files: createFileHost(files, fileLimitsOf(o)),
+      // Checked at start (packager/setup.ts): granted means the runtime has the capability.
+      packager: packagerGranted(d.record) && o.packager !== undefined,
     },
     data: d.record.data ?? {},
     // The record's scriptTimeoutMs wins over AGENT_SCRIPT_TIME_MS (compiler SPEC.md §8.4).
@@ -216,7 +227,12 @@ function portOf(ports: Readonly<Record<string, number>> | undefined, key: string
   return ports !== undefined && Object.hasOwn(ports, key) ? ports[key] : undefined;
 }
 
-function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): ServerSpec[] {
+function serversOf(
+  s: Shared,
+  d: VerifiedDeployment,
+  engine: WorkflowEngine,
+  packager: PackagerBinding | undefined,
+): ServerSpec[] {
   const o = s.options;
   const entries = d.record.allowHttpServerAccess ?? [];
   const serverIds = new Set(entries.map((e) => e.id));
@@ -228,6 +244,7 @@ function serversOf(s: Shared, d: VerifiedDeployment, engine: WorkflowEngine): Se
     serverIds,
     assetServerIds(d.record),
     referenceSwitches(d.record).includes('httpRequestEnvelope'),
+    packager,
   );
   const tcpServerOf = (serverId: string) =>
     createTcpTriggerServer({
@@ -333,15 +350,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // ADR 0079: lower startupPriority first; a deferLoading engine is created on its first run.
     for (const d of startupOrder(options.deployments)) {
       const files = compileFileAccess(d.record, fileOptions);
+      // ADR 0136: the grant, the operations and the directories are checked before the engine starts.
+      const packager = packagerGranted(d.record)
+        ? packagerBindingOf(
+            d.record,
+            listSteps(d.workflow, d.record.data ?? {}),
+            files,
+            options.packager,
+            output,
+          )
+        : undefined;
       const engine = isDeferred(d.record)
-        ? new DeferredEngine(d.workflow, () => startEngine(s, d, persistence, files))
+        ? new DeferredEngine(d.workflow, () => startEngine(s, d, persistence, files), d.record.data ?? {})
         : await startEngine(s, d, persistence, files);
       engines.set(d.record.deploymentId, engine);
       registry.add(d.record, engine);
       const archives = await openServerArchives(d.record, options.fileBaseDir ?? process.cwd());
       s.archives.set(d.record.deploymentId, archives);
       timed.push({ deploymentId: d.record.deploymentId, engine, record: d.record });
-      servers.push(...serversOf(s, d, engine));
+      servers.push(...serversOf(s, d, engine, packager));
       watches.push(...fileWatchSpecs(d.record.deploymentId, engine, files, fileLimitsOf(options)));
       // One line per unsupported feature, at start-up, never first at run time.
       for (const use of unsupportedUses(d.record, d.workflow, engine)) {
@@ -353,6 +380,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         source: d.source,
         steps: engine.steps.length,
         ...(engine instanceof DeferredEngine ? { deferred: true } : {}),
+        ...(packager === undefined ? {} : { packager: true }),
         // The deliberate differences this deployment switched back to the reference's behaviour.
         ...(switches.length > 0 ? { referenceBehaviour: switches.join(',') } : {}),
       });

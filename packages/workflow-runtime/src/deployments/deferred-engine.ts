@@ -21,9 +21,12 @@ export class DeferredEngine implements WorkflowEngine {
   #built: WorkflowEngine | undefined;
   #disposed = false;
 
-  /** @throws EngineError `ENGINE_INVALID_WORKFLOW` when the workflow is not a compiled workflow file. */
-  constructor(workflow: unknown, create: () => Promise<WorkflowEngine>) {
-    this.steps = Object.freeze(listSteps(workflow));
+  /**
+   * `data`: the record's data, as the engine will get it (its steps' `packagerOperation` show it).
+   * @throws EngineError `ENGINE_INVALID_WORKFLOW` when the workflow is not a compiled workflow file.
+   */
+  constructor(workflow: unknown, create: () => Promise<WorkflowEngine>, data: Record<string, unknown> = {}) {
+    this.steps = Object.freeze(listSteps(workflow, data));
     this.#create = create;
   }
 

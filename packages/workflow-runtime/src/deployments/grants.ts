@@ -85,3 +85,8 @@ export function startupOrder<T extends { readonly record: DeploymentRecord }>(li
 export function isDeferred(record: DeploymentRecord): boolean {
   return isTrue(record['deferLoading']);
 }
+
+/** True when the record grants the packager capability (`allowPackagerAccess`, compiler SPEC.md §8.5, ADR 0136). */
+export function packagerGranted(record: DeploymentRecord): boolean {
+  return isTrue(record.allowPackagerAccess);
+}

@@ -1,6 +1,7 @@
 import { AgentError } from '../errors.js';
 import type { StepInfo, StepRef, WorkflowEngine } from '@org/workflow-engine';
 import { assetPrefixOf } from '../assets/names.js';
+import type { PackagerBinding } from '../packager/setup.js';
 
 /** One `http` trigger, ready to match (ADR 0045). */
 export interface TriggerRoute {
@@ -17,6 +18,16 @@ export interface TriggerRoute {
   readonly file?: { readonly prefix: string } | undefined;
   /** The deployment's `referenceBehaviour.httpRequestEnvelope`: the body is the request envelope (step-input.ts). */
   readonly envelope?: boolean | undefined;
+  /**
+   * Set for a step of a deployment granted the packager capability that declares `data.packagerOperation`: the
+   * capability reads the request and the run holds it (packager-handler.ts, ADR 0136).
+   */
+  readonly packager?: PackagerRoute | undefined;
+}
+
+/** The packager operation a route serves, with the capability and the deployment's directories. */
+export interface PackagerRoute extends PackagerBinding {
+  readonly operation: string;
 }
 
 /** Longest request path matched at all; longer paths are 404 without running a pattern. */
@@ -70,6 +81,13 @@ function fileRouteOf(
   return { prefix: assetPrefixOf(http.path) };
 }
 
+/** The operation of a step that declares one, on a deployment with the capability (setup.ts checked the name). */
+function packagerRouteOf(step: StepInfo, binding: PackagerBinding | undefined): PackagerRoute | undefined {
+  const operation = step.packagerOperation;
+  if (binding === undefined || typeof operation !== 'string' || step.type === 'httpFile') return undefined;
+  return { ...binding, operation };
+}
+
 function stepName(step: StepInfo): string {
   return `step "${step.stepId}" of workflow "${step.workflow}" (#${step.workflowIndex})`;
 }
@@ -86,6 +104,7 @@ export function httpRoutes(
   serverIds: ReadonlySet<string>,
   assetServers: ReadonlySet<string> = new Set(),
   envelope = false,
+  packager?: PackagerBinding,
 ): Map<string, TriggerRoute[]> {
   const byServer = new Map<string, TriggerRoute[]>();
   const seen = new Map<string, StepInfo>();
@@ -118,6 +137,7 @@ export function httpRoutes(
       engine,
       file: fileRouteOf(deploymentId, step, http, assetServers),
       envelope,
+      packager: packagerRouteOf(step, packager),
     });
     byServer.set(http.server, list);
   }

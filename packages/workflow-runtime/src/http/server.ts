@@ -1,5 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { acceptedMediaTypes, createCheckContinueListener } from '@org/multipart-limits';
+import {
+  acceptedMediaTypes,
+  createCheckContinueListener,
+  type ReadUploadOptions,
+} from '@org/multipart-limits';
 import type { Limits, Timeouts } from '../limits.js';
 import { trackConnections } from '../listen.js';
 import { applyServerTimeouts } from '../listen-timeouts.js';
@@ -93,6 +97,20 @@ function acceptPostFor(ctx: TriggerContext, req: IncomingMessage): string | unde
 }
 
 /**
+ * The upload options the `checkContinue` listener checks a request's headers against: none for an unknown path (the
+ * app answers 404/405) and for a packager step, whose request the packager capability reads with its own limits and
+ * answers with its own problems (packager-handler.ts, ADR 0136).
+ */
+function continueOptionsFor(ctx: TriggerContext, req: IncomingMessage): ReadUploadOptions | undefined {
+  try {
+    const route = routeFor(ctx, req);
+    return route.packager === undefined ? uploadOptionsOf(route, ctx.limits) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * A node:http server for one trigger server (not listening). `checkContinue` is answered by
  * multipart-limits so an over-limit upload is refused before `100 Continue` (S8); header and request
  * timeouts bound slow clients (checked often enough to fire within 1 s, ADR 0083), and its connections are
@@ -110,13 +128,7 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
   server.on(
     'checkContinue',
     createCheckContinueListener({
-      optionsFor: (req) => {
-        try {
-          return uploadOptionsOf(routeFor(ctx, req), options.limits);
-        } catch {
-          return undefined; // 404/405 is answered by the app
-        }
-      },
+      optionsFor: (req) => continueOptionsFor(ctx, req),
       onRejected: (err, req, res) => app.refuse(err, req, res, acceptPostFor(ctx, req)),
       onRequest: app,
     }),

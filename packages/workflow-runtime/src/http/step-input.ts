@@ -56,8 +56,6 @@ export function stepInputOf(req: IncomingMessage, upload: Upload, envelope = fal
   const { path, query } = splitTarget(req.url);
   const method = (req.method ?? 'GET').toUpperCase();
   const uri = req.url ?? '/';
-  // Identity from the runtime (the in-memory connection), never from a header (S148).
-  const caller = inProcCallerOf(req.socket);
   let stream: Readable | undefined = upload.stream;
   if (upload.kind === 'multipart' && stream === undefined) stream = emptyStream();
   return {
@@ -65,12 +63,22 @@ export function stepInputOf(req: IncomingMessage, upload: Upload, envelope = fal
     stream,
     // A multipart `stream`'s chunks each own their ArrayBuffer (@org/multipart-limits SPEC §6): moved, not copied.
     streamTransferable: upload.kind === 'multipart' && upload.stream !== undefined,
+    ...requestLineOf(req),
+  };
+}
+
+/** The headers and the request-line run properties of a request (no body): what every HTTP-triggered run gets. */
+export function requestLineOf(req: IncomingMessage): Pick<StepInput, 'headers' | 'properties'> {
+  const { path, query } = splitTarget(req.url);
+  // Identity from the runtime (the in-memory connection), never from a header (S148).
+  const caller = inProcCallerOf(req.socket);
+  return {
     headers: headersOf(req),
     properties: {
-      [REQUEST_PROPERTIES.method]: method,
+      [REQUEST_PROPERTIES.method]: (req.method ?? 'GET').toUpperCase(),
       [REQUEST_PROPERTIES.path]: path,
       [REQUEST_PROPERTIES.query]: query,
-      [REQUEST_PROPERTIES.uri]: uri,
+      [REQUEST_PROPERTIES.uri]: req.url ?? '/',
       ...(caller === undefined ? {} : { [REQUEST_PROPERTIES.inProcDeploymentId]: caller }),
     },
   };

@@ -6,7 +6,7 @@ import type { RequestHandler } from 'express';
 import type { Limits } from '../limits.js';
 import type { AssetArchive } from '../assets/archive.js';
 import { serveAsset } from '../assets/serve.js';
-import type { StepResult } from '@org/workflow-engine';
+import type { StepInput, StepResult } from '@org/workflow-engine';
 import { AgentError, isCodedError, type AgentErrorCode } from '../errors.js';
 import { problemOf } from '../http-errors.js';
 import type { Output } from '../output.js';
@@ -15,6 +15,7 @@ import { writeStepResult } from './respond.js';
 import { matchRoute, type TriggerRoute } from './routes.js';
 import type { HttpRunCounters } from './http-runs.js';
 import type { RunTracker } from './run-tracker.js';
+import { servePackager } from './packager-handler.js';
 import { splitTarget, stepInputOf } from './step-input.js';
 
 /** What the trigger handler of one server needs. */
@@ -92,6 +93,19 @@ async function run(
   let uploadError: unknown;
   // The 'error' event may come a tick after the step saw the failure; `errored` is set at once.
   stream?.on('error', (err) => (uploadError = err));
+  const result = await runTracked(ctx, route, input);
+  return { result, stream, uploadError: stream?.errored ?? uploadError };
+}
+
+/**
+ * Runs the route's step on `input`, tracked (the runtime drains it), counted, with the `step run` debug line;
+ * undefined when the run failed (logged by code).
+ */
+export async function runTracked(
+  ctx: TriggerContext,
+  route: TriggerRoute,
+  input: StepInput,
+): Promise<StepResult | undefined> {
   const started = performance.now();
   const done = ctx.runs?.start(route.deploymentId, route.stepId);
   const result = await ctx.tracker
@@ -114,10 +128,11 @@ async function run(
     durationMs: Math.round(performance.now() - started),
     outcome,
   });
-  return { result, stream, uploadError: stream?.errored ?? uploadError };
+  return result;
 }
 
-function failed(ctx: TriggerContext, route: TriggerRoute, result: StepResult | undefined): boolean {
+/** True when the run's result must not be answered as it is (logged: the step's redacted errors). */
+export function failed(ctx: TriggerContext, route: TriggerRoute, result: StepResult | undefined): boolean {
   if (result === undefined) return true;
   // An errored run never answers success: a status from an earlier outbound call (say 200) does not stand
   // when a later processor threw. An error status the step chose (4xx/5xx) is kept.
@@ -139,6 +154,8 @@ export function triggerHandler(ctx: TriggerContext): RequestHandler {
     const route = routeFor(ctx, req);
     res.locals[ROUTE_LOCAL] = route.stepId;
     if (route.file !== undefined) return serveAsset(ctx, route, req, res as ServerResponse);
+    if (route.packager !== undefined)
+      return servePackager(ctx, route, route.packager, req, res as ServerResponse);
     res.locals['acceptPost'] = acceptedMediaTypes(uploadOptionsOf(route, ctx.limits));
     const { result, stream, uploadError } = await run(ctx, route, req);
     // An upload that failed while the step streamed it is answered with the upload's own code (413, 400).
