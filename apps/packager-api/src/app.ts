@@ -6,6 +6,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
+import { createPackagerOperations, type PackagerDirs } from '@org/packager';
 import type { Limits } from './config.js';
 import type { AppDeps } from './deps.js';
 import { RequestError } from './errors.js';
@@ -15,12 +16,8 @@ import { createMetrics, metricsRoute, type Metrics } from './metrics.js';
 import { Readiness, readyRoute } from './readiness.js';
 import { OPENAPI_DOCUMENT } from './openapi.js';
 import { sendJson, simplePath, type TableHandler } from './plain-http.js';
+import { keyGenRoute, operationRoute } from './operation-route.js';
 import { requestLogStart, ROUTE_LOCAL, type RequestLogStart } from './request-log.js';
-import { bootstrapEncrypt, stringEncrypt } from './routes/encrypt.js';
-import { health, keyGen } from './routes/key-gen.js';
-import { packageEnvelope, workflowInspect } from './routes/packages.js';
-import { workflowPackage } from './routes/workflow-package.js';
-import { buildWorkflowsRoute, workflowCompile, workflowHash } from './routes/workflows.js';
 import { uploadOptionsByPath } from './upload.js';
 
 /** What {@link createApp} needs; nothing here reads the environment or listens. */
@@ -43,23 +40,34 @@ export type RouteSpec = { method: 'get' | 'post'; path: string } & (
   { handler: TableHandler; express?: false } | { handler: RequestHandler; express: true }
 );
 
-/** Every route of the service. */
+/**
+ * Every route of the service: one per @org/packager operation, at `/<operation>` (ADR 0138), and the service's
+ * own (`/ready`, `/metrics`, `/openapi.json`).
+ */
 export function routes(
   deps: AppDeps,
   ops: Required<Pick<CreateAppOptions, 'readiness' | 'metrics'>>,
 ): RouteSpec[] {
+  const packager = deps.operations ?? createPackagerOperations({ limits: deps.limits });
+  // /build-workflows finds `sourceWorkflow` files in the resource directories (no other source directories here).
+  const dirs: PackagerDirs = { resourceDirs: deps.resourceDirs, workflowSourceDirs: [] };
+  const post = (operation: Parameters<typeof operationRoute>[1]): RouteSpec => ({
+    method: 'post',
+    path: packager.spec(operation).path,
+    handler: operationRoute(packager, operation, dirs),
+  });
   return [
-    { method: 'post', path: '/workflow-package', handler: workflowPackage(deps) },
-    { method: 'post', path: '/bootstrap-encrypt', handler: bootstrapEncrypt(deps) },
-    { method: 'post', path: '/string-encrypt', handler: stringEncrypt(deps) },
-    { method: 'post', path: '/workflow-compile', handler: workflowCompile(deps) },
-    { method: 'post', path: '/workflow-hash', handler: workflowHash(deps) },
-    { method: 'post', path: '/workflow-inspect', handler: workflowInspect(deps) },
-    { method: 'post', path: '/package-envelope', handler: packageEnvelope(deps) },
-    { method: 'post', path: '/build-workflows', handler: buildWorkflowsRoute(deps) },
-    // key-gen reads Express's `req.query` (its query parser is the one the interface documents).
-    { method: 'get', path: '/key-gen', handler: keyGen(), express: true },
-    { method: 'get', path: '/health', handler: health() },
+    post('workflow-package'),
+    post('bootstrap-encrypt'),
+    post('string-encrypt'),
+    post('workflow-compile'),
+    post('workflow-hash'),
+    post('workflow-inspect'),
+    post('package-envelope'),
+    post('build-workflows'),
+    // key-gen answers through Express's `res.send`, as it always did (operation-route.ts).
+    { method: 'get', path: '/key-gen', handler: keyGenRoute(packager, dirs), express: true },
+    { method: 'get', path: '/health', handler: operationRoute(packager, 'health', dirs) },
     { method: 'get', path: '/ready', handler: readyRoute(ops.readiness) },
     { method: 'get', path: '/metrics', handler: metricsRoute(ops.metrics) },
     { method: 'get', path: '/openapi.json', handler: (_req, res) => sendJson(res, OPENAPI_DOCUMENT) },
@@ -120,7 +128,11 @@ export function dispatch(byKey: ReadonlyMap<string, RouteSpec>, begin?: RequestL
 
 /** The Express app (docs/engineering.md §1): routes, the 404/405 fallback and the one error middleware. */
 export function createApp(options: CreateAppOptions): express.Express {
-  const deps: AppDeps = { ...options, uploads: uploadOptionsByPath(options.limits) };
+  const deps: AppDeps = {
+    ...options,
+    uploads: uploadOptionsByPath(options.limits),
+    operations: createPackagerOperations({ limits: options.limits }),
+  };
   const ops = {
     readiness: options.readiness ?? new Readiness('ready'),
     metrics: options.metrics ?? createMetrics(),

@@ -1,21 +1,12 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MAX_STRING_PLAINTEXT_BYTES } from '@org/envelope-crypto';
+import { DEFAULT_LIMITS, type Limits } from '@org/packager';
 import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
 
-/** Request size limits, in bytes (README "Limits"). */
-export interface Limits {
-  /** The `body` part of every multipart request. */
-  bodyFieldBytes: number;
-  /** A workflow: the `stream` of /workflow-package, the JSON of /workflow-compile, /workflow-hash, /build-workflows. */
-  workflowBytes: number;
-  /** The `stream` of /bootstrap-encrypt. */
-  bootstrapBytes: number;
-  /** The `stream` of /string-encrypt (at most envelope-crypto's MAX_STRING_PLAINTEXT_BYTES). */
-  stringBytes: number;
-  /** A whole `.oapp`: the body of /workflow-inspect and the `stream` of /package-envelope. */
-  packageBytes: number;
-}
+/** Request size limits, in bytes (README "Limits"): @org/packager's, with its defaults. */
+export type { Limits } from '@org/packager';
+export { DEFAULT_LIMITS } from '@org/packager';
 
 /** Server timeouts, in milliseconds. */
 export interface Timeouts {
@@ -52,14 +43,6 @@ export const FALLBACK_RESOURCE_DIR = 'resources';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
-
-export const DEFAULT_LIMITS: Limits = {
-  bodyFieldBytes: 64 * KIB,
-  workflowBytes: 8 * MIB,
-  bootstrapBytes: 4 * MIB,
-  stringBytes: MAX_STRING_PLAINTEXT_BYTES,
-  packageBytes: 32 * MIB,
-};
 
 export const DEFAULT_TIMEOUTS: Timeouts = {
   headersMs: 10_000,

@@ -1,4 +1,5 @@
 import type { ReadUploadOptions } from '@org/multipart-limits';
+import type { PackagerOperations } from '@org/packager';
 import type { Limits } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -8,6 +9,8 @@ export interface AppDeps {
   /** Resource directories, searched in order (also where /build-workflows finds `sourceWorkflow` files). */
   resourceDirs: readonly string[];
   log: Logger;
-  /** Upload options by route path (derived from `limits`). */
+  /** Upload options by route path (derived from `limits`; what the checkContinue listener judges headers with). */
   uploads: ReadonlyMap<string, ReadUploadOptions>;
+  /** The @org/packager operations the routes run (default: made from `limits`). */
+  operations?: PackagerOperations | undefined;
 }

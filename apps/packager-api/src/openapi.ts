@@ -3,7 +3,7 @@ import {
   PACKAGE_ENVELOPE_REQUEST_SCHEMA,
   PACKAGE_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
-} from './request-schemas.js';
+} from '@org/packager';
 import { appVersion } from './startup.js';
 
 const PROBLEM = {

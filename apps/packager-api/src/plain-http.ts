@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express from 'express';
 
 // The request and response a table route works with (ADR 0120): node:http's own objects, as the server made
 // them, with what the route front adds (`res.locals`, the circular `req.res`/`res.req`). Express's request and
@@ -18,7 +17,7 @@ export type TableHandler = (
 ) => void | Promise<void>;
 
 /** Answers `status` with `body` of media type `type` and its exact `Content-Length` (no body for `HEAD`). */
-export function sendBody(res: ServerResponse, type: string, body: string | Buffer, status = 200): void {
+export function sendBody(res: ServerResponse, type: string, body: string | Uint8Array, status = 200): void {
   res.statusCode = status;
   res.setHeader('Content-Type', type);
   res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
@@ -56,19 +55,4 @@ export function simplePath(url: string | undefined): string | undefined {
     }
   }
   return end === url.length ? url : url.slice(0, end);
-}
-
-const expressRequest = express.request as unknown as {
-  accepts(this: IncomingMessage, types: string[]): string | false;
-};
-const expressResponse = express.response as unknown as { vary(this: ServerResponse, field: string): void };
-
-/** Express's `req.accepts(types)` (the `accepts` package) on a request of any prototype. */
-export function accepts(req: IncomingMessage, types: readonly string[]): string | false {
-  return expressRequest.accepts.call(req, [...types]);
-}
-
-/** Express's `res.vary(field)` (the `vary` package: merges with a `Vary` already set) on any response. */
-export function vary(res: ServerResponse, field: string): void {
-  expressResponse.vary.call(res, field);
 }
