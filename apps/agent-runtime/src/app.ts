@@ -1,4 +1,5 @@
 import type { LookupFunction } from '@org/host-policy';
+import { createPackagerCapability } from '@org/packager';
 import type { Bootstrap } from '@org/workflow-compiler';
 import { Redactor } from '@org/workflow-engine';
 import {
@@ -8,6 +9,7 @@ import {
   registerRecordSecrets,
   type LineSink,
   type Output,
+  type PackagerCapability,
   type Runtime,
   type RuntimeMetrics,
 } from '@org/workflow-runtime';
@@ -38,6 +40,11 @@ export interface AppDeps {
   readonly now?: (() => number) | undefined;
   /** Where request, step-run and outbound-call events go (main.ts: the admin listener's registry). */
   readonly metrics?: RuntimeMetrics | undefined;
+  /**
+   * The packager capability deployments with `allowPackagerAccess` are granted (ADR 0136); default
+   * `@org/packager`'s `createPackagerCapability()` with the packager's default limits.
+   */
+  readonly packager?: PackagerCapability | undefined;
 }
 
 /** Where the deliberate differences are described (the start-up line points there). */
@@ -93,6 +100,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     lookup: deps.lookup,
     now: deps.now,
     metrics: deps.metrics,
+    packager: deps.packager ?? createPackagerCapability(),
     // Relative allowFileAccess paths start where relative remoteConfiguration paths do.
     fileBaseDir: deps.baseDir ?? process.cwd(),
   });

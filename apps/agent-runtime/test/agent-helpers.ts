@@ -4,7 +4,7 @@ import { parseKeyTuple } from '@org/envelope-crypto';
 import { validateBootstrap, type Bootstrap } from '@org/workflow-compiler';
 import { createApp, type Agent } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits, type Timeouts } from '../src/startup/config.js';
-import type { LogLevel, RuntimeMetrics } from '@org/workflow-runtime';
+import type { LogLevel, PackagerCapability, RuntimeMetrics } from '@org/workflow-runtime';
 import { closeAll, listenAll, type Listening } from '@org/workflow-runtime';
 import { tuple, type TestKeys } from './fixtures.js';
 
@@ -34,6 +34,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Where metric events go (AppDeps.metrics). */
   metrics?: RuntimeMetrics;
+  /** The packager capability (AppDeps.packager; default @org/packager's). */
+  packager?: PackagerCapability;
 }
 
 /** createApp on port 0 for every server, real engine, captured output. */
@@ -63,6 +65,7 @@ export async function startAgent(
     ports,
     now: o.now,
     metrics: o.metrics,
+    packager: o.packager,
   });
   const listening = await listenAll(agent);
   agent.startTriggers();
