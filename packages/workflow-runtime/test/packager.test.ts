@@ -192,50 +192,55 @@ async function post(
 const everything = (t: TestRuntime, ...more: unknown[]) => JSON.stringify([t.lines(), ...more]);
 
 describe('a packager step of a granted deployment', () => {
-  it('S158: the key in the request body never reaches a log line, metric, error or the script; the request is wiped', async () => {
-    const p = testPackager();
-    const t = await startRuntime(
-      [
-        granted('pk', [
-          packagerStep('digest', 'digest'),
-          packagerStep(
-            'after',
-            'digest',
-            wiring('throw new Error("late " + JSON.stringify(r) + context.getBody());'),
-          ),
-        ]),
-      ],
-      { packager: p.capability },
-    );
-    const res = await post(t, 'pk', '/digest', JSON.stringify({ key: SECRET }), {
-      'x-request-id': 'req-158',
-    });
-    expect(res.status).toBe(201);
-    expect(res.headers.get('x-packager')).toBe('digest');
-    expect(res.headers.get('x-request-id')).toBe('req-158');
-    expect(JSON.parse(res.text)).toEqual({ sha256: createHash('sha256').update(SECRET).digest('hex') });
-    // The script got the status and no code, and nothing of the request: no body, an empty stream.
-    expect(t.logs('pk')).toEqual(['returned {"status":201,"code":null} body=null stream=0']);
-    expect(t.metrics('pk')).toEqual(['packager.status']);
-    const errored = await post(t, 'pk', '/after', JSON.stringify({ key: SECRET }));
-    expect(errored.status).toBe(500);
-    expect(JSON.parse(errored.text)).toMatchObject({ code: 'AGENT_STEP_FAILED' });
-    expect(everything(t, res.text, errored.text)).not.toContain(SECRET);
-    expect(t.lines().some((l) => l['msg'] === 'step errored' && String(l['errors']).includes('late'))).toBe(
-      true,
-    );
-    // Each held request ran once and was wiped: every buffer it read is zeroes.
-    expect(p.held.map((h) => [h.runs, h.wiped])).toEqual([
-      [1, true],
-      [1, true],
-    ]);
-    for (const h of p.held) for (const b of h.buffers) expect(b.every((x) => x === 0)).toBe(true);
-    // The capability got the deployment's directories: the missing optional one skipped.
-    expect(p.reads[0]!.dirs).toEqual({
-      resourceDirs: [join(root, 'community')],
-      workflowSourceDirs: [join(root, 'sources')],
-    });
-  });
+  // The file's first run starts a sandbox worker (up to 1 s on 2 shared cores): an explicit timeout.
+  it(
+    'S158: the key in the request body never reaches a log line, metric, error or the script; the request is wiped',
+    { timeout: 10_000 },
+    async () => {
+      const p = testPackager();
+      const t = await startRuntime(
+        [
+          granted('pk', [
+            packagerStep('digest', 'digest'),
+            packagerStep(
+              'after',
+              'digest',
+              wiring('throw new Error("late " + JSON.stringify(r) + context.getBody());'),
+            ),
+          ]),
+        ],
+        { packager: p.capability },
+      );
+      const res = await post(t, 'pk', '/digest', JSON.stringify({ key: SECRET }), {
+        'x-request-id': 'req-158',
+      });
+      expect(res.status).toBe(201);
+      expect(res.headers.get('x-packager')).toBe('digest');
+      expect(res.headers.get('x-request-id')).toBe('req-158');
+      expect(JSON.parse(res.text)).toEqual({ sha256: createHash('sha256').update(SECRET).digest('hex') });
+      // The script got the status and no code, and nothing of the request: no body, an empty stream.
+      expect(t.logs('pk')).toEqual(['returned {"status":201,"code":null} body=null stream=0']);
+      expect(t.metrics('pk')).toEqual(['packager.status']);
+      const errored = await post(t, 'pk', '/after', JSON.stringify({ key: SECRET }));
+      expect(errored.status).toBe(500);
+      expect(JSON.parse(errored.text)).toMatchObject({ code: 'AGENT_STEP_FAILED' });
+      expect(everything(t, res.text, errored.text)).not.toContain(SECRET);
+      expect(t.lines().some((l) => l['msg'] === 'step errored' && String(l['errors']).includes('late'))).toBe(
+        true,
+      );
+      // Each held request ran once and was wiped: every buffer it read is zeroes.
+      expect(p.held.map((h) => [h.runs, h.wiped])).toEqual([
+        [1, true],
+        [1, true],
+      ]);
+      for (const h of p.held) for (const b of h.buffers) expect(b.every((x) => x === 0)).toBe(true);
+      // The capability got the deployment's directories: the missing optional one skipped.
+      expect(p.reads[0]!.dirs).toEqual({
+        resourceDirs: [join(root, 'community')],
+        workflowSourceDirs: [join(root, 'sources')],
+      });
+    },
+  );
 
   it('answers an error answer as it is and hands the script its problem code', async () => {
     const p = testPackager();
