@@ -137,6 +137,13 @@ describe('the agent with @org/packager', () => {
       const a = await start([packagerRecord()]);
       const health = await fetch(`${a.url('api', 'pk')}/health`);
       expect(health.status).toBe(200);
+      // Other methods on a packager path are the packager's to answer, as on its Express service.
+      const head = await fetch(`${a.url('api', 'pk')}/health`, { method: 'HEAD' });
+      expect([head.status, await head.text()]).toEqual([200, '']);
+      const del = await fetch(`${a.url('api', 'pk')}/health`, { method: 'DELETE' });
+      expect(del.status).toBe(405);
+      expect(del.headers.get('allow')).toBe('GET, HEAD');
+      expect(await del.json()).toMatchObject({ code: 'REQUEST_METHOD_NOT_ALLOWED' });
       const key = await fetch(`${a.url('api', 'pk')}/key-gen?purpose=sign`, {
         headers: { 'x-request-id': 'kg-1' },
       });
@@ -152,6 +159,7 @@ describe('the agent with @org/packager', () => {
       // A request refused while it is read (here its query) is answered without a run.
       expect(problem.code).toBe('REQUEST_INVALID_PURPOSE');
       expect(scriptLogs(a)).toEqual([
+        'packager returned {"status":200,"code":null} body=null',
         'packager returned {"status":200,"code":null} body=null',
         'packager returned {"status":200,"code":null} body=null',
       ]);

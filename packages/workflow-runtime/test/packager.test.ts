@@ -91,6 +91,10 @@ function testPackager(options: { answerThrows?: boolean } = {}) {
           headers: { 'accept-post': 'application/json' },
         });
       if (operation === 'explode') throw new TypeError(`the reader broke on ${SECRET}`);
+      if (operation === 'digest' && req.method !== 'POST')
+        throw Object.assign(coded('REQUEST_METHOD_NOT_ALLOWED', 405, 'this path takes POST'), {
+          headers: { allow: 'POST' },
+        });
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const body = Buffer.concat(chunks);
@@ -374,6 +378,24 @@ describe('a packager step of a granted deployment', () => {
       code: 'INTERNAL',
     });
     expect(everything(t)).not.toContain(SECRET);
+  });
+
+  it('hands a request of another method on a packager path to the capability, which answers it', async () => {
+    const p = testPackager();
+    const plain = step('plain', "context.setBody('plain');", {
+      http: { server: 'api', path: '/plain', method: 'POST' },
+    });
+    const t = await startRuntime([granted('pk', [packagerStep('digest', 'digest'), plain])], {
+      packager: p.capability,
+    });
+    const res = await fetch(`http://127.0.0.1:${t.port('pk', 'api')}/digest`);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(await res.json()).toMatchObject({ code: 'REQUEST_METHOD_NOT_ALLOWED' });
+    // An ordinary step's path keeps the agent's own 405.
+    const other = await fetch(`http://127.0.0.1:${t.port('pk', 'api')}/plain`);
+    expect(other.status).toBe(405);
+    expect(await other.json()).toMatchObject({ code: 'AGENT_METHOD_NOT_ALLOWED' });
   });
 
   it('keeps today’s behaviour for a step without the operation mark; context.packager() there is refused', async () => {

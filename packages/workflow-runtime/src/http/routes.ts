@@ -152,12 +152,14 @@ export type RouteMatch =
 /**
  * The first route (declaration order) whose pattern matches the path and whose method matches
  * case-insensitively. No pattern matches → `allow` undefined (404); patterns match but no method does →
- * `allow` lists the methods that would (405, S11).
+ * `allow` lists the methods that would (405, S11), unless one of them is a packager route: the request then goes to
+ * the first such route, whose packager answers another method (HEAD for GET included) as its Express service does.
  */
 export function matchRoute(routes: readonly TriggerRoute[], method: string, path: string): RouteMatch {
   if (path.length > MAX_MATCH_PATH_CHARS) return { route: undefined, allow: undefined };
   const m = method.toUpperCase();
   const allow = new Set<string>();
+  let packager: TriggerRoute | undefined;
   for (const r of routes) {
     if (!r.pattern.test(path)) continue;
     // An httpFile route declared for GET answers HEAD too (RFC 9110 §9.3.2).
@@ -165,6 +167,8 @@ export function matchRoute(routes: readonly TriggerRoute[], method: string, path
     if (r.method === undefined || r.method === m || head) return { route: r };
     allow.add(r.method);
     if (r.file !== undefined && r.method === 'GET') allow.add('HEAD');
+    packager ??= r.packager === undefined ? undefined : r;
   }
+  if (packager !== undefined) return { route: packager };
   return { route: undefined, allow: allow.size > 0 ? [...allow] : undefined };
 }
