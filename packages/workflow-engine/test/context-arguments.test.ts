@@ -264,7 +264,7 @@ afterAll(async () => {
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-describe('context call arguments (issue 27)', () => {
+describe('S168 context call arguments (issue 27)', () => {
   it.each(CASES.map(([what, script], i) => [i, what, script] as const))(
     'case %i refuses %s with ENGINE_BAD_ARGUMENT: %s',
     async (i, what) => {

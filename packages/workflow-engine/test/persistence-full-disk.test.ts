@@ -69,7 +69,7 @@ const CHILD = `
   console.log(JSON.stringify(seen));
 `;
 
-describe('a full disk (issue 27)', () => {
+describe('S165 a full disk (issue 27)', () => {
   const fs = smallFileSystem('4m');
   // Root mounts the tmpfs; CI runs as root, so there this test must run (a machine without root skips it).
   if (!fs && process.env.CI)

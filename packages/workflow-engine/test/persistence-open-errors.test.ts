@@ -24,7 +24,7 @@ async function openError(dataDir: string, file: string): Promise<EngineError> {
   }
 }
 
-describe('a store the system refuses (ENGINE_PERSISTENCE_UNAVAILABLE)', () => {
+describe('S166 a store the system refuses (ENGINE_PERSISTENCE_UNAVAILABLE)', () => {
   it('names the path and ENAMETOOLONG for a file name over the system limit, and for a directory on the way', async () => {
     const long = 'x'.repeat(300);
     for (const file of [`${long}.store`, `sub/${long}/a.store`]) {

@@ -96,7 +96,7 @@ function ids(lines: string[], kind: string): string[] {
   return lines.filter((l) => l.startsWith(`${kind} `)).flatMap((l) => l.slice(2).split(','));
 }
 
-describe('queues under kill -9 (ADR 0126)', () => {
+describe('S164 queues under kill -9 (ADR 0126)', () => {
   // 12 child processes, each ≈ 0.4 s to its first take plus 60–300 ms of work before the kill: 6–9 s on a quiet machine.
   it(
     'loses no acknowledged item and hands out none twice, with a producer and two consumers killed at random',

@@ -325,7 +325,7 @@ describe('startupPriority and deferLoading', () => {
   });
 });
 
-describe('a deferLoading deployment loading (issue 27)', () => {
+describe('S167 a deferLoading deployment loading (issue 27)', () => {
   // 120 steps with a store each, created on the first call: 1–3 s of loading on this machine, cut at 100 ms.
   it(
     'cuts a call at startupWaitTimeoutMs while the target loads, and the loading never holds the event loop long',
