@@ -12,8 +12,8 @@ export type { PackagerDirs } from './operation.js';
 export interface PackagerAnswer {
   status: number;
   /**
-   * Lower-case names; always includes content-type. Problems: application/problem+json, plus Allow/Accept-Post
-   * where the Express service sends them.
+   * Lower-case names; always includes content-type and `x-content-type-options: nosniff` (as every answer of the
+   * Express service). Problems: application/problem+json, plus Allow/Accept-Post where the Express service sends them.
    */
   headers: Record<string, string>;
   body: Uint8Array;
@@ -96,10 +96,16 @@ function answerOf(
   };
 }
 
+/**
+ * The header the Express service sends on every answer, set when a request starts (apps/packager-api
+ * request-log.ts); problems carry it through PROBLEM_HEADERS, a success answer here, so a host answers alike.
+ */
+const NOSNIFF = { 'x-content-type-options': 'nosniff' } as const;
+
 function successOf(result: OperationResult, opHeaders: Readonly<Record<string, string>>): PackagerAnswer {
   return {
     status: result.status,
-    headers: { ...opHeaders, 'content-type': result.type },
+    headers: { ...opHeaders, 'content-type': result.type, ...NOSNIFF },
     body: bytesOf(result.body),
   };
 }

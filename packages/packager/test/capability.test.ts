@@ -228,6 +228,8 @@ describe('each operation: read → run → answer on a node:http server', () => 
     const res = await fetch(`${srv.url}/health`, { headers: { 'x-request-id': 'h-1' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('vary')).toBeNull();
+    // Regression (issue 26 conformance suite): a success answer lacked the nosniff every Express answer carries.
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await res.text()).toBe('{"ok":true}');
   });
 });
