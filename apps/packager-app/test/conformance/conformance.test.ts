@@ -5,14 +5,13 @@
 // cross-open.test.ts; the agent's own routing (paths no step serves) is at the end, with what differs.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  both,
+  answers,
   codeOf,
   form,
   json,
   multipart,
   octets,
   sampleWorkflow,
-  seen,
   START_MS,
   useFrontEnds,
   type Req,
@@ -866,11 +865,8 @@ const METHODS: Case[] = [
   ],
 ];
 
-/** The Express service's answer and the agent's, each checked against the table. */
-async function compare(id: string, make: () => Req): Promise<{ express: Seen; agent: Seen }> {
-  const r = await both(f, id, make);
-  return { express: await seen(r.express), agent: await seen(r.agent) };
-}
+/** The Express service's answer and the agent's. */
+const compare = (id: string, make: () => Req) => answers(f, id, make);
 
 const table = (cases: Case[], timeout?: number) =>
   it.each(cases)(

@@ -344,6 +344,16 @@ export async function both(
   return { express, agent };
 }
 
+/** {@link both}, each answer read whole. */
+export async function answers(
+  f: FrontEnds,
+  id: string,
+  make: () => Req,
+): Promise<{ express: Seen; agent: Seen }> {
+  const r = await both(f, id, make);
+  return { express: await seen(r.express), agent: await seen(r.agent) };
+}
+
 /** The problem `code` of a seen answer, or null. */
 export function codeOf(s: Seen): string | null {
   if (!(s.headers['content-type'] ?? '').startsWith('application/problem+json') || s.body === '') return null;
