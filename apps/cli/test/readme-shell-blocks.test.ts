@@ -41,8 +41,7 @@ const NOT_RUN: Record<string, string> = {
   'README.md: pnpm install --frozen-lockfile #2':
     'starts the packager on the agent on the fixed port 39575 of the built bootstrap, which a running packager may hold: apps/packager-app/test/agent.test.ts starts the same bootstrap on a free port and calls /health and /workflow-hash',
   'README.md: mkdir -p resources && chmod a+rx resources #2': 'containers: scripts/container-smoke.sh',
-  'README.md: docker stop -t 10 oapp-packager-agent && docker rm oapp-packager-agent':
-    'containers: scripts/container-smoke.sh',
+  'README.md: docker stop -t 10 oapp-packager-agent': 'containers: scripts/container-smoke.sh',
   'apps/cli/README.md: npm install /tmp/oapp-release/*.tgz':
     'the npm registry for third-party dependencies: scripts/pack-install-check.sh installs the tarball set this way',
   'apps/cli/README.md: oapp keygen --purpose sign -o author.key':
