@@ -397,9 +397,11 @@ export class Raw {
       for (const w of this.waiters.splice(0)) w();
     });
     this.closedAt = new Promise((resolve) => socket.on('close', () => resolve()));
-    socket.on('close', () => {
+    const wake = () => {
       for (const w of this.waiters.splice(0)) w();
-    });
+    };
+    socket.on('end', wake);
+    socket.on('close', wake);
     socket.on('error', () => undefined);
   }
 
@@ -422,13 +424,17 @@ export class Raw {
     return this.text;
   }
 
-  /** Resolves once the server has written a complete response head whose status is final (not 1xx), or closed. */
-  async finalHead(): Promise<string> {
+  /**
+   * The first final (not 1xx) response: its status line and headers (lower-case names) and its body, read to its
+   * Content-Length, or to the close of the connection. Resolves with status 0 when the server closed first.
+   */
+  async response(): Promise<RawResponse> {
     for (;;) {
-      const heads = this.text.split('\r\n\r\n');
-      const final = heads.slice(0, -1).find((h) => /^HTTP\/1\.1 [2-5]/.test(h));
-      if (final !== undefined) return final;
-      if (this.socket.destroyed) return '';
+      const r = parseResponse(this.text);
+      if (r !== undefined) return r;
+      if (this.socket.destroyed || this.socket.readableEnded) {
+        return parseResponse(this.text, true) ?? { status: 0, interim: [], headers: {}, body: '' };
+      }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -443,10 +449,45 @@ export class Raw {
   }
 }
 
-/** The status and, for a problem, the `code` of a raw response's text. */
-export function rawAnswer(text: string): { status: number; code: string | null } {
-  const head = text.split('\r\n\r\n').find((h) => /^HTTP\/1\.1 [2-5]/.test(h)) ?? '';
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-  const code = /"code":"([A-Z0-9_]+)"/.exec(text.slice(text.indexOf(head)))?.[1] ?? null;
-  return { status, code };
+/** A response read off a raw connection. */
+export interface RawResponse {
+  status: number;
+  /** The status lines of the interim (1xx) responses before it, such as `HTTP/1.1 100 Continue`. */
+  interim: string[];
+  headers: Record<string, string>;
+  /** Latin-1: byte for byte. */
+  body: string;
+}
+
+/** The first final response in `text`, once complete (its whole Content-Length, or `closed`). */
+function parseResponse(text: string, closed = false): RawResponse | undefined {
+  const interim: string[] = [];
+  let at = 0;
+  for (;;) {
+    const end = text.indexOf('\r\n\r\n', at);
+    if (end < 0) return undefined;
+    const [line = '', ...fields] = text.slice(at, end).split('\r\n');
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(line)?.[1] ?? 0);
+    at = end + 4;
+    if (status >= 100 && status < 200) {
+      interim.push(line);
+      continue;
+    }
+    const headers: Record<string, string> = {};
+    for (const f of fields) {
+      const colon = f.indexOf(':');
+      headers[f.slice(0, colon).trim().toLowerCase()] = f.slice(colon + 1).trim();
+    }
+    const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+    const rest = text.slice(at);
+    if (length !== undefined && rest.length >= length)
+      return { status, interim, headers, body: rest.slice(0, length) };
+    return closed ? { status, interim, headers, body: rest } : undefined;
+  }
+}
+
+/** The problem `code` of a raw response, or null. */
+export function rawCode(r: RawResponse): string | null {
+  if (!(r.headers['content-type'] ?? '').startsWith('application/problem+json') || r.body === '') return null;
+  return (JSON.parse(r.body) as { code?: string }).code ?? null;
 }
