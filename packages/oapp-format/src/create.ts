@@ -1,4 +1,5 @@
 import {
+  assertStrongPublicKey,
   BOX_NONCE_BYTES,
   concatBytes,
   derivePublicKey,
@@ -31,6 +32,7 @@ import { OappError } from './errors.js';
 import { encodeFrame, encodeSection, encodeSectionHeader } from './frame.js';
 import { encodeHeader, type EnvelopeLink, type Header } from './header.js';
 import { derivePayloadKey, payloadLength, sealPayloadInto } from './payload.js';
+import { keyHint } from './fingerprint.js';
 import { encodeStanzas, sealStanza } from './recipients.js';
 import { encodeSignatures, signStatement, type SignatureRecord } from './signatures.js';
 import { encodeStatement, type Statement } from './statement.js';
@@ -90,17 +92,43 @@ export function checkKindArg(kind: PackageKind | undefined): PackageKind {
   return k;
 }
 
-function checkRecipients(recipients: readonly Key[]): void {
+/**
+ * Internal: the writer's recipient checks (SPEC.md §4.4, §5.2 step 6). Each recipient is an `authenticated` public
+ * key that is neither weak nor non-canonical (`CryptoError` `CRYPTO_WEAK_KEY` / `CRYPTO_INVALID_PUBLIC_KEY`, S176:
+ * a non-canonical alias of a key would get a stanza under another hint), and no two recipients share a key hint
+ * (`FORMAT_BAD_ARGUMENT`): readers refuse such stanzas (`FORMAT_DUPLICATE_RECIPIENT`), so a writer never makes
+ * them. The same key twice is the common case of an equal hint. `hintOf` is for tests only: with the real hint a
+ * collision of distinct keys cannot be produced.
+ */
+export function checkRecipients(
+  recipients: readonly Key[],
+  hintOf: (publicKey: Uint8Array) => Uint8Array = keyHint,
+): void {
   if (recipients.length === 0) badArgument('a package needs at least one recipient');
   if (recipients.length > MAX_RECIPIENTS)
     throw new OappError(
       'FORMAT_TOO_MANY_RECIPIENTS',
       `${recipients.length} recipients, the limit is ${MAX_RECIPIENTS}`,
     );
+  const seen = new Map<string, number>();
   recipients.forEach((r, i) => {
     expectKey(r, 'authenticated', 'public', 'encryptionKeys');
-    if (recipients.findIndex((o) => equalBytes(o.bytes, r.bytes)) !== i)
-      badArgument(`recipient ${r.id ?? i} is listed twice`);
+    assertStrongPublicKey('authenticated', r.bytes, r.id);
+    const hint = encodeHex(hintOf(r.bytes));
+    const first = seen.get(hint);
+    if (first !== undefined) {
+      const other = recipients[first]!;
+      const details = { recipient: i, sameHintAs: first, fingerprint: hint };
+      if (equalBytes(other.bytes, r.bytes))
+        throw new OappError('FORMAT_BAD_ARGUMENT', `recipient ${r.id ?? i} is listed twice`, { details });
+      throw new OappError(
+        'FORMAT_BAD_ARGUMENT',
+        `recipients ${other.id ?? first} and ${r.id ?? i} have the same key hint ${hint}; ` +
+          'readers refuse two stanzas with one hint, so they cannot be recipients of one package',
+        { details },
+      );
+    }
+    seen.set(hint, i);
   });
 }
 
@@ -150,7 +178,8 @@ export function buildStatement(
 /**
  * Creates a signed, encrypted package (SPEC.md §5.2). Fresh file key and nonces from the CSPRNG.
  * @throws {@link OappError} `FORMAT_BAD_ARGUMENT`, `FORMAT_BAD_FIELD` (packageId), `FORMAT_TOO_MANY_RECIPIENTS`,
- *   `FORMAT_TOO_MANY_SIGNATURES`; `CryptoError` `CRYPTO_WRONG_KEY_PURPOSE`, `CRYPTO_WRONG_KEY_TYPE`, `CRYPTO_WEAK_KEY`.
+ *   `FORMAT_TOO_MANY_SIGNATURES`; `CryptoError` `CRYPTO_WRONG_KEY_PURPOSE`, `CRYPTO_WRONG_KEY_TYPE`, `CRYPTO_WEAK_KEY`,
+ *   `CRYPTO_INVALID_PUBLIC_KEY` (a recipient key that is not canonical).
  */
 export function createPackage(options: CreatePackageOptions): Uint8Array {
   const kind = checkKindArg(options.kind);

@@ -35,7 +35,8 @@ export type {
   VerifyPackageOptions,
 } from './open.js';
 export { inspectPackage } from './inspect.js';
-export type { PackageInspection } from './inspect.js';
+export type { InspectPackageOptions, PackageInspection, SignatureStatus, SignerRole } from './inspect.js';
+export { displayJson, displayText } from './display.js';
 export { repackage } from './repackage.js';
 export type { RepackageOptions } from './repackage.js';
 export {

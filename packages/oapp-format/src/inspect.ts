@@ -1,11 +1,31 @@
-import { decodeHex, encodeHex } from '@org/envelope-crypto';
+import { decodeHex, encodeHex, equalBytes } from '@org/envelope-crypto';
 import { FORMAT_VERSION, type PackageKind } from './constants.js';
 import type { ContentInfo } from './content.js';
 import { fingerprint } from './fingerprint.js';
 import type { EnvelopeLink } from './header.js';
 import { ByteReader } from './internal/byte-reader.js';
 import { readPackagePrefix } from './parse.js';
+import { validatePolicy, type DeploymentPolicy } from './policy.js';
 import { verifyRecord } from './signatures.js';
+
+/** What a policy says of a signature record's key (SPEC.md §6.3): `unknown` when no policy is given. */
+export type SignerRole = 'required' | 'additional' | 'unknown';
+
+/**
+ * The verdict a display shows for a signature record (SPEC.md §6.3): `trusted` (the signature verifies and the
+ * given policy names its key), `unknown-signer` (the signature verifies but no given policy names its key: the
+ * key may be anyone's, and its text is only that key's claim) or `invalid` (the signature does not verify).
+ */
+export type SignatureStatus = 'trusted' | 'unknown-signer' | 'invalid';
+
+/** Options of {@link inspectPackage}. */
+export interface InspectPackageOptions {
+  /**
+   * A policy to mark signers against: records of keys it names get their role and id. Nothing is refused
+   * because of it (inspection decides nothing); the policy itself is validated.
+   */
+  readonly policy?: DeploymentPolicy | undefined;
+}
 
 /** What `inspectPackage` shows: everything readable without a secret key (SPEC.md §6.3). */
 export interface PackageInspection {
@@ -22,8 +42,14 @@ export interface PackageInspection {
     readonly publicKeyHex: string;
     readonly fingerprint: string;
     readonly signText: string;
-    /** Strict Ed25519 verification of this record over this package's STATEMENT. */
+    /** Strict Ed25519 verification of this record over this package's STATEMENT (mathematics only, no trust). */
     readonly valid: boolean;
+    /** The role of the key in the given policy; `unknown` when no policy is given or it does not name the key. */
+    readonly signer: SignerRole;
+    /** The policy's id of the key, or `null`. */
+    readonly signerId: string | null;
+    /** What to show: never "valid" alone; a valid record of a key no policy names is `unknown-signer`. */
+    readonly status: SignatureStatus;
   }[];
   readonly license: Readonly<Record<string, unknown>> | null;
   readonly envelope: readonly EnvelopeLink[];
@@ -35,15 +61,33 @@ export interface PackageInspection {
   };
 }
 
+function roleOf(
+  policy: DeploymentPolicy | undefined,
+  publicKey: Uint8Array,
+): { role: SignerRole; id: string | null } {
+  const named = (list: readonly { id: string; publicKey: Uint8Array }[]) =>
+    list.find((k) => equalBytes(k.publicKey, publicKey));
+  const required = policy === undefined ? undefined : named(policy.requiredSigners);
+  if (required !== undefined) return { role: 'required', id: required.id };
+  const additional = policy === undefined ? undefined : named(policy.additionalSigners);
+  if (additional !== undefined) return { role: 'additional', id: additional.id };
+  return { role: 'unknown', id: null };
+}
+
 /**
  * Inspects a package without any secret key: parses every section (strictly, with all limits)
  * and verifies every signature. It does not read the payload beyond its declared length and does
- * not check the packager against any policy: that is the deployment's job.
- * @throws {@link OappError} `FORMAT_*`.
+ * not check the packager against any policy: that is the deployment's job. With `options.policy`, each
+ * signature is marked with the role the policy gives its key; a valid signature of any other key is an
+ * `unknown-signer` (SPEC.md §6.3).
+ * @throws {@link OappError} `FORMAT_*`; with a policy, what `validatePolicy` throws.
  */
 export async function inspectPackage(
   source: Uint8Array | AsyncIterable<Uint8Array>,
+  options: InspectPackageOptions = {},
 ): Promise<PackageInspection> {
+  const { policy } = options;
+  if (policy !== undefined) validatePolicy(policy);
   const r = new ByteReader(source instanceof Uint8Array ? [source] : source);
   try {
     const p = await readPackagePrefix(r);
@@ -58,12 +102,24 @@ export async function inspectPackage(
       headerSha256: encodeHex(p.headerSha256),
       packager: { publicKeyHex: header.packager, fingerprint: fingerprint(decodeHex(header.packager, 32)) },
       recipients: p.stanzas.map((s) => ({ fingerprint: encodeHex(s.hint) })),
-      signatures: p.signatures.map((rec) => ({
-        publicKeyHex: encodeHex(rec.publicKey),
-        fingerprint: fingerprint(rec.publicKey),
-        signText: rec.signText,
-        valid: verifyRecord(p.kind, p.statementBytes, rec),
-      })),
+      signatures: p.signatures.map((rec) => {
+        const valid = verifyRecord(p.kind, p.statementBytes, rec);
+        const { role, id } = roleOf(policy, rec.publicKey);
+        const status: SignatureStatus = !valid
+          ? 'invalid'
+          : role === 'unknown'
+            ? 'unknown-signer'
+            : 'trusted';
+        return {
+          publicKeyHex: encodeHex(rec.publicKey),
+          fingerprint: fingerprint(rec.publicKey),
+          signText: rec.signText,
+          valid,
+          signer: role,
+          signerId: id,
+          status,
+        };
+      }),
       license: statement.license ?? null,
       envelope: header.envelope?.chain ?? [],
       payload: {

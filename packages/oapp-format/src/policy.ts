@@ -48,8 +48,10 @@ function policyError(message: string): never {
 const hexOf = encodeHex;
 
 /**
- * Checks a policy's own consistency (docs/security-requirements.md A.1 "Threshold counting", S91, S92).
- * @throws {@link OappError} `POLICY_INVALID`.
+ * Checks a policy's own consistency (docs/security-requirements.md A.1 "Threshold counting", S91, S92) and its
+ * keys (SPEC.md §2, S176).
+ * @throws {@link OappError} `POLICY_INVALID`; `CRYPTO_WEAK_KEY` / `CRYPTO_INVALID_PUBLIC_KEY` for a weak /
+ *   non-canonical key in any list.
  */
 export function validatePolicy(p: DeploymentPolicy): void {
   const k = p.requiredAdditionalSignerCount;
@@ -70,16 +72,30 @@ export function validatePolicy(p: DeploymentPolicy): void {
     if (new Set(list.map((k) => hexOf(k.publicKey))).size !== list.length)
       policyError(`${name} lists the same key twice`);
   }
-  for (const s of [...p.requiredSigners, ...p.additionalSigners]) assertTrustedKey(s, 'sign');
-  for (const s of p.packagerIdentities) assertTrustedKey(s, 'authenticated');
+  for (const s of p.requiredSigners) assertTrustedKey(s, 'sign', 'requiredSigners');
+  for (const s of p.additionalSigners) assertTrustedKey(s, 'sign', 'additionalSigners');
+  for (const s of p.packagerIdentities) assertTrustedKey(s, 'authenticated', 'packagerIdentities');
   if (typeof p.packageId !== 'string' || p.packageId.length === 0)
     policyError('packageId must be a non-empty string');
 }
 
-function assertTrustedKey(k: TrustedKey, purpose: 'sign' | 'authenticated'): void {
+/**
+ * SPEC.md §2: a key's own defect has the key's code wherever the key is, a policy included: `CRYPTO_WEAK_KEY`
+ * (weak) or `CRYPTO_INVALID_PUBLIC_KEY` (not canonical, or not on the curve). `POLICY_INVALID` is kept for
+ * defects of the policy itself (a key listed twice, K out of range, an empty packageId).
+ */
+function assertTrustedKey(k: TrustedKey, purpose: 'sign' | 'authenticated', list: string): void {
   try {
     assertStrongPublicKey(purpose, k.publicKey, k.id);
   } catch (cause) {
+    if (
+      isCryptoError(cause) &&
+      (cause.code === 'CRYPTO_WEAK_KEY' || cause.code === 'CRYPTO_INVALID_PUBLIC_KEY')
+    )
+      throw new OappError(cause.code, `${list}: ${cause.message}`, {
+        cause,
+        details: { field: list, keyId: k.id },
+      });
     if (isCryptoError(cause)) throw new OappError('POLICY_INVALID', cause.message, { cause });
     throw cause;
   }
@@ -104,18 +120,25 @@ export function checkPackageId(p: DeploymentPolicy, header: Header): void {
 }
 
 /**
- * SPEC.md §6 steps 10–11: the packager key must be a strong key and one of `packagerIdentities`.
- * @throws {@link OappError} `CRYPTO_WEAK_KEY`, `POLICY_PACKAGER_NOT_TRUSTED`.
+ * SPEC.md §6 steps 10–11: the packager key must not be weak, must be canonical (S176: one code each, in every
+ * position, SPEC.md §2) and must be one of `packagerIdentities`.
+ * @throws {@link OappError} `CRYPTO_WEAK_KEY`, `CRYPTO_INVALID_PUBLIC_KEY`, `POLICY_PACKAGER_NOT_TRUSTED`.
  */
 export function checkPackager(p: DeploymentPolicy, packager: Uint8Array): TrustedKey {
   try {
     assertStrongPublicKey('authenticated', packager);
   } catch (cause) {
-    throw new OappError(
-      'CRYPTO_WEAK_KEY',
-      'the HEADER packager key is all-zero, small-order or not canonical',
-      { cause },
-    );
+    if (isCryptoError(cause) && cause.code === 'CRYPTO_INVALID_PUBLIC_KEY') {
+      throw new OappError(
+        'CRYPTO_INVALID_PUBLIC_KEY',
+        'the HEADER packager key is not a canonical X25519 public key (its value is p or more)',
+        { cause, details: { field: 'packager' } },
+      );
+    }
+    throw new OappError('CRYPTO_WEAK_KEY', 'the HEADER packager key is all-zero or small-order', {
+      cause,
+      details: { field: 'packager' },
+    });
   }
   const trusted = p.packagerIdentities.find((t) => equalBytes(t.publicKey, packager));
   if (trusted === undefined) {

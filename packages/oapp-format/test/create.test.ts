@@ -1,6 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { CryptoError } from '@org/envelope-crypto';
-import { OappError, createPackage, inspectPackage, openPackage } from '../src/index.js';
+import {
+  CryptoError,
+  encodeHex,
+  keyFromBytes,
+  sha256,
+  x25519PublicFromSecret,
+  type Key,
+} from '@org/envelope-crypto';
+import { detailsShapeProblem, thrownBy } from '@org/test-utils';
+import {
+  OappError,
+  createPackage,
+  createPackageStream,
+  encryptBootstrap,
+  inspectPackage,
+  openPackage,
+  repackage,
+  writePackage,
+} from '../src/index.js';
+import { checkRecipients } from '../src/create.js';
+import { keyHint } from '../src/fingerprint.js';
 import {
   FIXED_TIME,
   WORKFLOW,
@@ -109,5 +128,66 @@ describe('createPackage', () => {
     const info = await inspectPackage(pkg);
     expect(info.license).toEqual({ licensee: 'ACME', seats: 10 });
     expect(info.signatures[0]?.valid).toBe(true);
+  });
+});
+
+describe('writers refuse two recipients with one key hint (SPEC.md §4.4, §5.2 step 6)', () => {
+  /**
+   * Two keys whose hints agree in their first `bytes` bytes, by a seeded search (fixed labels, so always the same
+   * pair). No two keys with equal 8-byte hints are known, so the writer's check is exercised with a shortened
+   * hint; the full-length check is the same code with `keyHint`.
+   */
+  function collidingPair(bytes: number): [Key, Key] {
+    const seen = new Map<string, Key>();
+    for (let i = 0; ; i++) {
+      const sk = sha256(new TextEncoder().encode(`hint search ${i}`));
+      const pk = keyFromBytes('authenticated', 'public', x25519PublicFromSecret(sk), `search-${i}`);
+      const prefix = encodeHex(keyHint(pk.bytes).subarray(0, bytes));
+      const other = seen.get(prefix);
+      if (other !== undefined) return [other, pk];
+      seen.set(prefix, pk);
+    }
+  }
+
+  it('refuses distinct keys whose (shortened) hints are equal with FORMAT_BAD_ARGUMENT naming both', () => {
+    const [a, b] = collidingPair(2);
+    expect(a.bytes).not.toEqual(b.bytes);
+    const short = (pk: Uint8Array) => keyHint(pk).subarray(0, 2);
+    const err = thrownBy(() => checkRecipients([deployment.publicKey, a, b], short)) as OappError;
+    expect(err).toBeInstanceOf(OappError);
+    expect(err.code).toBe('FORMAT_BAD_ARGUMENT');
+    expect(err.message).toContain('the same key hint');
+    expect(err.details).toEqual({ recipient: 2, sameHintAs: 1, fingerprint: encodeHex(short(a.bytes)) });
+    expect(detailsShapeProblem(err)).toBeUndefined();
+    // With the real 8-byte hint the same two keys are fine.
+    expect(() => checkRecipients([deployment.publicKey, a, b])).not.toThrow();
+  });
+
+  it('refuses the same key twice in every writer: createPackage, encryptBootstrap, repackage, the streaming writers', async () => {
+    const twice = [deployment.publicKey, otherDeployment.publicKey, deployment.publicKey];
+    expect(() => make({ recipients: twice })).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+    expect(() =>
+      encryptBootstrap(new Uint8Array(2), { packagerSecretKey: vendorPackager.secretKey, recipients: twice }),
+    ).toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+    await expect(
+      repackage(make(), {
+        open: { policy: vendorPolicy(), recipientSecretKey: deployment.secretKey },
+        packagerSecretKey: vendorPackager.secretKey,
+        recipients: twice,
+      }),
+    ).rejects.toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
+    const stream = {
+      packageId: 'hello-app',
+      packagerSecretKey: vendorPackager.secretKey,
+      recipients: twice,
+      contentSize: WORKFLOW.length,
+    };
+    expect(() => createPackageStream({ ...stream, content: () => [WORKFLOW] })).toThrowCode(
+      OappError,
+      'FORMAT_BAD_ARGUMENT',
+    );
+    await expect(
+      writePackage({ ...stream, content: [WORKFLOW] }, { write: () => undefined }),
+    ).rejects.toThrowCode(OappError, 'FORMAT_BAD_ARGUMENT');
   });
 });

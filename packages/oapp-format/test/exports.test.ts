@@ -23,6 +23,8 @@ describe('public surface', () => {
         "createPackage",
         "createPackageStream",
         "decryptBootstrap",
+        "displayJson",
+        "displayText",
         "encryptBootstrap",
         "fingerprint",
         "inspectPackage",

@@ -12,11 +12,13 @@ import {
   decodeHumanHex,
   decryptBootstrap,
   decryptString,
+  displayForm,
   isWeakEd25519,
   isWeakX25519,
   looksLikeEncryptedBootstrap,
   openPackage,
   parseKeyTupleList,
+  parsePublicKeyText,
   sodiumReady,
   toHex,
   type Kind,
@@ -185,6 +187,56 @@ describe('independent reader: SPEC §2 weak-key lists agree with libsodium', () 
     }
     expect(isWeakEd25519(le(2n, false))).toBe(false);
   });
+});
+
+describe('independent reader: S176 public keys (SPEC §2, testdata/vectors/public-keys.json)', () => {
+  const { keys } = JSON.parse(readFileSync(join(vectorsDir, 'public-keys.json'), 'utf8')) as {
+    keys: { name: string; purpose: 'authenticated' | 'sign'; keyHex: string; code: string | null }[];
+  };
+  const codeOf = (fn: () => unknown): string | null => {
+    try {
+      fn();
+      return null;
+    } catch (e) {
+      if (e instanceof SpecReject) return e.code;
+      throw e;
+    }
+  };
+  for (const k of keys) {
+    it(`S176 derives ${k.code ?? 'acceptance'} for ${k.purpose} key ${k.name} as key text and in a policy`, () => {
+      expect(codeOf(() => parsePublicKeyText(k.keyHex, k.purpose))).toBe(k.code);
+      const pk = decodeHumanHex(k.keyHex, 32);
+      const policy: Policy =
+        k.purpose === 'authenticated'
+          ? {
+              ...options.policy,
+              packagerIdentities: [
+                ...options.policy.packagerIdentities.filter((x) => toHex(x) !== k.keyHex),
+                pk,
+              ],
+            }
+          : {
+              ...options.policy,
+              requiredSigners: [...options.policy.requiredSigners.filter((x) => toHex(x) !== k.keyHex), pk],
+            };
+      const app = readBytes(join(vectorsDir, 'app-minimal.oapp'));
+      const expected =
+        k.code ??
+        (k.purpose === 'sign' && k.name !== 'vendor signer' ? 'POLICY_REQUIRED_SIGNER_MISSING' : 'ACCEPTED');
+      expect(outcome(app, { ...options, policy })).toBe(expected);
+    });
+  }
+});
+
+describe('independent reader: S178 display form (SPEC §6.4, testdata/vectors/display.json)', () => {
+  const { cases } = JSON.parse(readFileSync(join(vectorsDir, 'display.json'), 'utf8')) as {
+    cases: { input: string; display: string }[];
+  };
+  for (const c of cases) {
+    it(`S178 shows ${JSON.stringify(c.input)} as listed`, () => {
+      expect(displayForm(c.input)).toBe(c.display);
+    });
+  }
 });
 
 describe('independent reader: negative corpus (SPEC §14)', () => {

@@ -140,6 +140,53 @@ export function isWeakX25519(pk: Uint8Array): boolean {
   return pk.length !== 32 || X25519_WEAK.has(littleEndianTopBitCleared(pk));
 }
 
+function littleEndian(key: Uint8Array): bigint {
+  let v = 0n;
+  for (let i = key.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(key[i] ?? 0);
+  return v;
+}
+
+/** §2: an X25519 public key is canonical when its 32 bytes, all 256 bits, read little-endian, are below p. */
+export function isCanonicalX25519(pk: Uint8Array): boolean {
+  return pk.length === 32 && littleEndian(pk) < P;
+}
+
+/** §2: an Ed25519 public key is canonical when y (bit 255 cleared) is below p. */
+export function isCanonicalEd25519(pk: Uint8Array): boolean {
+  return pk.length === 32 && littleEndianTopBitCleared(pk) < P;
+}
+
+/** §2: a canonical y is on the curve when x² = (y² − 1) / (d·y² + 1) has a square root mod p. */
+export function isEd25519CurveY(pk: Uint8Array): boolean {
+  const y = littleEndianTopBitCleared(pk);
+  const d = (((-121665n * modPow(121666n, P - 2n)) % P) + P) % P;
+  const x2 = (((((y * y - 1n) % P) + P) % P) * modPow((d * y * y + 1n) % P, P - 2n)) % P;
+  return sqrtModP(x2) !== undefined;
+}
+
+/**
+ * §2: the one check of a public key wherever it appears (key text, a policy, HEADER.packager), with its codes.
+ * X25519: weak first (CRYPTO_WEAK_KEY), then canonical (CRYPTO_INVALID_PUBLIC_KEY). Ed25519: canonical first,
+ * then weak, then on the curve.
+ */
+export function checkPublicKey(pk: Uint8Array, purpose: 'authenticated' | 'sign', where: string): void {
+  if (purpose === 'authenticated') {
+    if (isWeakX25519(pk)) reject('CRYPTO_WEAK_KEY', where);
+    if (!isCanonicalX25519(pk)) reject('CRYPTO_INVALID_PUBLIC_KEY', where);
+    return;
+  }
+  if (!isCanonicalEd25519(pk)) reject('CRYPTO_INVALID_PUBLIC_KEY', where);
+  if (isWeakEd25519(pk)) reject('CRYPTO_WEAK_KEY', where);
+  if (!isEd25519CurveY(pk)) reject('CRYPTO_INVALID_PUBLIC_KEY', where);
+}
+
+/** §11: a public key in text form: hex of 64 characters, either case, then the §2 check. */
+export function parsePublicKeyText(text: string, purpose: 'authenticated' | 'sign'): Uint8Array {
+  const pk = decodeHumanHex(text, 32);
+  checkPublicKey(pk, purpose, 'key text');
+  return pk;
+}
+
 function modPow(base: bigint, exp: bigint): bigint {
   let result = 1n;
   let b = ((base % P) + P) % P;
@@ -688,10 +735,10 @@ function validatePolicy(policy: Policy): void {
   if (policy.additionalSigners.some((k) => required.has(toHex(k)))) reject('POLICY_INVALID', 'not disjoint');
   const k = policy.requiredAdditionalSignerCount;
   if (!Number.isInteger(k) || k < 0 || k > policy.additionalSigners.length) reject('POLICY_INVALID', 'K');
-  if (policy.packagerIdentities.some(isWeakX25519)) reject('CRYPTO_WEAK_KEY', 'policy packager');
-  if ([...policy.requiredSigners, ...policy.additionalSigners].some(isWeakEd25519)) {
-    reject('CRYPTO_WEAK_KEY', 'policy signer');
-  }
+  // §2: a key's own defect has the key's code in a policy too.
+  for (const pk of [...policy.requiredSigners, ...policy.additionalSigners])
+    checkPublicKey(pk, 'sign', 'policy signer');
+  for (const pk of policy.packagerIdentities) checkPublicKey(pk, 'authenticated', 'policy packager');
 }
 
 /** §5.1: M = "OAPPv1" SP dec(len T) SP T SP dec(len S) SP S SP dec(len X) SP X. */
@@ -836,7 +883,7 @@ export function openPackage(bytes: Uint8Array, options: OpenOptions): Opened {
   if (!constantTimeEqual(utf8.encode(header.packageId), utf8.encode(options.policy.packageId))) {
     reject('POLICY_PACKAGE_ID_MISMATCH'); // 9
   }
-  if (isWeakX25519(header.packager)) reject('CRYPTO_WEAK_KEY', 'packager'); // 10
+  checkPublicKey(header.packager, 'authenticated', 'packager'); // 10
   if (!options.policy.packagerIdentities.some((k) => constantTimeEqual(k, header.packager))) {
     reject('POLICY_PACKAGER_NOT_TRUSTED'); // 11
   }
@@ -949,4 +996,37 @@ export function decryptString(text: string, candidates: KeyTuple[]): Uint8Array 
     }
   }
   return reject('CRYPTO_AUTH_FAILED');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Displaying untrusted text (§6.4)
+// ---------------------------------------------------------------------------------------------
+
+/** §6.4: the code points shown as \u{XXXX}, as listed there. */
+function mustEscape(cp: number): boolean {
+  return (
+    cp <= 0x1f ||
+    (cp >= 0x7f && cp <= 0x9f) ||
+    cp === 0x061c ||
+    cp === 0x200e ||
+    cp === 0x200f ||
+    (cp >= 0x202a && cp <= 0x202e) ||
+    (cp >= 0x2066 && cp <= 0x2069) ||
+    (cp >= 0x200b && cp <= 0x200d) ||
+    cp === 0x2060 ||
+    cp === 0xfeff ||
+    cp === 0x2028 ||
+    cp === 0x2029 ||
+    (cp >= 0xd800 && cp <= 0xdfff)
+  );
+}
+
+/** §6.4: the display form of a string. */
+export function displayForm(text: string): string {
+  const parts = Array.from(text, (ch) => {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (ch === '\\' || ch === '"') return `\\${ch}`;
+    return mustEscape(cp) ? `\\u{${cp.toString(16).toUpperCase().padStart(4, '0')}}` : ch;
+  });
+  return `"${parts.join('')}"`;
 }

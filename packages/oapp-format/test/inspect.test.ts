@@ -7,7 +7,10 @@ import {
   deployment,
   otherDeployment,
   reviewerA,
+  customerSigner,
+  trusted,
   vendorPackager,
+  vendorPolicy,
   vendorSigner,
 } from './fixtures.js';
 import { flipByte, sectionsOf } from './package-surgery.js';
@@ -69,6 +72,50 @@ describe('inspectPackage', () => {
     await expect(inspectPackage(new TextEncoder().encode('PK\x03\x04'))).rejects.toThrowCode(
       OappError,
       'FORMAT_BAD_MAGIC',
+    );
+  });
+});
+
+describe('S178 inspectPackage marks signers against a given policy (SPEC.md §6.3)', () => {
+  const selfSigned = createPackage({
+    packageId: 'hello-app',
+    content: WORKFLOW,
+    packagerSecretKey: vendorPackager.secretKey,
+    recipients: [deployment.publicKey],
+    signers: [
+      { secretKey: vendorSigner.secretKey, signText: 'released by vendor' },
+      { secretKey: reviewerA.secretKey, signText: 'reviewed' },
+      { secretKey: customerSigner.secretKey, signText: 'approved by the security team' },
+    ],
+    createdAt: FIXED_TIME,
+  });
+
+  it('S178 without a policy: every valid record is an unknown signer, never "valid" alone', async () => {
+    const info = await inspectPackage(selfSigned);
+    expect(info.signatures.map((s) => [s.valid, s.signer, s.signerId, s.status])).toEqual([
+      [true, 'unknown', null, 'unknown-signer'],
+      [true, 'unknown', null, 'unknown-signer'],
+      [true, 'unknown', null, 'unknown-signer'],
+    ]);
+  });
+
+  it('S178 with a policy: named keys get their role and id; a self-signed record of another key stays unknown', async () => {
+    const policy = vendorPolicy({ additionalSigners: [trusted(reviewerA)] });
+    const info = await inspectPackage(selfSigned, { policy });
+    expect(info.signatures.map((s) => [s.signText, s.valid, s.signer, s.signerId, s.status])).toEqual([
+      ['released by vendor', true, 'required', 'vendor-signer', 'trusted'],
+      ['reviewed', true, 'additional', 'reviewer-a', 'trusted'],
+      ['approved by the security team', true, 'unknown', null, 'unknown-signer'],
+    ]);
+  });
+
+  it('S178 an invalid record is invalid whoever its key is; the policy given is validated', async () => {
+    const i = sectionsOf(selfSigned).signatures.valueOffset + 32 + 2 + 'released by vendor'.length + 5;
+    const info = await inspectPackage(flipByte(selfSigned, i), { policy: vendorPolicy() });
+    expect(info.signatures.map((s) => s.status)).toEqual(['invalid', 'unknown-signer', 'unknown-signer']);
+    await expect(inspectPackage(selfSigned, { policy: vendorPolicy({ packageId: '' }) })).rejects.toThrowCode(
+      OappError,
+      'POLICY_INVALID',
     );
   });
 });

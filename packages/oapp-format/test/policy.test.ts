@@ -204,11 +204,11 @@ describe('validatePolicy', () => {
       ).toThrowCode(OappError, 'POLICY_INVALID');
     }
   });
-  it('S94: rejects all-zero and small-order keys registered as signers', () => {
+  it('S94, S176: rejects all-zero and small-order keys registered as signers with the key\'s own code, CRYPTO_WEAK_KEY (SPEC.md §2)', () => {
     for (const bad of [new Uint8Array(32), Uint8Array.from([1, ...new Array<number>(31).fill(0)])]) {
       expect(() =>
         validatePolicy(vendorPolicy({ requiredSigners: [{ id: 'weak', publicKey: bad }] })),
-      ).toThrowCode(OappError, 'POLICY_INVALID');
+      ).toThrowCode(OappError, 'CRYPTO_WEAK_KEY');
     }
   });
 });

@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { boxEasy, encodeBase64, encodeHex, keyToHex, sha256 } from '@org/envelope-crypto';
+import { boxEasy, decodeHex, encodeBase64, encodeHex, keyToHex, sha256 } from '@org/envelope-crypto';
 import { assemblePackage, buildStatement } from '../src/create.js';
 import { signStatement } from '../src/signatures.js';
 import { encodeStatement } from '../src/statement.js';
@@ -13,6 +13,8 @@ import { concat } from '../test/package-surgery.js';
 import { MINIMAL, SIGNERS, base, negativeCases } from './negative-cases.js';
 import { seeded, type RogueOptions } from './rogue.js';
 import { withWorkedExample } from './worked-example.js';
+import { IDENTITY, P, le32, nonCanonicalPointEncoding } from './ed25519-edges.js';
+import { displayText } from '../src/display.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // Optional argument: another output folder (the vectors test regenerates into a temporary one and compares).
@@ -98,12 +100,76 @@ function writeIndex(vectors: ReturnType<typeof writeVectors>, str: ReturnType<ty
   writeFileSync(join(VECTORS, 'vectors.json'), JSON.stringify(index, null, 2) + '\n');
 }
 
+const withTopBit = (b: Uint8Array) => {
+  const c = b.slice();
+  c[31]! |= 0x80;
+  return c;
+};
+
+/**
+ * SPEC.md §2 (S176): public keys and the one code each gets in every position (key text, a policy list, HEADER
+ * `packager`, a writer's recipient; the last two for X25519 only). `null`: accepted.
+ */
+function writePublicKeys(): void {
+  const x = (name: string, bytes: Uint8Array, code: string | null) => ({ name, purpose: 'authenticated', keyHex: encodeHex(bytes), code });
+  const e = (name: string, bytes: Uint8Array, code: string | null) => ({ name, purpose: 'sign', keyHex: encodeHex(bytes), code });
+  const order8 = decodeHex('e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800', 32);
+  const keys = [
+    x('vendor packager', fx.vendorPackager.publicKey.bytes, null),
+    x('u = p - 2 (the largest canonical value that is not weak)', le32(P - 2n), null),
+    x('vendor packager with bit 255 set (an alias of it for X25519)', withTopBit(fx.vendorPackager.publicKey.bytes), 'CRYPTO_INVALID_PUBLIC_KEY'),
+    x('u = p + 2', le32(P + 2n), 'CRYPTO_INVALID_PUBLIC_KEY'),
+    x('u = p + 18', le32(P + 18n), 'CRYPTO_INVALID_PUBLIC_KEY'),
+    x('u = 2^255 - 1', le32(2n ** 255n - 1n), 'CRYPTO_INVALID_PUBLIC_KEY'),
+    x('all bits set', le32(2n ** 256n - 1n), 'CRYPTO_INVALID_PUBLIC_KEY'),
+    x('all zero', new Uint8Array(32), 'CRYPTO_WEAK_KEY'),
+    x('u = p - 1 (order 2)', le32(P - 1n), 'CRYPTO_WEAK_KEY'),
+    x('u = p (weak and not canonical: weak decides)', le32(P), 'CRYPTO_WEAK_KEY'),
+    x('u = p + 1 (weak and not canonical: weak decides)', le32(P + 1n), 'CRYPTO_WEAK_KEY'),
+    x('order 8 with bit 255 set (weak decides)', withTopBit(order8), 'CRYPTO_WEAK_KEY'),
+    e('vendor signer', fx.vendorSigner.publicKey.bytes, null),
+    e('identity, y = 1 (order 1)', IDENTITY, 'CRYPTO_WEAK_KEY'),
+    e('y = p + 1 (the identity, not canonical: canonical decides)', le32(P + 1n), 'CRYPTO_INVALID_PUBLIC_KEY'),
+    e('a point of large order with y >= p', nonCanonicalPointEncoding(), 'CRYPTO_INVALID_PUBLIC_KEY'),
+  ];
+  const doc = {
+    comment: 'SPEC.md §2: each key gets this one code wherever it appears. Regenerate with: pnpm --filter @org/oapp-format generate',
+    keys,
+  };
+  writeFileSync(join(VECTORS, 'public-keys.json'), JSON.stringify(doc, null, 2) + '\n');
+}
+
+/** SPEC.md §6.4 (S178): untrusted strings and their display form. */
+function writeDisplay(): void {
+  const inputs = [
+    'hello-app',
+    'caf\u00e9 \u6f22\u5b57 \u{1F600}',
+    'a"b\\c',
+    'line\nbreak\ttab\u0000nul\u001besc[31m',
+    'del\u007f c1\u0085\u009b',
+    'bidi \u202eevil.exe\u202c \u2066iso\u2069 \u200e\u200f \u061c',
+    'zero\u200bwidth\u200c\u200d\u2060\ufeff',
+    'separators\u2028\u2029',
+    'not escaped: no-break\u00a0space, soft\u00adhyphen',
+    'looks escaped: \\u{202E}',
+  ];
+  const doc = {
+    comment: 'SPEC.md §6.4: input (a JSON string) and its display form. Regenerate with: pnpm --filter @org/oapp-format generate',
+    cases: inputs.map((input) => ({ input, display: displayText(input) })),
+  };
+  // Every non-ASCII character escaped, so the file itself holds no raw bidi or invisible character.
+  const ascii = JSON.stringify(doc, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  writeFileSync(join(VECTORS, 'display.json'), ascii + '\n');
+}
+
 for (const dir of [VECTORS, NEGATIVE]) {
   mkdirSync(dir, { recursive: true });
   for (const f of readdirSync(dir)) rmSync(join(dir, f));
 }
 const vectors = writeVectors();
 writeIndex(vectors, writeString());
+writePublicKeys();
+writeDisplay();
 const cases = negativeCases(vectors['app-minimal.oapp'].bytes, vectors['app-multichunk.oapp'].bytes, MULTI_CONTENT);
 for (const [name, bytes] of Object.entries(cases)) writeFileSync(join(NEGATIVE, `${name}.oapp`), bytes);
 // SPEC.md §12 is rendered from the vector; only when generating in place.

@@ -4,6 +4,8 @@
 import { SECTION } from '../src/constants.js';
 import * as fx from '../test/fixtures.js';
 import { concat, cutSection, flipByte, mutateJsonSection, mutateSection, sectionsOf, setPayloadLength } from '../test/package-surgery.js';
+import { decodeHex, encodeHex } from '@org/envelope-crypto';
+import { P, edgeRecords, le32 } from './ed25519-edges.js';
 import { rogue, type RogueOptions } from './rogue.js';
 
 const te = new TextEncoder();
@@ -39,6 +41,21 @@ const edit = (from: string, to: string) => (bytes: Uint8Array) => {
 const header = (seed: string, from: string, to: string) => rogue(base(seed, { headerBytes: edit(from, to) }));
 /** The minimal package with one edit to the STATEMENT text, re-signed so the edit is its only defect. */
 const statement = (seed: string, from: string, to: string) => rogue(base(seed, { statementBytes: edit(from, to), header: (h) => h }));
+
+/** A HEADER `packager` value: the hex of 32 bytes. */
+const packagerHex = (bytes: Uint8Array) => <H extends { packager: string }>(h: H): H => ({ ...h, packager: encodeHex(bytes) });
+/** The vendor packager key with bit 255 set: X25519 ignores that bit, so it is a non-canonical alias of a trusted key. */
+const vendorPackagerTopBit = (() => {
+  const b = fx.vendorPackager.publicKey.bytes.slice();
+  b[31]! |= 0x80;
+  return b;
+})();
+/** A small-order u (order 8) with bit 255 set: weak and non-canonical; weak decides (SPEC.md §2). */
+const smallOrderTopBit = (() => {
+  const b = decodeHex('e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800', 32);
+  b[31]! |= 0x80;
+  return b;
+})();
 
 /** Every negative case, keyed by file name without extension. */
 export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent: Uint8Array): Record<string, Uint8Array> {
@@ -116,6 +133,13 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     'FORMAT_BAD_RECIPIENTS--count-differs-from-header': mutateSection(multi, SECTION.RECIPIENTS, (v) => v.subarray(0, 112)),
     // Regression: stanzas the writer never makes (§4.4)
     'FORMAT_DUPLICATE_RECIPIENT--two-stanzas-same-recipient': rogue(base('dup-recipient', { recipients: [fx.deployment, fx.deployment] })),
+    // Two recipients whose stanzas carry one hint, forged at the section level (the hint is not authenticated; no
+    // two real keys are known to share a hint): the reader refuses it as it refuses one recipient twice.
+    'FORMAT_DUPLICATE_RECIPIENT--two-recipients-forged-equal-hints': mutateSection(multi, SECTION.RECIPIENTS, (v) => {
+      const out = v.slice();
+      out.set(v.subarray(112, 120), 0);
+      return out;
+    }),
     'FORMAT_DUPLICATE_NONCE--two-stanzas-one-nonce': rogue(base('dup-nonce', { recipients: [fx.otherDeployment, fx.deployment], stanzaNonce: () => new Uint8Array(24).fill(7) })),
     'FORMAT_BAD_SIGNATURES--record-truncated': mutateSection(small, SECTION.SIGNATURES, (v) => v.subarray(0, v.length - 1)),
     'FORMAT_TOO_MANY_SIGNATURES--65-records': mutateSection(small, SECTION.SIGNATURES, (v) => {
@@ -128,6 +152,11 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     // S73
     'CRYPTO_WEAK_KEY--packager-all-zero': rogue(base('weak', { header: (h) => ({ ...h, packager: '0'.repeat(64) }) })),
     'CRYPTO_WEAK_KEY--packager-small-order': rogue(base('weak-8', { header: (h) => ({ ...h, packager: 'e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800' }) })),
+    // S176: non-canonical X25519 keys (SPEC.md §2): one code, CRYPTO_INVALID_PUBLIC_KEY; a weak key stays CRYPTO_WEAK_KEY
+    'CRYPTO_INVALID_PUBLIC_KEY--packager-top-bit-set': rogue(base('packager-top-bit', { header: packagerHex(vendorPackagerTopBit) })),
+    'CRYPTO_INVALID_PUBLIC_KEY--packager-u-is-p-plus-2': rogue(base('packager-p-plus-2', { header: packagerHex(le32(P + 2n)) })),
+    'CRYPTO_INVALID_PUBLIC_KEY--packager-u-is-2-pow-255-minus-1': rogue(base('packager-max', { header: packagerHex(le32(2n ** 255n - 1n)) })),
+    'CRYPTO_WEAK_KEY--packager-small-order-top-bit-set': rogue(base('weak-8-top-bit', { header: packagerHex(smallOrderTopBit) })),
     // S72, S74, S77
     'CRYPTO_NO_MATCHING_RECIPIENT--not-for-this-deployment': rogue(base('other-recipient', { recipients: [fx.otherDeployment] })),
     'CRYPTO_HEADER_MISMATCH--stanza-from-other-package': mutateSection(small, SECTION.RECIPIENTS, () => sectionsOf(rogue(base('another-package'))).recipients.value),
@@ -160,6 +189,17 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     'POLICY_SIGNATURE_INVALID--reviewer-c-record-from-other-package': rogue(base('foreign-record', {
       records: (r) => [...r, sectionsOfRecords(rogue(base('foreign', { packageId: 'app-b', signers: [{ pair: fx.reviewerC, text: 'C' }] })))],
     })),
+    // S177: Ed25519 edge signatures (SPEC.md §5.1), each refused as libsodium refuses it. A named signer's record
+    // with a small-order R or an unreduced S is POLICY_SIGNATURE_INVALID, although the bare equation holds for it.
+    'POLICY_SIGNATURE_INVALID--vendor-small-order-r': rogue(base('ed-small-r', {
+      records: (r, st) => [edgeRecords.smallOrderR('app', st, fx.vendorSigner.secretKey, SIGNERS[0]!.text), ...r.slice(1)],
+    })),
+    'POLICY_SIGNATURE_INVALID--vendor-s-plus-l': rogue(base('ed-s-plus-l', { records: (r) => [edgeRecords.unreducedS(r[0]!, 1n), ...r.slice(1)] })),
+    'POLICY_SIGNATURE_INVALID--vendor-s-plus-8l-top-bits-set': rogue(base('ed-s-plus-8l', { records: (r) => [edgeRecords.unreducedS(r[0]!, 8n), ...r.slice(1)] })),
+    // A small-order or y ≥ p key cannot be in a policy (SPEC.md §2), so its record is never counted: reviewer B's
+    // record replaced by one leaves one of two additional signers.
+    'POLICY_SIGNER_THRESHOLD_NOT_MET--reviewer-b-replaced-by-small-order-a': rogue(base('ed-small-a', { records: (r) => [r[0]!, r[1]!, edgeRecords.smallOrderA(SIGNERS[2]!.text)] })),
+    'POLICY_SIGNER_THRESHOLD_NOT_MET--reviewer-b-replaced-by-non-canonical-a': rogue(base('ed-nc-a', { records: (r) => [r[0]!, r[1]!, edgeRecords.nonCanonicalA(r[2]!)] })),
     'POLICY_SIGNER_THRESHOLD_NOT_MET--one-of-two': rogue(base('threshold', { signers: SIGNERS.slice(0, 2) })),
     'POLICY_SIGNER_THRESHOLD_NOT_MET--duplicate-record-counted-once': rogue(base('duplicate', { signers: [SIGNERS[0]!, SIGNERS[1]!, SIGNERS[1]!] })),
   };
