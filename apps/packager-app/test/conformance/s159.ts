@@ -11,12 +11,11 @@ import {
   multipart,
   OUTSIDE_MARKER,
   sampleWorkflow,
-  useFrontEnds,
   type Req,
 } from './harness.js';
+import { f } from './front-ends.js';
 import { packageKeys, packageRequest } from './fixtures.js';
 
-const f = useFrontEnds();
 const k = packageKeys();
 
 /** [what, resource path (a function: the outside directory is known once the front-ends are up), code] */

@@ -19,9 +19,9 @@ import {
   sampleWorkflow,
   seen,
   START_MS,
-  useFrontEnds,
   type Seen,
 } from './harness.js';
+import { f } from './front-ends.js';
 import {
   BOOTSTRAP,
   encryptKeys,
@@ -33,7 +33,6 @@ import {
   type PackageKeys,
 } from './fixtures.js';
 
-const f = useFrontEnds();
 const CLI = join(APP, '..', 'cli', 'dist', 'main.js');
 const workflow = JSON.stringify(sampleWorkflow());
 
