@@ -101,7 +101,12 @@ export function x25519PublicFromSecret(secret: Uint8Array, engine: Engine = defa
 }
 
 /**
- * Checks that public key bytes are a canonical, non-small-order point for their purpose.
+ * Checks that public key bytes are a canonical, non-small-order point for their purpose: the one key check of the
+ * oapp format (oapp-format SPEC.md §2), applied wherever a key appears, with one code per defect.
+ * X25519 (`authenticated`, `anonymous`): weak first (small-order u, bit 255 ignored → `CRYPTO_WEAK_KEY`), then
+ * canonical (all 256 bits read little-endian below p; bit 255 set or u ≥ p → `CRYPTO_INVALID_PUBLIC_KEY`: X25519
+ * would treat such a key as another key's alias). Ed25519 (`sign`): canonical first (y ≥ p →
+ * `CRYPTO_INVALID_PUBLIC_KEY`), then small order (`CRYPTO_WEAK_KEY`), then on the curve (`CRYPTO_INVALID_PUBLIC_KEY`).
  * @throws {@link CryptoError} `CRYPTO_INVALID_PUBLIC_KEY`, `CRYPTO_WEAK_KEY`.
  */
 export function assertStrongPublicKey(purpose: KeyPurpose, bytes: Uint8Array, id?: string): void {

@@ -14,6 +14,7 @@ import {
   keyFromBytes,
   keyToHex,
   parseKey,
+  parseKeyTuple,
   x25519PublicFromSecret,
   type Key,
   type KeyPurpose,
@@ -406,5 +407,78 @@ describe('ed25519PublicFromSeed / x25519PublicFromSecret', () => {
     expect(ed25519PublicFromSeed(offsetView(seed))).toEqual(kp.publicKey);
     expect(ed25519PublicFromSeed(Buffer.from(seed))).toEqual(kp.publicKey);
     expect(x25519PublicFromSecret(offsetView(seed))).toEqual(sodium.crypto_scalarmult_base(seed));
+  });
+});
+
+describe('S176 canonical X25519 public keys: one code per defect in every entry point', () => {
+  const P = 2n ** 255n - 19n;
+  const withTopBit = (b: Uint8Array) => {
+    const c = b.slice();
+    c[31]! |= 0x80;
+    return c;
+  };
+
+  it('S176 a key with bit 255 set is, for X25519, the same key (libsodium gives the same shared secret), so it is refused', () => {
+    const me = boxPair();
+    const peer = sodium.crypto_box_seed_keypair(fill(32, 7));
+    const alias = withTopBit(peer.publicKey);
+    expect(sodium.crypto_scalarmult(me.privateKey, alias)).toEqual(
+      sodium.crypto_scalarmult(me.privateKey, peer.publicKey),
+    );
+    expect(() => assertStrongPublicKey('authenticated', alias)).toThrowCode(
+      CryptoError,
+      'CRYPTO_INVALID_PUBLIC_KEY',
+    );
+  });
+
+  const nonCanonical = () => [
+    le32(P + 2n),
+    le32(P + 18n),
+    le32(2n ** 255n - 1n),
+    le32(2n ** 256n - 1n),
+    withTopBit(boxPair().publicKey),
+  ];
+
+  it('S176 non-canonical: CRYPTO_INVALID_PUBLIC_KEY from parseKey, keyFromBytes and assertStrongPublicKey, for both X25519 purposes', () => {
+    for (const bytes of nonCanonical()) {
+      for (const purpose of ['authenticated', 'anonymous'] as const) {
+        expect(() => parseKey({ purpose, type: 'public', keyHex: hex(bytes) })).toThrowCode(
+          CryptoError,
+          'CRYPTO_INVALID_PUBLIC_KEY',
+        );
+        expect(() => keyFromBytes(purpose, 'public', bytes)).toThrowCode(
+          CryptoError,
+          'CRYPTO_INVALID_PUBLIC_KEY',
+        );
+        expect(() => assertStrongPublicKey(purpose, bytes)).toThrowCode(
+          CryptoError,
+          'CRYPTO_INVALID_PUBLIC_KEY',
+        );
+      }
+    }
+  });
+
+  it('S176 weak decides before canonical: u = p, u = p + 1 and small-order u with bit 255 set are CRYPTO_WEAK_KEY', () => {
+    for (const u of X25519_SMALL_ORDER) {
+      const bytes = withTopBit(u.bytes);
+      expect(() => assertStrongPublicKey('authenticated', bytes), u.name).toThrowCode(
+        CryptoError,
+        'CRYPTO_WEAK_KEY',
+      );
+    }
+    for (const bytes of [le32(P), le32(P + 1n)])
+      expect(() => assertStrongPublicKey('authenticated', bytes)).toThrowCode(CryptoError, 'CRYPTO_WEAK_KEY');
+  });
+
+  it('S176 in a key tuple every defect is CRYPTO_BAD_KEY_TUPLE, with the key code as its cause', () => {
+    for (const bytes of nonCanonical()) {
+      const err = thrownBy(() => parseKeyTuple(`${hex(bytes)}/${'11'.repeat(32)}`)) as CryptoError;
+      expect(err.code).toBe('CRYPTO_BAD_KEY_TUPLE');
+      expect((err.cause as CryptoError).code).toBe('CRYPTO_INVALID_PUBLIC_KEY');
+    }
+  });
+
+  it('S176 the largest canonical values are accepted when not weak (u = p − 2)', () => {
+    expect(() => assertStrongPublicKey('authenticated', le32(P - 2n))).not.toThrow();
   });
 });
