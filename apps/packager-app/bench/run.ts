@@ -199,9 +199,19 @@ async function throughput(): Promise<boolean> {
       `\nautocannon: ${CONNECTIONS} connections, ${DURATION_S} s per target and round, ${ROUNDS} interleaved rounds, ` +
         `loopback, Node ${process.version}, ${os.cpus().length} cores`,
     );
-    console.log(
-      'endpoint             agent req/s  Express req/s  agent/Express (median of rounds)  p99 ms a/E  CPU us/req a/E  errors',
-    );
+    const row = (cells: string[]) =>
+      console.log(cells.map((c, i) => (i === 0 ? c.padEnd(18) : c.padStart(16))).join(''));
+    row([
+      'endpoint',
+      'agent req/s',
+      'Express req/s',
+      'agent/Express',
+      'p99 ms agent',
+      'p99 ms Express',
+      'CPU us agent',
+      'CPU us Express',
+      'errors',
+    ]);
     let met = true;
     for (const ep of endpoints) {
       const a = samples.get(`${ep.path} agent`)!;
@@ -209,22 +219,23 @@ async function throughput(): Promise<boolean> {
       const ratio = median(a.map((x, i) => x.rps / e[i]!.rps));
       const errors = [...a, ...e].reduce((n, x) => n + x.errors, 0);
       if (ep.aim) met &&= ratio >= AIM && errors === 0;
-      console.log(
-        `${ep.path.padEnd(20)} ${median(a.map((x) => x.rps))
-          .toFixed(0)
-          .padStart(11)}  ${median(e.map((x) => x.rps))
-          .toFixed(0)
-          .padStart(
-            13,
-          )}  ${ratio.toFixed(2).padStart(31)}x  ${median(a.map((x) => x.p99)).toFixed(0)}/${median(
-          e.map((x) => x.p99),
-        ).toFixed(0)}`.padEnd(98) +
-          `  ${median(a.map((x) => x.cpuUs)).toFixed(0)}/${median(e.map((x) => x.cpuUs)).toFixed(0)}`.padEnd(
-            16,
-          ) +
-          `  ${errors}`,
-      );
+      const m = (xs: Figures[], f: (x: Figures) => number) => median(xs.map(f)).toFixed(0);
+      row([
+        ep.path,
+        m(a, (x) => x.rps),
+        m(e, (x) => x.rps),
+        `${ratio.toFixed(2)}x`,
+        m(a, (x) => x.p99),
+        m(e, (x) => x.p99),
+        m(a, (x) => x.cpuUs),
+        m(e, (x) => x.cpuUs),
+        String(errors),
+      ]);
     }
+    console.log(
+      '(agent/Express: the median of the ratios within each round; CPU us: server process CPU time, all threads, ' +
+        'per request)',
+    );
     console.log(`load average per round (1, 5, 15 min): ${loads.join(' | ')}; at the end: ${loadavg()}`);
     console.log(
       `aim: agent >= ${AIM}x the Express service on /string-encrypt and /workflow-package, zero errors: ` +
