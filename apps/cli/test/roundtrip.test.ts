@@ -90,7 +90,8 @@ describe('keygen → package → inspect → verify → open', () => {
       (await run(['package', 'workflow.json', ...args, '--signer', 'author.key', '--sign-text', evil])).code,
     ).toBe(0);
     const shown = await run(['inspect', 'evil.oapp']);
-    expect(shown.out).toContain(JSON.stringify(evil));
+    // SPEC.md §6.4 display form (S178): quoted, every control character as \u{XXXX}.
+    expect(shown.out).toContain('"\\u{001B}[2J\\u{001B}]0;owned\\u{0007}id"');
     const controls = [...shown.out].filter((c) => c !== '\n' && c.charCodeAt(0) < 0x20);
     expect(controls).toEqual([]);
     // (oapp-format refuses control characters in a packageId itself: FORMAT_BAD_FIELD.)

@@ -1,4 +1,11 @@
-import { fingerprint, inspectPackage, type PackageInspection, type VerifiedPackage } from '@org/oapp-format';
+import {
+  displayJson,
+  displayText,
+  fingerprint,
+  inspectPackage,
+  type PackageInspection,
+  type VerifiedPackage,
+} from '@org/oapp-format';
 import type { Key } from '@org/envelope-crypto';
 import { Command } from 'commander';
 import type { Context } from '../context.js';
@@ -21,40 +28,68 @@ import {
 
 type Done = (code: number) => void;
 
-/** Text from a package (packageId, sign texts, license) quoted and escaped: no raw control bytes reach the terminal. */
-const quoted = (text: string) => JSON.stringify(text);
+/**
+ * Text from a package or a bootstrap (packageId, sign texts, license, key ids) in oapp-format's display form
+ * (SPEC.md §6.4): quoted, with control, bidi and zero-width characters escaped, so none reaches the terminal.
+ */
+const quoted = displayText;
 
-function inspectionText(i: PackageInspection): string {
+/** One signature line: its status first (SPEC.md §6.3), never "valid" alone. */
+function signatureLine(s: PackageInspection['signatures'][number]): string {
+  const status =
+    s.status === 'invalid'
+      ? 'INVALID signature'
+      : s.status === 'trusted'
+        ? `valid, ${s.signer} signer ${quoted(s.signerId ?? '')}`
+        : 'valid signature, UNKNOWN SIGNER (no policy names this key; its text is its own claim)';
+  return `  ${s.fingerprint}  ${status}
+      text ${quoted(s.signText)}`;
+}
+
+function inspectionText(i: PackageInspection, withPolicy: boolean): string {
   const lines = [
     `package     ${quoted(i.packageId)} (${i.kind}, ${i.format})`,
-    `created     ${i.createdAt}`,
-    `content     ${i.content.mediaType}, ${i.content.size} bytes, sha256 ${i.content.sha256}`,
+    `created     ${quoted(i.createdAt)}`,
+    `content     ${quoted(i.content.mediaType)}, ${i.content.size} bytes, sha256 ${i.content.sha256}`,
     `packager    ${i.packager.fingerprint}  ${i.packager.publicKeyHex}`,
     `recipients  ${i.recipients.length}: ${i.recipients.map((r) => r.fingerprint).join(' ')}`,
-    `signatures  ${i.signatures.length}`,
-    ...i.signatures.map(
-      (s) => `  ${s.valid ? 'valid  ' : 'INVALID'}  ${s.fingerprint}  ${quoted(s.signText)}`,
-    ),
-    `license     ${i.license === null ? 'none' : JSON.stringify(i.license)}`,
+    `signatures  ${i.signatures.length}${withPolicy ? ' (marked against the given policy)' : ' (no policy given: every signer is unknown)'}`,
+    ...i.signatures.map(signatureLine),
+    `license     ${i.license === null ? 'none' : displayJson(i.license)}`,
     `envelope    ${i.envelope.length} link(s)`,
     `payload     ${i.payload.aead}, chunks of ${i.payload.chunkSize} bytes, ${i.payload.ciphertextBytes} bytes`,
   ];
   return lines.join('\n');
 }
 
+/** True when any policy option was given. */
+function policyGiven(o: PolicyOptionValues): boolean {
+  return Object.values(policyFlagsOf(o)).some((v) => (Array.isArray(v) ? v.length > 0 : v !== undefined));
+}
+
 /** `oapp inspect`: like POST /workflow-inspect. */
 export function inspectCommand(ctx: Context, done: Done): Command {
-  return new Command('inspect')
-    .description('show what a package says without any secret key; checks every signature, decides nothing')
-    .argument('<package>', '.oapp file, or - for stdin')
+  return addPolicyOptions(
+    new Command('inspect')
+      .description(
+        'show what a package says without any secret key; checks every signature, decides nothing (with a policy: marks which signers it names)',
+      )
+      .argument('<package>', '.oapp file, or - for stdin'),
+  )
     .option('--json', 'print the /workflow-inspect response {ok, ...}')
-    .addHelpText('after', '\nExample:\n  oapp inspect hello.oapp')
-    .action(async (pkg: string, o: { json?: boolean }) => {
+    .addHelpText(
+      'after',
+      '\nExample:\n  oapp inspect hello.oapp\n  oapp inspect hello.oapp --bootstrap bootstrap.json',
+    )
+    .action(async (pkg: string, o: VerifyOptions) => {
+      const policy = policyGiven(o)
+        ? (await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m))).policy
+        : undefined;
       const input = await packageInput(pkg);
       try {
-        const inspection = await inspectPackage(input.open());
+        const inspection = await inspectPackage(input.open(), { policy });
         if (o.json === true) ctx.printJson({ ok: true, ...inspection });
-        else ctx.print(inspectionText(inspection));
+        else ctx.print(inspectionText(inspection, policy !== undefined));
       } finally {
         await input.dispose();
       }
@@ -80,12 +115,18 @@ function summary(v: VerifiedPackage) {
 }
 
 function verifiedText(v: VerifiedPackage, content: StartupContent | undefined): string {
-  const names = (l: readonly { id: string }[]) => (l.length === 0 ? 'none' : l.map((s) => s.id).join(', '));
+  const names = (l: readonly { id: string }[]) =>
+    l.length === 0 ? 'none' : l.map((s) => quoted(s.id)).join(', ');
   return [
     `verified: package ${quoted(v.parsed.header.packageId)}`,
-    `  packager             ${v.packager.id} (${fingerprint(v.packager.publicKey)})`,
+    `  packager             ${quoted(v.packager.id)} (${fingerprint(v.packager.publicKey)})`,
     `  required signers     ${names(v.signers.required)}`,
     `  additional signers   ${names(v.signers.additional)}`,
+    ...(v.signers.ignored === 0
+      ? []
+      : [
+          `  unknown signers      ${v.signers.ignored} record(s) of keys the policy does not name: not verified, not counted`,
+        ]),
     ...(content === undefined
       ? []
       : [`  content              compiled workflow, hash ${content.workflowHash}`]),
