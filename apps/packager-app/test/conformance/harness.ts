@@ -65,8 +65,10 @@ export async function builtApp(): Promise<Built> {
     readFileSync(hashFile, 'utf8').trim() === (await sourceHash());
   if (current) return { dir: DIST, rebuilt: false };
   const out = mkdtempSync(join(tmpdir(), 'packager-conformance-build-'));
+  // Only PATH: with release keys in the environment the build would write no bootstrap.
   execFileSync(process.execPath, [join(APP, 'scripts', 'build.mjs'), '--out', out, '--resource-dirs', out], {
     stdio: ['ignore', 'ignore', 'inherit'],
+    env: { PATH: process.env['PATH'] ?? '' },
   });
   return { dir: out, rebuilt: true };
 }
