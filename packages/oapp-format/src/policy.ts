@@ -12,6 +12,7 @@ import type { PackageKind } from './constants.js';
 import { OappError } from './errors.js';
 import { fingerprint } from './fingerprint.js';
 import type { Header } from './header.js';
+import { displayText } from './display.js';
 import { excerpt } from './internal/excerpt.js';
 import { verifyRecord, type SignatureRecord } from './signatures.js';
 
@@ -61,7 +62,7 @@ export function validatePolicy(p: DeploymentPolicy): void {
   const required = new Set(p.requiredSigners.map((s) => hexOf(s.publicKey)));
   for (const a of p.additionalSigners) {
     if (required.has(hexOf(a.publicKey)))
-      policyError(`signer "${a.id}" is in both requiredSigners and additionalSigners`);
+      policyError(`signer ${displayText(a.id)} is in both requiredSigners and additionalSigners`);
   }
   for (const [name, list] of [
     ['packagerIdentities', p.packagerIdentities],
@@ -179,7 +180,7 @@ export function checkSignatures(
     if (!verifyRecord(kind, statementBytes, r)) {
       throw new OappError(
         'POLICY_SIGNATURE_INVALID',
-        `the signature of signer "${signer.id}" (${fingerprint(r.publicKey)}) does not verify`,
+        `the signature of signer ${displayText(signer.id)} (${fingerprint(r.publicKey)}) does not verify`,
         {
           details: { signerId: signer.id, fingerprint: fingerprint(r.publicKey) },
         },
@@ -192,7 +193,7 @@ export function checkSignatures(
     if (!valid.has(hexOf(s.publicKey))) {
       throw new OappError(
         'POLICY_REQUIRED_SIGNER_MISSING',
-        `required signer "${s.id}" (${fingerprint(s.publicKey)}) has not signed the package`,
+        `required signer ${displayText(s.id)} (${fingerprint(s.publicKey)}) has not signed the package`,
         {
           details: { signerId: s.id, fingerprint: fingerprint(s.publicKey) },
         },
@@ -229,9 +230,9 @@ function lookup(
   field: string,
 ): TrustedKey {
   const k = keys.get(id);
-  if (k === undefined) policyError(`${field}: no key with id "${id}" in keys`);
+  if (k === undefined) policyError(`${field}: no key with id ${displayText(id)} in keys`);
   if (k.purpose !== purpose || k.type !== 'public')
-    policyError(`${field}: key "${id}" must be a ${purpose} public key`);
+    policyError(`${field}: key ${displayText(id)} must be a ${purpose} public key`);
   return { id, publicKey: k.bytes };
 }
 

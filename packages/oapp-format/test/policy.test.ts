@@ -204,7 +204,7 @@ describe('validatePolicy', () => {
       ).toThrowCode(OappError, 'POLICY_INVALID');
     }
   });
-  it('S94, S176: rejects all-zero and small-order keys registered as signers with the key\'s own code, CRYPTO_WEAK_KEY (SPEC.md §2)', () => {
+  it("S94, S176: rejects all-zero and small-order keys registered as signers with the key's own code, CRYPTO_WEAK_KEY (SPEC.md §2)", () => {
     for (const bad of [new Uint8Array(32), Uint8Array.from([1, ...new Array<number>(31).fill(0)])]) {
       expect(() =>
         validatePolicy(vendorPolicy({ requiredSigners: [{ id: 'weak', publicKey: bad }] })),
@@ -270,5 +270,17 @@ describe('policyFromBootstrap', () => {
       OappError,
       'POLICY_INVALID',
     );
+  });
+});
+
+describe('S178 key ids in policy messages are in the display form (SPEC.md §6.4)', () => {
+  it('S178 a required signer id with bidi and zero-width characters is shown escaped', async () => {
+    const id = 'vendor\u202e-signer\u200b';
+    const policy = vendorPolicy({ requiredSigners: [{ id, publicKey: vendorSigner.publicKey.bytes }] });
+    const err = await verifyPackage(pkg([]), { policy }).catch((e: unknown) => e as OappError);
+    expect(err.code).toBe('POLICY_REQUIRED_SIGNER_MISSING');
+    expect(err.message).toContain('required signer "vendor\\u{202E}-signer\\u{200B}"');
+    expect(err.message).not.toMatch(/[\u202e\u200b]/u);
+    expect(err.details).toMatchObject({ signerId: id });
   });
 });
