@@ -36,7 +36,7 @@ describe('the build (scripts/build.mjs, run by pnpm build)', () => {
       const r = await oapp(['verify', '--bootstrap', join(a, 'packager.bootstrap.json')]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/^verified: package "packager"$/m);
-      expect(r.stdout).toMatch(/required signers\s+app, packager-app, packager-1\.x$/m);
+      expect(r.stdout).toMatch(/required signers\s+"app", "packager-app", "packager-1\.x"$/m);
       expect(r.stdout).toContain(readFileSync(join(a, 'packager.oapp.hash'), 'utf8').trim());
     },
     OAPP_MS,
