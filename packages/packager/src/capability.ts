@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { PROBLEM_HEADERS } from '@org/http-problem';
+import type { ReadUploadOptions } from '@org/multipart-limits';
 import { RequestError } from './errors.js';
 import type { Limits } from './limits.js';
 import { PACKAGER_OPERATIONS, type OperationResult, type PackagerDirs } from './operation.js';
@@ -49,6 +50,13 @@ export interface PackagerCapability {
   ): Promise<HeldPackagerRequest>;
   /** The answer the Express service gives for this error (coded → its problem; else the generic 500 problem with failure set). */
   answer(err: unknown, requestId: string): PackagerAnswer;
+  /**
+   * The upload options an `Expect: 100-continue` request for `operation` is judged by from its headers alone, as the
+   * Express service judges it before `100 Continue` (S8); undefined for an operation that takes no upload. A refusal
+   * (an UploadError) is answered with `answer`, as a read's.
+   * @throws RangeError for an unknown operation or a limit that is not a whole number of bytes.
+   */
+  uploadOptions(operation: string, multipartByteLimit?: number): ReadUploadOptions | undefined;
 }
 
 /** Options of {@link createPackagerCapability}. */
@@ -173,6 +181,7 @@ export function createPackagerCapability(options: PackagerCapabilityOptions = {}
         throw err;
       }
     },
+    uploadOptions: (operation, multipartByteLimit) => ops.uploadOptions(operation, multipartByteLimit),
     answer(err, requestId) {
       const opHeaders = typeof err === 'object' && err !== null ? readErrors.get(err) : undefined;
       return answerOf(err, requestId, opHeaders ?? {});

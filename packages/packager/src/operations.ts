@@ -73,6 +73,12 @@ export interface PackagerOperations {
     dirs: PackagerDirs,
     multipartByteLimit?: number,
   ): Promise<ReadRequest>;
+  /**
+   * The upload options `read` applies for `operation` (with `multipartByteLimit` as there), for a `checkContinue`
+   * listener that judges an upload from its headers; undefined for an operation that takes no upload.
+   * @throws RangeError for an unknown operation or a limit that is not a whole number of bytes.
+   */
+  uploadOptions(operation: string, multipartByteLimit?: number): ReadUploadOptions | undefined;
 }
 
 /** What one operation's reader gets. */
@@ -255,6 +261,15 @@ function checkDirs(dirs: PackagerDirs): void {
     throw new TypeError('dirs must be { resourceDirs: string[], workflowSourceDirs: string[] }');
 }
 
+/** An operation's upload options, its multipart cap replaced by `multipartByteLimit` when given. */
+function uploadOf(entry: Entry, multipartByteLimit: number | undefined): ReadUploadOptions | undefined {
+  const upload = entry.upload;
+  if (multipartByteLimit === undefined || upload === undefined) return upload;
+  if (!Number.isSafeInteger(multipartByteLimit) || multipartByteLimit < 0)
+    throw new RangeError('multipartByteLimit must be a whole number of bytes, 0 or more');
+  return upload.multipartByteLimit === undefined ? upload : { ...upload, multipartByteLimit };
+}
+
 /**
  * The operations with `limits` (each left out: its default, {@link DEFAULT_LIMITS}).
  * @throws TypeError / RangeError for a limit that is not a whole number of bytes.
@@ -274,6 +289,7 @@ export function createPackagerOperations(options: { limits?: Partial<Limits> } =
   return {
     limits,
     uploads,
+    uploadOptions: (operation, multipartByteLimit) => uploadOf(entryOf(operation), multipartByteLimit),
     spec(operation) {
       const { name, method, path, headers } = entryOf(operation);
       return { name, method, path, headers };
@@ -284,12 +300,7 @@ export function createPackagerOperations(options: { limits?: Partial<Limits> } =
       try {
         entry = entryOf(operation);
         checkDirs(dirs);
-        upload = entry.upload ?? NO_UPLOAD;
-        if (multipartByteLimit !== undefined) {
-          if (!Number.isSafeInteger(multipartByteLimit) || multipartByteLimit < 0)
-            throw new RangeError('multipartByteLimit must be a whole number of bytes, 0 or more');
-          if (upload.multipartByteLimit !== undefined) upload = { ...upload, multipartByteLimit };
-        }
+        upload = uploadOf(entry, multipartByteLimit) ?? NO_UPLOAD;
       } catch (err) {
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a TypeError or RangeError
         return Promise.reject(err);

@@ -66,6 +66,21 @@ describe('createPackagerCapability', () => {
     expect(() => createPackagerCapability({ limits: { nope: 1 } as never })).toThrow(TypeError);
   });
 
+  it('gives the upload options a checkContinue listener judges headers by (S8): the step cap replaces the multipart one', () => {
+    const mib = 1024 * 1024;
+    expect(cap.uploadOptions('workflow-package')).toMatchObject({
+      multipartByteLimit: 8 * mib,
+      bodyFieldByteLimit: 64 * 1024,
+      requireParts: ['body', 'stream'],
+    });
+    expect(cap.uploadOptions('workflow-package', 1000)).toMatchObject({ multipartByteLimit: 1000 });
+    expect(cap.uploadOptions('workflow-inspect', 1000)).toEqual({ rawBodyByteLimit: 32 * mib });
+    expect(cap.uploadOptions('health')).toBeUndefined();
+    expect(cap.uploadOptions('key-gen', 1000)).toBeUndefined();
+    expect(() => cap.uploadOptions('nope')).toThrow(RangeError);
+    expect(() => cap.uploadOptions('workflow-package', -1)).toThrow(RangeError);
+  });
+
   it('rejects an unknown operation with a RangeError (a host bug, answered as the generic 500)', async () => {
     const res = await fetch(`${srv.url}/no-such-operation`, { headers: { 'x-request-id': 'unknown-op' } });
     expect(res.status).toBe(500);

@@ -166,6 +166,31 @@ function writeAnswer(
   whenRead(ctx, req, res, result);
 }
 
+/**
+ * Answers a packager route's request that the `checkContinue` listener refused from its headers (S8): the
+ * capability's answer for the refusal, as the Express service answers it, without `100 Continue` and without
+ * reading the body (the listener has set `Connection: close`).
+ */
+export function refusePackager(
+  ctx: TriggerContext,
+  route: TriggerRoute,
+  p: PackagerRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+): void {
+  const reqId = currentRequestId() ?? requestIdOf(res);
+  const fields: Fields = {
+    deploymentId: route.deploymentId,
+    stepId: route.stepId,
+    operation: p.operation,
+    reqId,
+  };
+  const a = answerFor(p.capability, err, reqId);
+  logFailure(ctx, fields, a);
+  writeAnswer(ctx, req, res, a);
+}
+
 /** Serves one request of a packager route. */
 export async function servePackager(
   ctx: TriggerContext,

@@ -15,6 +15,7 @@ import type { HttpRunCounters } from './http-runs.js';
 import type { AssetArchive } from '../assets/archive.js';
 import { routeFor, triggerHandler, uploadOptionsOf, type TriggerContext } from './trigger-handler.js';
 import { accessLog, ROUTE_LOCAL } from './access-log.js';
+import { refusePackager } from './packager-handler.js';
 import type { RuntimeMetrics } from '../observe/metrics.js';
 
 /** What one trigger server needs. */
@@ -78,12 +79,18 @@ export function createTriggerListener(
   };
   const refuse = (err: unknown, req: IncomingMessage, res: ServerResponse, acceptPost?: string): void => {
     const locals = withLocals(res);
+    let route: TriggerRoute | undefined;
     try {
-      locals[ROUTE_LOCAL] = routeFor(ctx, req).stepId;
+      route = routeFor(ctx, req);
+      locals[ROUTE_LOCAL] = route.stepId;
     } catch {
       // not a trigger path: `unmatched`
     }
-    log(req, res, () => writeError(req, res, err, ctx.output, acceptPost));
+    const packager = route?.packager;
+    // A packager step's refusal is the packager's own answer, as its Express service gives it (ADR 0136).
+    if (route !== undefined && packager !== undefined)
+      log(req, res, () => refusePackager(ctx, route, packager, req, res, err));
+    else log(req, res, () => writeError(req, res, err, ctx.output, acceptPost));
   };
   return Object.assign(listener, { refuse });
 }
@@ -98,13 +105,21 @@ function acceptPostFor(ctx: TriggerContext, req: IncomingMessage): string | unde
 
 /**
  * The upload options the `checkContinue` listener checks a request's headers against: none for an unknown path (the
- * app answers 404/405) and for a packager step, whose request the packager capability reads with its own limits and
- * answers with its own problems (packager-handler.ts, ADR 0136).
+ * app answers 404/405); for a packager step, the packager's own for its operation (with the step's cap), so an
+ * over-limit upload is refused before `100 Continue` as the Express service refuses it (S8, ADR 0136).
  */
 function continueOptionsFor(ctx: TriggerContext, req: IncomingMessage): ReadUploadOptions | undefined {
+  let route: TriggerRoute;
   try {
-    const route = routeFor(ctx, req);
-    return route.packager === undefined ? uploadOptionsOf(route, ctx.limits) : undefined;
+    route = routeFor(ctx, req);
+  } catch {
+    return undefined;
+  }
+  const p = route.packager;
+  if (p === undefined) return uploadOptionsOf(route, ctx.limits);
+  // A capability without the check (or one that throws) leaves the refusal to its read, after `100 Continue`.
+  try {
+    return p.capability.uploadOptions?.(p.operation, route.multipartLimit);
   } catch {
     return undefined;
   }

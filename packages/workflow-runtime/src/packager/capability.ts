@@ -4,6 +4,7 @@
  * `RuntimeOptions.packager`, tests may pass any implementation.
  */
 import type { IncomingMessage } from 'node:http';
+import type { ReadUploadOptions } from '@org/multipart-limits';
 
 /** Where the packager reads files: resource directories in search order, then source workflow directories. */
 export interface PackagerDirs {
@@ -46,4 +47,10 @@ export interface PackagerCapability {
   ): Promise<HeldPackagerRequest>;
   /** The answer the Express service gives for this error (coded → its problem; else the generic 500 problem with failure set). */
   answer(err: unknown, requestId: string): PackagerAnswer;
+  /**
+   * The upload options an `Expect: 100-continue` request for `operation` is checked against from its headers alone
+   * (S8), as the Express service checks them; undefined for an operation that takes no upload. Optional: without
+   * it, `100 Continue` is sent and the read refuses the upload instead.
+   */
+  uploadOptions?(operation: string, multipartByteLimit?: number): ReadUploadOptions | undefined;
 }
