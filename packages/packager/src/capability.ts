@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { PROBLEM_HEADERS } from '@org/http-problem';
 import type { ReadUploadOptions } from '@org/multipart-limits';
+import { createTokenCheck, parseTokenHashes, type TokenCheck } from './auth.js';
 import { RequestError } from './errors.js';
 import type { Limits } from './limits.js';
 import { PACKAGER_OPERATIONS, type OperationResult, type PackagerDirs } from './operation.js';
@@ -57,6 +58,12 @@ export interface PackagerCapability {
    * @throws RangeError for an unknown operation or a limit that is not a whole number of bytes.
    */
   uploadOptions(operation: string, multipartByteLimit?: number): ReadUploadOptions | undefined;
+  /**
+   * Checks token records as `read` uses them from `dirs.callerTokenHashes` (ADR 0140), so a host refuses a bad
+   * configuration at start. `source` names where they came from in the message (never their text).
+   * @throws RequestError `REQUEST_TOKEN_CONFIG_INVALID`.
+   */
+  checkCallerTokens(records: string, source: string): void;
 }
 
 /** Options of {@link createPackagerCapability}. */
@@ -162,6 +169,17 @@ export function createPackagerCapability(options: PackagerCapabilityOptions = {}
   const ops = createPackagerOperations(options);
   /** The operation headers of an error a read rejected with (what the Express service had set before it). */
   const readErrors = new WeakMap<object, Readonly<Record<string, string>>>();
+  /** The check of each configuration text seen (a host has one per deployment). */
+  const checks = new Map<string, TokenCheck | null>();
+  const checkOf = (records: string): TokenCheck | null => {
+    let check = checks.get(records);
+    if (check === undefined) {
+      const parsed = parseTokenHashes(records, 'callerTokenHashes');
+      check = parsed.length === 0 ? null : createTokenCheck(parsed);
+      checks.set(records, check);
+    }
+    return check;
+  };
   return {
     operations: PACKAGER_OPERATIONS,
     async read(operation, req, dirs, multipartByteLimit) {
@@ -175,11 +193,17 @@ export function createPackagerCapability(options: PackagerCapabilityOptions = {}
         });
       }
       try {
+        // The caller's token is checked before anything of the request is read (ADR 0140).
+        if (dirs.callerTokenHashes !== undefined)
+          checkOf(dirs.callerTokenHashes)?.authorize(req.headers.authorization, operation);
         return held(await ops.read(operation, req, dirs, multipartByteLimit), spec);
       } catch (err) {
         if (typeof err === 'object' && err !== null) readErrors.set(err, spec.headers);
         throw err;
       }
+    },
+    checkCallerTokens(records, source) {
+      parseTokenHashes(records, source);
     },
     uploadOptions: (operation, multipartByteLimit) => ops.uploadOptions(operation, multipartByteLimit),
     answer(err, requestId) {

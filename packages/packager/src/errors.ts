@@ -34,6 +34,12 @@ export const REQUEST_ERROR_CODES = [
   'REQUEST_BODY_DUPLICATE_KEY',
   /** The `body` part nests deeper than 64 levels. */
   'REQUEST_BODY_TOO_DEEP',
+  /** No bearer token, another scheme, or a token that matches no configured hash (answered with `WWW-Authenticate`). */
+  'REQUEST_UNAUTHENTICATED',
+  /** A known bearer token without the scope the operation needs. */
+  'REQUEST_FORBIDDEN',
+  /** The token configuration holds something other than a sha256 hash record (refused at start, never answered). */
+  'REQUEST_TOKEN_CONFIG_INVALID',
 ] as const;
 
 /** A code from {@link REQUEST_ERROR_CODES}. */

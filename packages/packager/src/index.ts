@@ -26,6 +26,16 @@ export { validatePackageRequest, workflowPackage } from './operations/workflow-p
 export { packageEnvelope, validatePackageEnvelopeRequest, workflowInspect } from './operations/packages.js';
 export { buildWorkflowsFromManifest, workflowCompile, workflowHash } from './operations/workflows.js';
 export { KEY_GEN_ALIASES, KEY_GEN_PURPOSES, health, keyGen, keyGenPurpose } from './operations/key-gen.js';
+export {
+  OPERATION_SCOPES,
+  TOKEN_PREFIX,
+  TOKEN_SCOPES,
+  createTokenCheck,
+  newCallerToken,
+  parseTokenHashes,
+  tokenHash,
+} from './auth.js';
+export type { TokenCheck, TokenCheckOptions, TokenRecord, TokenScope } from './auth.js';
 export { REQUEST_ERROR_CODES, RequestError, isRequestError } from './errors.js';
 export type { FieldError, RequestErrorCode, RequestErrorOptions } from './errors.js';
 export { STATUS_BY_CODE, internalProblemBody, isCodedError, problemBody } from './problems.js';

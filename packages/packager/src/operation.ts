@@ -39,6 +39,11 @@ export interface PackagerDirs {
   resourceDirs: readonly string[];
   /** More directories /build-workflows reads source workflows from, after the resource directories. */
   workflowSourceDirs: readonly string[];
+  /**
+   * Caller token records (ADR 0140; `parseTokenHashes` text). When set, the capability's `read` asks every
+   * operation but `health` for a bearer token with the operation's scope before reading anything else.
+   */
+  callerTokenHashes?: string | undefined;
 }
 
 /** What an operation runs with besides its request: the limits and the directories. */

@@ -143,6 +143,10 @@ export const STATUS_BY_CODE = {
   REQUEST_BODY_NOT_JSON: 400,
   REQUEST_BODY_DUPLICATE_KEY: 400,
   REQUEST_BODY_TOO_DEEP: 400,
+  // caller authentication (ADR 0140).
+  REQUEST_UNAUTHENTICATED: 401,
+  REQUEST_FORBIDDEN: 403,
+  REQUEST_TOKEN_CONFIG_INVALID: 500,
 } as const satisfies Record<PackagerErrorCode, number>;
 
 const isKnownCodedError = codedErrorGuard(
