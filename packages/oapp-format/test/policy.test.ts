@@ -277,7 +277,10 @@ describe('S178 key ids in policy messages are in the display form (SPEC.md §6.4
   it('S178 a required signer id with bidi and zero-width characters is shown escaped', async () => {
     const id = 'vendor\u202e-signer\u200b';
     const policy = vendorPolicy({ requiredSigners: [{ id, publicKey: vendorSigner.publicKey.bytes }] });
-    const err = await verifyPackage(pkg([]), { policy }).catch((e: unknown) => e as OappError);
+    const err = (await verifyPackage(pkg([]), { policy }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as OappError;
     expect(err.code).toBe('POLICY_REQUIRED_SIGNER_MISSING');
     expect(err.message).toContain('required signer "vendor\\u{202E}-signer\\u{200B}"');
     expect(err.message).not.toMatch(/[\u202e\u200b]/u);
