@@ -6,7 +6,12 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { createPackagerOperations, type PackagerDirs } from '@org/packager';
+import {
+  createPackagerOperations,
+  createTokenCheck,
+  type PackagerDirs,
+  type TokenRecord,
+} from '@org/packager';
 import type { Limits } from './config.js';
 import type { AppDeps } from './deps.js';
 import { RequestError } from './errors.js';
@@ -29,6 +34,8 @@ export interface CreateAppOptions {
   readiness?: Readiness | undefined;
   /** Where request metrics go (default: a fresh registry). */
   metrics?: Metrics | undefined;
+  /** Caller token records (ADR 0140); none or empty: every operation is open. */
+  tokens?: readonly TokenRecord[] | undefined;
 }
 
 /**
@@ -54,7 +61,7 @@ export function routes(
   const post = (operation: Parameters<typeof operationRoute>[1]): RouteSpec => ({
     method: 'post',
     path: packager.spec(operation).path,
-    handler: operationRoute(packager, operation, dirs),
+    handler: operationRoute(packager, operation, dirs, deps.tokens),
   });
   return [
     post('workflow-package'),
@@ -66,7 +73,7 @@ export function routes(
     post('package-envelope'),
     post('build-workflows'),
     // key-gen answers through Express's `res.send`, as it always did (operation-route.ts).
-    { method: 'get', path: '/key-gen', handler: keyGenRoute(packager, dirs), express: true },
+    { method: 'get', path: '/key-gen', handler: keyGenRoute(packager, dirs, deps.tokens), express: true },
     { method: 'get', path: '/health', handler: operationRoute(packager, 'health', dirs) },
     { method: 'get', path: '/ready', handler: readyRoute(ops.readiness) },
     { method: 'get', path: '/metrics', handler: metricsRoute(ops.metrics) },
@@ -132,6 +139,10 @@ export function createApp(options: CreateAppOptions): express.Express {
     ...options,
     uploads: uploadOptionsByPath(options.limits),
     operations: createPackagerOperations({ limits: options.limits }),
+    tokens:
+      options.tokens === undefined || options.tokens.length === 0
+        ? undefined
+        : createTokenCheck(options.tokens),
   };
   const ops = {
     readiness: options.readiness ?? new Readiness('ready'),

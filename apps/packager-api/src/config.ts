@@ -1,7 +1,14 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { MAX_STRING_PLAINTEXT_BYTES } from '@org/envelope-crypto';
-import { DEFAULT_LIMITS, type Limits } from '@org/packager';
+import {
+  DEFAULT_LIMITS,
+  isRequestError,
+  parseTokenHashes,
+  type Limits,
+  type TokenRecord,
+} from '@org/packager';
 import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
 
 /** Request size limits, in bytes (README "Limits"): @org/packager's, with its defaults. */
@@ -28,6 +35,13 @@ export interface Config {
   logLevel: LogLevel;
   /** `PACKAGER_WORKERS`: server processes behind node:cluster (1, the default: no cluster, one process). */
   workers: number;
+  /**
+   * Caller tokens from `PACKAGER_TOKEN_HASHES` or `PACKAGER_TOKENS_FILE` (ADR 0140): hash records only. Empty: every
+   * operation is open, which is refused on an address other than loopback unless `allowUnauthenticated`.
+   */
+  tokens: readonly TokenRecord[];
+  /** `PACKAGER_ALLOW_UNAUTHENTICATED=1`: serve without tokens on an address other than loopback. */
+  allowUnauthenticated: boolean;
 }
 
 /** A configuration the service refuses to start with. Its message is printed; no stack trace. */
@@ -103,6 +117,57 @@ function resourceDirsFrom(env: Env): string[] | undefined {
     .filter((d) => d !== '');
 }
 
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0`);
+}
+
+/**
+ * The caller token records of `PACKAGER_TOKEN_HASHES` (records separated by `;` or new lines) or of the file
+ * `PACKAGER_TOKENS_FILE` names. A refusal names the variable or file and the line, never its text (S175).
+ */
+function tokensFrom(env: Env): TokenRecord[] {
+  const inline = env['PACKAGER_TOKEN_HASHES'];
+  const file = env['PACKAGER_TOKENS_FILE'];
+  const hasInline = inline !== undefined && inline.trim() !== '';
+  const hasFile = file !== undefined && file.trim() !== '';
+  if (hasInline && hasFile)
+    throw new ConfigError('set one of PACKAGER_TOKEN_HASHES and PACKAGER_TOKENS_FILE, not both');
+  let text: string;
+  let source: string;
+  if (hasFile) {
+    source = `PACKAGER_TOKENS_FILE ${file}`;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(
+        `PACKAGER_TOKENS_FILE ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  } else if (hasInline) {
+    source = 'PACKAGER_TOKEN_HASHES';
+    text = inline;
+  } else return [];
+  try {
+    const records = parseTokenHashes(text, source);
+    if (records.length === 0) throw new ConfigError(`${source} holds no token record`);
+    return records;
+  } catch (err) {
+    if (isRequestError(err)) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
+/** True for an address only this machine reaches: `localhost`, 127.0.0.0/8, `::1`. */
+export function isLoopback(address: string): boolean {
+  const a = address.trim().toLowerCase();
+  if (a === 'localhost' || a === '::1' || a === '[::1]') return true;
+  if (isIP(a) === 4) return a.startsWith('127.');
+  return a === '::ffff:127.0.0.1';
+}
+
 /**
  * Reads the environment once (README "Configuration").
  * @throws ConfigError naming the variable.
@@ -116,7 +181,14 @@ export function loadConfig(env: Env): Config {
     timeouts: timeoutsFrom(env),
     logLevel: logLevelFrom(env),
     workers: integer(env, 'PACKAGER_WORKERS', 1, 1, 64),
+    tokens: tokensFrom(env),
+    allowUnauthenticated: flag(env, 'PACKAGER_ALLOW_UNAUTHENTICATED'),
   };
+  if (config.tokens.length === 0 && !config.allowUnauthenticated && !isLoopback(config.bindAddress)) {
+    throw new ConfigError(
+      `PACKAGER_BIND_ADDRESS ${config.bindAddress} is not loopback and no caller tokens are configured: set PACKAGER_TOKEN_HASHES or PACKAGER_TOKENS_FILE, or PACKAGER_ALLOW_UNAUTHENTICATED=1 to serve every caller`,
+    );
+  }
   if (config.timeouts.headersMs > config.timeouts.requestMs) {
     throw new ConfigError('PACKAGER_HEADERS_TIMEOUT_MS must not exceed PACKAGER_REQUEST_TIMEOUT_MS');
   }

@@ -1,5 +1,5 @@
 import type { ReadUploadOptions } from '@org/multipart-limits';
-import type { PackagerOperations } from '@org/packager';
+import type { PackagerOperations, TokenCheck } from '@org/packager';
 import type { Limits } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -13,4 +13,6 @@ export interface AppDeps {
   uploads: ReadonlyMap<string, ReadUploadOptions>;
   /** The @org/packager operations the routes run (default: made from `limits`). */
   operations?: PackagerOperations | undefined;
+  /** The caller check (ADR 0140); undefined: no tokens configured, every operation is open. */
+  tokens?: TokenCheck | undefined;
 }

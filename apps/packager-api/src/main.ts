@@ -23,12 +23,23 @@ function fatal(code: string, msg: string): never {
 function start(config: Config, resourceDirs: string[], log: Logger): void {
   const readiness = new Readiness('starting');
   const metrics = createMetrics({ defaults: true });
-  const app = createApp({ limits: config.limits, resourceDirs, log, readiness, metrics });
+  const app = createApp({
+    limits: config.limits,
+    resourceDirs,
+    log,
+    readiness,
+    metrics,
+    tokens: config.tokens,
+  });
   const server = createHttpServer(app, config.limits, config.timeouts, log, metrics);
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
     readiness.set('ready');
     log.info('listening', { port, address, resourceDirs: resourceDirs.join(','), worker: workerId() });
+    // Token names only, never hashes or tokens (ADR 0140).
+    if (config.tokens.length > 0)
+      log.info('caller tokens required', { tokens: config.tokens.map((t) => t.name).join(',') });
+    else log.warn('no caller tokens configured; every operation is open', { address });
   });
   server.on('error', (err: NodeJS.ErrnoException) => {
     if (!server.listening)

@@ -1,8 +1,10 @@
 import {
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
+  OPERATION_SCOPES,
   PACKAGE_ENVELOPE_REQUEST_SCHEMA,
   PACKAGE_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
+  type PackagerOperation,
 } from '@org/packager';
 import { appVersion } from './startup.js';
 
@@ -210,12 +212,25 @@ export const READY_RESPONSE_SCHEMA = {
   properties: { ok: { type: 'boolean' }, status: { enum: ['starting', 'ready', 'draining'] } },
 } as const;
 
-/** Every operation: an id, no authentication (the service binds to localhost), and its responses. */
-const op = <T extends object>(operationId: string, operation: T) => ({
-  operationId,
-  security: [] as const,
-  ...operation,
-});
+/**
+ * Every operation: an id, its security and its responses. An operation of @org/packager other than `health` takes
+ * the caller token scheme with its scope (ADR 0140), and may answer 401/403 when tokens are configured; the rest
+ * (`/health`, `/ready`, `/metrics`, `/openapi.json`) are open.
+ */
+const op = <T extends { responses: object }>(
+  operationId: string,
+  operation: T,
+  packagerOperation?: Exclude<PackagerOperation, 'health'>,
+) => {
+  if (packagerOperation === undefined) return { operationId, security: [] as const, ...operation };
+  const scope = OPERATION_SCOPES[packagerOperation];
+  return {
+    operationId,
+    security: [{ callerToken: [scope] }],
+    ...operation,
+    responses: { ...operation.responses, ...problems(401, 403) },
+  };
+};
 
 /** A request the method table refuses: 405 (and 404 for a path outside the document). */
 const NOT_ALLOWED = problems(405);
@@ -230,88 +245,127 @@ export const OPENAPI_DOCUMENT = {
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     description:
       'Compiles, signs and encrypts workflow packages; encrypts bootstraps and -2/ strings. Errors are ' +
-      'application/problem+json with a stable `code`. No authentication: bind to localhost (see README). ' +
+      'application/problem+json with a stable `code`. Caller tokens are optional: when the service is configured ' +
+      'with them (README "Caller tokens"), every operation but /health, /ready, /metrics and /openapi.json needs ' +
+      '`Authorization: Bearer <token>` with the scope the operation names (401 REQUEST_UNAUTHENTICATED, 403 ' +
+      'REQUEST_FORBIDDEN); without them, the service binds only to loopback unless told otherwise. ' +
       'Every answer carries `X-Request-Id` (the inbound one when it is 1 to 128 characters of ' +
       '`[A-Za-z0-9._:-]`, else a fresh UUID).',
   },
   servers: [{ url: 'http://127.0.0.1:39575' }],
   paths: {
     '/workflow-package': {
-      post: op('workflowPackage', {
-        summary: 'Compile a workflow and package it: sign by every signer, encrypt for every recipient.',
-        requestBody: form('PackageRequest', 'the workflow JSON'),
-        responses: { '200': bytes('the .oapp package'), ...UPLOAD_ERRORS },
-      }),
+      post: op(
+        'workflowPackage',
+        {
+          summary: 'Compile a workflow and package it: sign by every signer, encrypt for every recipient.',
+          requestBody: form('PackageRequest', 'the workflow JSON'),
+          responses: { '200': bytes('the .oapp package'), ...UPLOAD_ERRORS },
+        },
+        'workflow-package',
+      ),
     },
     '/bootstrap-encrypt': {
-      post: op('bootstrapEncrypt', {
-        summary: 'Validate a bootstrap, then encrypt it for one or more recipients.',
-        requestBody: form('BootstrapEncryptRequest', 'the bootstrap JSON'),
-        responses: {
-          '200': text('Base64 text of the encrypted bootstrap, as the accepted type'),
-          ...UPLOAD_ERRORS,
+      post: op(
+        'bootstrapEncrypt',
+        {
+          summary: 'Validate a bootstrap, then encrypt it for one or more recipients.',
+          requestBody: form('BootstrapEncryptRequest', 'the bootstrap JSON'),
+          responses: {
+            '200': text('Base64 text of the encrypted bootstrap, as the accepted type'),
+            ...UPLOAD_ERRORS,
+          },
         },
-      }),
+        'bootstrap-encrypt',
+      ),
     },
     '/string-encrypt': {
-      post: op('stringEncrypt', {
-        summary: 'Encrypt a string for exactly one recipient.',
-        requestBody: form('StringEncryptRequest', 'the plaintext bytes (at most 64 KiB)'),
-        responses: { '200': text('`-2/` + Base64'), ...UPLOAD_ERRORS },
-      }),
+      post: op(
+        'stringEncrypt',
+        {
+          summary: 'Encrypt a string for exactly one recipient.',
+          requestBody: form('StringEncryptRequest', 'the plaintext bytes (at most 64 KiB)'),
+          responses: { '200': text('`-2/` + Base64'), ...UPLOAD_ERRORS },
+        },
+        'string-encrypt',
+      ),
     },
     '/workflow-compile': {
-      post: op('workflowCompile', {
-        summary: 'Validate, strip comments, inline resources.',
-        requestBody: jsonDocument('the workflow'),
-        responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      }),
+      post: op(
+        'workflowCompile',
+        {
+          summary: 'Validate, strip comments, inline resources.',
+          requestBody: jsonDocument('the workflow'),
+          responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+        },
+        'workflow-compile',
+      ),
     },
     '/workflow-hash': {
-      post: op('workflowHash', {
-        summary: 'SHA-256 of the RFC 8785 form of the compiled workflow, lowercase hex.',
-        requestBody: jsonDocument('the workflow'),
-        responses: { '200': json(HASH_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      }),
+      post: op(
+        'workflowHash',
+        {
+          summary: 'SHA-256 of the RFC 8785 form of the compiled workflow, lowercase hex.',
+          requestBody: jsonDocument('the workflow'),
+          responses: { '200': json(HASH_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+        },
+        'workflow-hash',
+      ),
     },
     '/workflow-inspect': {
-      post: op('workflowInspect', {
-        summary: 'Parse a package and verify its signatures, without any secret key.',
-        requestBody: {
-          required: true,
-          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      post: op(
+        'workflowInspect',
+        {
+          summary: 'Parse a package and verify its signatures, without any secret key.',
+          requestBody: {
+            required: true,
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          },
+          responses: { '200': json(INSPECT_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
         },
-        responses: { '200': json(INSPECT_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      }),
+        'workflow-inspect',
+      ),
     },
     '/package-envelope': {
-      post: op('packageEnvelope', {
-        summary: 'Open an existing package under the caller’s policy, add endorsements, re-encrypt.',
-        requestBody: form('PackageEnvelopeRequest', 'the existing .oapp'),
-        responses: { '200': bytes('the new .oapp package'), ...UPLOAD_ERRORS, ...problems(403) },
-      }),
+      post: op(
+        'packageEnvelope',
+        {
+          summary: 'Open an existing package under the caller’s policy, add endorsements, re-encrypt.',
+          requestBody: form('PackageEnvelopeRequest', 'the existing .oapp'),
+          responses: { '200': bytes('the new .oapp package'), ...UPLOAD_ERRORS, ...problems(403) },
+        },
+        'package-envelope',
+      ),
     },
     '/build-workflows': {
-      post: op('buildWorkflows', {
-        summary:
-          'Build one workflow from a manifest (sourceWorkflow files are read from the resource directories).',
-        requestBody: jsonDocument('the manifest'),
-        responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
-      }),
+      post: op(
+        'buildWorkflows',
+        {
+          summary:
+            'Build one workflow from a manifest (sourceWorkflow files are read from the resource directories).',
+          requestBody: jsonDocument('the manifest'),
+          responses: { '200': json(WORKFLOW_RESPONSE_SCHEMA), ...UPLOAD_ERRORS },
+        },
+        'build-workflows',
+      ),
     },
     '/key-gen': {
-      get: op('keyGen', {
-        summary: 'Generate a key pair (hex). Responses are Cache-Control: no-store.',
-        parameters: [
-          {
-            name: 'purpose',
-            in: 'query',
-            required: true,
-            schema: { enum: ['sign', 'authenticated', 'anonymous', 'symmetric', 'box', 'secretbox'] },
-          },
-        ],
-        responses: { '200': json(KEY_GEN_RESPONSE_SCHEMA), ...problems(400, 406) },
-      }),
+      get: op(
+        'keyGen',
+        {
+          summary: 'Generate a key pair (hex). Responses are Cache-Control: no-store.',
+          parameters: [
+            {
+              name: 'purpose',
+              in: 'query',
+              required: true,
+              schema: { enum: ['sign', 'authenticated', 'anonymous', 'symmetric', 'box', 'secretbox'] },
+            },
+          ],
+          responses: { '200': json(KEY_GEN_RESPONSE_SCHEMA), ...problems(400, 406) },
+        },
+        'key-gen',
+      ),
     },
     '/health': {
       get: op('getHealth', {
@@ -349,6 +403,15 @@ export const OPENAPI_DOCUMENT = {
     },
   },
   components: {
+    securitySchemes: {
+      callerToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'A caller token (ADR 0140); the service holds only its SHA-256 hash. The scopes listed on an operation ' +
+          '(package, encrypt, inspect, key-gen) are the ones the token must hold.',
+      },
+    },
     schemas: {
       Problem: PROBLEM,
       PackageRequest: PACKAGE_REQUEST_SCHEMA,

@@ -34,7 +34,9 @@ export const USAGE = `Usage: node dist/main.js [--help | --version]
 
 The oapp packager HTTP service. Configuration comes from the environment (README "Configuration"):
   PORT (default 39575), PACKAGER_BIND_ADDRESS (default 127.0.0.1), PACKAGER_RESOURCE_DIRS,
-  PACKAGER_*_BYTES limits, PACKAGER_*_TIMEOUT_MS timeouts, LOG_LEVEL (error|warn|info|debug, default info).
+  PACKAGER_*_BYTES limits, PACKAGER_*_TIMEOUT_MS timeouts, LOG_LEVEL (error|warn|info|debug, default info),
+  PACKAGER_TOKEN_HASHES or PACKAGER_TOKENS_FILE (caller token hash records), PACKAGER_ALLOW_UNAUTHENTICATED=1
+  (serve without tokens on an address other than loopback).
 Endpoints: the API, GET /health, GET /ready, GET /metrics, GET /openapi.json.
 Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or --help/--version; 1 start-up failed (one JSON line on
 stderr: {"ts","level":"fatal","code","msg"}); 2 unknown argument.

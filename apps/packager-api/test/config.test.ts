@@ -22,6 +22,7 @@ describe('loadConfig', () => {
     const c = loadConfig({
       PORT: '0',
       PACKAGER_BIND_ADDRESS: '0.0.0.0',
+      PACKAGER_ALLOW_UNAUTHENTICATED: '1',
       PACKAGER_RESOURCE_DIRS: '/a, /b',
       PACKAGER_STRING_BYTES: '100',
     });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { OPERATION_SCOPES, isPackagerOperation } from '@org/packager';
 import { OPENAPI_DOCUMENT } from '../src/openapi.js';
 
 // `redocly lint` with its built-in recommended rules, run from this app's node_modules: no network (telemetry
@@ -37,12 +38,19 @@ describe('OPENAPI_DOCUMENT', () => {
     }
   });
 
-  it('gives every operation an operationId, `security: []` and a 4xx answer', () => {
+  it('gives every operation an operationId, its security (ADR 0140) and a 4xx answer', () => {
     for (const [path, item] of Object.entries(OPENAPI_DOCUMENT.paths)) {
       for (const [method, op] of Object.entries(item as Record<string, Record<string, unknown>>)) {
         const where = `${method} ${path}`;
         expect(typeof op['operationId'], where).toBe('string');
-        expect(op['security'], where).toEqual([]);
+        // The packager's operations take the caller token with their scope and answer 401/403; the rest are open.
+        const operation = path.slice(1);
+        if (isPackagerOperation(operation) && operation !== 'health') {
+          expect(op['security'], where).toEqual([{ callerToken: [OPERATION_SCOPES[operation]] }]);
+          expect(Object.keys(op['responses'] as object), where).toEqual(
+            expect.arrayContaining(['401', '403']),
+          );
+        } else expect(op['security'], where).toEqual([]);
         expect(
           Object.keys(op['responses'] as object).some((s) => /^4\d\d$/.test(s)),
           where,

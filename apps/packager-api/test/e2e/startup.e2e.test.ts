@@ -60,6 +60,25 @@ describe('dist/main.js arguments and start-up failures', () => {
     expect(line['msg']).toContain('LOG_LEVEL');
   });
 
+  it('S175 a plain token or a weak hash as caller token configuration: refused at start, without the value', () => {
+    const token = 'oappt_' + 'Zm9vYmFyYmF6cXV4'.repeat(3);
+    for (const value of [token, 'sha1:2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 package ci']) {
+      const r = run([], { PORT: '0', PACKAGER_TOKEN_HASHES: value });
+      expect(r.status).toBe(1);
+      const line = fatalLine(r.stderr);
+      expect(line['code']).toBe('PACKAGER_CONFIG_INVALID');
+      expect(line['msg']).toMatch(/^PACKAGER_TOKEN_HASHES line 1: /);
+      expect(r.stderr + r.stdout).not.toContain(token);
+      expect(r.stderr + r.stdout).not.toContain('2fd4e1c6');
+    }
+  });
+
+  it('no caller tokens on an address other than loopback: refused at start unless PACKAGER_ALLOW_UNAUTHENTICATED=1', () => {
+    const r = run([], { PORT: '0', PACKAGER_BIND_ADDRESS: '0.0.0.0' });
+    expect(r.status).toBe(1);
+    expect(fatalLine(r.stderr)['msg']).toMatch(/not loopback/);
+  });
+
   it(
     'serves /ready and /metrics (with the process metrics) once listening',
     { timeout: 30_000 },
