@@ -137,6 +137,13 @@ function testPackager(options: { answerThrows?: boolean } = {}) {
       held.push(h);
       return h;
     },
+    checkCallerTokens(records, source) {
+      // As @org/packager: the message names the source and line, never the text.
+      records.split('\n').forEach((r, i) => {
+        if (!r.startsWith('sha256:'))
+          throw coded('REQUEST_TOKEN_CONFIG_INVALID', 500, `${source} line ${i + 1}: not a hash record`);
+      });
+    },
     answer(err, requestId) {
       if (options.answerThrows) throw new Error(`answer broke on ${SECRET}`);
       const e = err as Partial<Coded> & { headers?: Record<string, string> };
@@ -554,4 +561,55 @@ describe('start-up rules of a granted deployment', () => {
       }
     },
   );
+
+  const RECORD_A = `sha256:${'a'.repeat(64)} package ci`;
+  const RECORD_B = `sha256:${'b'.repeat(64)} key-gen keys`;
+
+  it('passes data.callerTokenHashes to every read, one record a line, and reports only how many (ADR 0140)', async () => {
+    const p = testPackager();
+    const d = granted('pk', [packagerStep('digest', 'digest')]);
+    (d.record!['data'] as Record<string, unknown>)['callerTokenHashes'] = [RECORD_A, RECORD_B];
+    const t = await startRuntime([d], { packager: p.capability });
+    expect((await post(t, 'pk', '/digest', JSON.stringify({ key: 'k' }))).status).toBe(201);
+    expect(p.reads[0]!.dirs.callerTokenHashes).toBe(`${RECORD_A}\n${RECORD_B}`);
+    expect(t.lines().find((l) => l['msg'] === 'packager capability')).toMatchObject({ callerTokens: 2 });
+    expect(JSON.stringify(t.lines())).not.toContain('a'.repeat(64));
+  });
+
+  it.each([
+    ['not an array', 'sha256:x', 'must be a non-empty array'],
+    ['an empty array', [], 'must be a non-empty array'],
+    ['two records in one entry', [`${'x'};${'y'}`], 'one per entry'],
+    [
+      'a plain token',
+      ['sha256:' + 'a'.repeat(64) + ' package ci', 'oappt_plain-token-value'],
+      'data.callerTokenHashes line 2: not a hash record',
+    ],
+  ])(
+    'S175 refuses data.callerTokenHashes that is %s (AGENT_PACKAGER_INVALID, without the value)',
+    async (_what, value, why) => {
+      const p = testPackager();
+      const d = granted('pk', [packagerStep('digest', 'digest')]);
+      (d.record!['data'] as Record<string, unknown>)['callerTokenHashes'] = value;
+      const failure = startRuntime([d], { packager: p.capability });
+      await expect(failure).rejects.toMatchObject({
+        code: 'AGENT_PACKAGER_INVALID',
+        message: expect.stringContaining(why),
+      });
+      await failure.catch((e: unknown) =>
+        expect(String((e as Error).message)).not.toContain('plain-token-value'),
+      );
+    },
+  );
+
+  it('refuses data.callerTokenHashes for a capability that cannot check tokens', async () => {
+    const p = testPackager();
+    const { checkCallerTokens: _dropped, ...without } = p.capability;
+    const d = granted('pk', [packagerStep('digest', 'digest')]);
+    (d.record!['data'] as Record<string, unknown>)['callerTokenHashes'] = [RECORD_A];
+    await expect(startRuntime([d], { packager: without })).rejects.toMatchObject({
+      code: 'AGENT_PACKAGER_INVALID',
+      message: expect.stringContaining('cannot check caller tokens'),
+    });
+  });
 });

@@ -29,7 +29,11 @@ import { loadConfig } from '../../../agent-runtime/src/startup/config.js';
 import { loadBootstrapVariables } from '../../../agent-runtime/src/startup/variables.js';
 import { closeAll, listenAll } from '@org/workflow-runtime';
 import { createApp as createExpressApp } from '../../../packager-api/src/app.js';
-import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from '../../../packager-api/src/config.js';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_TIMEOUTS,
+  loadConfig as loadExpressConfig,
+} from '../../../packager-api/src/config.js';
 import { createLogger } from '../../../packager-api/src/logger.js';
 import { createHttpServer } from '../../../packager-api/src/server.js';
 
@@ -118,6 +122,11 @@ export interface FrontEndOptions {
    * `AGENT_REQUEST_TIMEOUT_MS`) and, capped by it, their header timeouts. Default: each one's own default.
    */
   requestMs?: number;
+  /**
+   * Caller token records (ADR 0140) for both: the Express service's `tokens`, the packager record's
+   * `data.callerTokenHashes`. Default: none (every caller is served).
+   */
+  callerTokenHashes?: readonly string[];
 }
 
 /** Both front-ends of one test file, once they are up. */
@@ -196,7 +205,12 @@ function echoRecord(dir: string) {
  * The built bootstrap with the test's resource directory as its one resource directory (the Express service reads
  * only that one too) and the echo deployment beside it; written mode 0600 (it holds secret keys).
  */
-function derivedBootstrap(built: Built, resources: string, dir: string): string {
+function derivedBootstrap(
+  built: Built,
+  resources: string,
+  dir: string,
+  callerTokenHashes?: readonly string[],
+): string {
   const records = JSON.parse(readFileSync(join(built.dir, 'packager.bootstrap.json'), 'utf8')) as Record<
     string,
     unknown
@@ -205,7 +219,10 @@ function derivedBootstrap(built: Built, resources: string, dir: string): string 
   packager['allowFileAccess'] = [
     { id: 'community-resources', directoryOrFile: resources, READ: true, LIST: true },
   ];
-  packager['data'] = { resourceIds: ['community-resources'] };
+  packager['data'] = {
+    resourceIds: ['community-resources'],
+    ...(callerTokenHashes === undefined ? {} : { callerTokenHashes }),
+  };
   const path = join(dir, 'bootstrap.json');
   writeFileSync(path, JSON.stringify([packager, echoRecord(dir)]), { mode: 0o600 });
   return path;
@@ -221,7 +238,16 @@ async function startExpress(resources: string, lines: string[], o: FrontEndOptio
           requestMs: o.requestMs,
           headersMs: Math.min(DEFAULT_TIMEOUTS.headersMs, o.requestMs),
         };
-  const app = createExpressApp({ limits: DEFAULT_LIMITS, resourceDirs: [resources], log });
+  const app = createExpressApp({
+    limits: DEFAULT_LIMITS,
+    resourceDirs: [resources],
+    log,
+    // Through the service's own configuration reader, as PACKAGER_TOKEN_HASHES gives them.
+    tokens:
+      o.callerTokenHashes === undefined
+        ? undefined
+        : loadExpressConfig({ PACKAGER_TOKEN_HASHES: o.callerTokenHashes.join(';') }).tokens,
+  });
   const server = createHttpServer(app, DEFAULT_LIMITS, timeouts, log);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
@@ -274,7 +300,12 @@ export function useFrontEnds(o: FrontEndOptions = {}): FrontEnds {
     const dataDir = join(root, 'agent-data');
     const [express, started] = await Promise.all([
       startExpress(resources, ctx.expressLines, o),
-      startAgent(derivedBootstrap(ctx.built, resources, root), dataDir, ctx.agentLines, o),
+      startAgent(
+        derivedBootstrap(ctx.built, resources, root, o.callerTokenHashes),
+        dataDir,
+        ctx.agentLines,
+        o,
+      ),
     ]);
     server = express;
     agent = started.agent;
@@ -315,6 +346,7 @@ export const ANSWER_HEADERS = [
   'cache-control',
   'x-content-type-options',
   'x-request-id',
+  'www-authenticate',
 ] as const;
 
 export async function seen(res: Response): Promise<Seen> {

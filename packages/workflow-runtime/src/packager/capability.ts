@@ -10,6 +10,11 @@ import type { ReadUploadOptions } from '@org/multipart-limits';
 export interface PackagerDirs {
   resourceDirs: readonly string[];
   workflowSourceDirs: readonly string[];
+  /**
+   * The granting record's `data.callerTokenHashes`, one record a line (ADR 0140): when set, `read` refuses a request
+   * without a bearer token of the operation's scope (401/403) before reading anything else of it.
+   */
+  callerTokenHashes?: string | undefined;
 }
 
 /** One answer of the packager, as bytes: what the Express service would send for the same request. */
@@ -53,4 +58,10 @@ export interface PackagerCapability {
    * it, `100 Continue` is sent and the read refuses the upload instead.
    */
   uploadOptions?(operation: string, multipartByteLimit?: number): ReadUploadOptions | undefined;
+  /**
+   * Checks caller token records as `read` uses them from `dirs.callerTokenHashes` (ADR 0140); throws a coded error
+   * whose message names `source` and the line, never its text. Optional: a runtime refuses `callerTokenHashes` for
+   * a capability without it.
+   */
+  checkCallerTokens?(records: string, source: string): void;
 }

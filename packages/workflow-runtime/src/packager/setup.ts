@@ -57,6 +57,39 @@ function entryOf(
   return entry;
 }
 
+/**
+ * `data.callerTokenHashes` (ADR 0140): undefined when absent, else its records one a line, checked by the
+ * capability. An entry is one record: a string without line or record separators.
+ */
+function callerTokensOf(record: DeploymentRecord, capability: PackagerCapability): string | undefined {
+  const raw = (record.data ?? {})['callerTokenHashes'];
+  if (raw === undefined) return undefined;
+  const where = 'data.callerTokenHashes';
+  if (
+    !Array.isArray(raw) ||
+    raw.length === 0 ||
+    raw.some((r) => typeof r !== 'string' || r.trim() === '' || /[\r\n;]/.test(r))
+  )
+    throw invalid(
+      record.deploymentId,
+      `${where} must be a non-empty array of token hash records, one per entry`,
+    );
+  if (capability.checkCallerTokens === undefined)
+    throw invalid(
+      record.deploymentId,
+      `${where} is set, but this runtime's packager cannot check caller tokens`,
+    );
+  const text = (raw as string[]).join('\n');
+  try {
+    capability.checkCallerTokens(text, where);
+  } catch (err) {
+    // The capability's message names the field and the line (= the entry, from 1), never the record's text.
+    const message = err instanceof Error ? err.message : 'refused';
+    throw invalid(record.deploymentId, message);
+  }
+  return text;
+}
+
 /** Steps must name an operation the capability has. */
 function checkOperations(
   deploymentId: string,
@@ -81,7 +114,8 @@ function checkOperations(
  * `packager capability` line naming the directories, and one line per optional directory missing and skipped.
  *
  * @throws AgentError `AGENT_PACKAGER_UNAVAILABLE` (granted, but the runtime has no capability),
- *   `AGENT_PACKAGER_INVALID` (an unknown operation; a directory list or entry that breaks the rules, naming the id),
+ *   `AGENT_PACKAGER_INVALID` (an unknown operation; a directory list or entry that breaks the rules, naming the id;
+ *   `data.callerTokenHashes` that is not a list of token hash records, naming the entry, never its text),
  *   `AGENT_PACKAGER_RESOURCES_MISSING` (the first resource directory does not exist, naming its path),
  *   `AGENT_FILE_ACCESS_INVALID` (an entry's path leaves the runtime's file root).
  */
@@ -99,6 +133,7 @@ export function packagerBindingOf(
       `deployment "${deploymentId}" has allowPackagerAccess, but this runtime has no packager capability`,
     );
   checkOperations(deploymentId, steps, capability);
+  const callerTokenHashes = callerTokensOf(record, capability);
   const found: Record<(typeof LISTS)[number], string[]> = { resourceIds: [], workflowSourceIds: [] };
   for (const list of LISTS) {
     idsOf(record, list).forEach((id, i) => {
@@ -118,12 +153,15 @@ export function packagerBindingOf(
   const dirs: PackagerDirs = Object.freeze({
     resourceDirs: Object.freeze(found.resourceIds),
     workflowSourceDirs: Object.freeze(found.workflowSourceIds),
+    ...(callerTokenHashes === undefined ? {} : { callerTokenHashes }),
   });
   output.info('packager capability', {
     deploymentId,
     steps: steps.filter((s) => s.packagerOperation !== undefined).length,
     resourceDirs: dirs.resourceDirs.join(','),
     workflowSourceDirs: dirs.workflowSourceDirs.join(','),
+    // How many caller tokens are configured; never their records.
+    callerTokens: callerTokenHashes === undefined ? 0 : callerTokenHashes.split('\n').length,
   });
   return { capability, dirs };
 }
