@@ -180,7 +180,8 @@ export function createTokenCheck(
       const space = header.indexOf(' ');
       const scheme = space < 0 ? header : header.slice(0, space);
       if (scheme.toLowerCase() !== 'bearer') throw unauthenticated();
-      const token = header.slice(space + 1).trim();
+      const token = space < 0 ? '' : header.slice(space + 1).trim();
+      if (token === '') throw unauthenticated();
       // Whatever was presented is hashed and compared with every record: same work for every candidate.
       const presented = createHash('sha256').update(token, 'utf8').digest();
       let match = -1;

@@ -149,6 +149,24 @@ describe('createTokenCheck', () => {
     expect(new Set(calls)).toEqual(new Set([many.length]));
   });
 
+  it('says invalid_token only when a token was presented, insufficient_scope with the scope (RFC 6750)', () => {
+    const header = (authorization: string | undefined, op: string) => {
+      try {
+        check.authorize(authorization, op);
+      } catch (err) {
+        return (err as RequestError).headers?.['WWW-Authenticate'];
+      }
+      return undefined;
+    };
+    expect(header(undefined, 'workflow-hash')).toBe('Bearer realm="packager"');
+    expect(header('Bearer', 'workflow-hash')).toBe('Bearer realm="packager"');
+    expect(header('Bearer   ', 'workflow-hash')).toBe('Bearer realm="packager"');
+    expect(header('Bearer nope', 'workflow-hash')).toBe('Bearer realm="packager", error="invalid_token"');
+    expect(header(`Bearer ${keys.token}`, 'workflow-hash')).toBe(
+      'Bearer realm="packager", error="insufficient_scope", scope="inspect"',
+    );
+  });
+
   it('refuses an empty list (no tokens is the front-end’s decision)', () => {
     expect(() => createTokenCheck([])).toThrow(RangeError);
   });
