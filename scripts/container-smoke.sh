@@ -39,7 +39,8 @@ fail() {
 source scripts/podman-local.sh
 log "podman $(podman version --format '{{.Client.Version}}'), network backend $(podman info --format '{{.Host.NetworkBackend}}')"
 
-NAMES=(oapp-packager oapp-agent oapp-smoke-w1 oapp-smoke-w2 oapp-smoke-nobootstrap oapp-packager-agent oapp-smoke-w3)
+NAMES=(oapp-packager oapp-agent oapp-smoke-w1 oapp-smoke-w2 oapp-smoke-nobootstrap oapp-packager-agent oapp-smoke-w3
+  oapp-smoke-t1 oapp-smoke-t2)
 remove_containers() { for n in "${NAMES[@]}"; do podman rm -f "$n" >/dev/null 2>&1 || true; done; }
 remove_containers
 WORK="$(mktemp -d)"
@@ -218,6 +219,28 @@ podman stop oapp-smoke-w2 >/dev/null
 log "with --read-only -w /tmp the packager answered /health, the agent answered $reply; both health checks passed"
 [ "$(podman inspect --format '{{.State.ExitCode}}' oapp-smoke-w1) $(podman inspect --format '{{.State.ExitCode}}' oapp-smoke-w2)" = '0 0' ] ||
   fail "unclean stop with -w"
+
+# --- caller tokens (ADR 0140) ------------------------------------------------------------------------------------
+# With a token hash record, /workflow-hash needs the token (401 without it, 200 with it), /health stays open and
+# the token is in no log line; without records and with PACKAGER_ALLOW_UNAUTHENTICATED=0 the image refuses to start.
+token="oappt_$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+record="sha256:$(printf %s "$token" | sha256sum | cut -d' ' -f1) inspect smoke"
+wf='{"workflows": [{"name": "hello", "steps": [{"stepId": "hello"}]}]}'
+pw="$(free_port)"
+podman run -d --name oapp-smoke-t1 --read-only -e PACKAGER_TOKEN_HASHES="$record" -e PACKAGER_ALLOW_UNAUTHENTICATED=0 \
+  -p "127.0.0.1:$pw:39575" oapp-packager >/dev/null
+curl -fsS --retry 30 --retry-all-errors --retry-delay 1 "http://127.0.0.1:$pw/health" >/dev/null || fail "packager with tokens: /health"
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$pw/workflow-hash" -H 'Content-Type: application/json' -d "$wf")"
+[ "$code" = 401 ] || fail "packager with tokens: no token answered $code"
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$pw/workflow-hash" -H 'Content-Type: application/json' \
+  -H "Authorization: Bearer $token" -d "$wf")"
+[ "$code" = 200 ] || fail "packager with tokens: the token answered $code"
+podman stop oapp-smoke-t1 >/dev/null
+podman logs oapp-smoke-t1 2>&1 | grep -qF "$token" && fail "packager with tokens: the token is in its log"
+code=0
+podman run --name oapp-smoke-t2 -e PACKAGER_ALLOW_UNAUTHENTICATED=0 oapp-packager >"$WORK/t2.out" 2>&1 || code=$?
+[ "$code" = 1 ] && grep -q 'not loopback' "$WORK/t2.out" || fail "packager without tokens on 0.0.0.0 and the switch off: exit $code"
+log "caller tokens: 401 without, 200 with the token, not logged; no tokens with PACKAGER_ALLOW_UNAUTHENTICATED=0: exit 1"
 }
 
 smoke_packager_agent() { # the packager on the agent (ADR 0137): the README blocks packager-agent, packager-agent-stop
