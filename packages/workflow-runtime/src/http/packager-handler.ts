@@ -179,16 +179,35 @@ export function refusePackager(
   res: ServerResponse,
   err: unknown,
 ): void {
-  const reqId = currentRequestId() ?? requestIdOf(res);
-  const fields: Fields = {
+  const fields = fieldsOf(route, p, res);
+  refuseWith(ctx, p, fields, req, res, err);
+}
+
+/** The capability's answer for a refusal, logged when internal, written as the response. */
+function refuseWith(
+  ctx: TriggerContext,
+  p: PackagerRoute,
+  fields: Fields,
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+): void {
+  const a = answerFor(p.capability, err, fields.reqId);
+  logFailure(ctx, fields, a);
+  writeAnswer(ctx, req, res, a);
+}
+
+/**
+ * The log fields of a packager request, with the access log's request id (the X-Request-Id answered, the problem's
+ * instance), so the answer's bytes match it.
+ */
+function fieldsOf(route: TriggerRoute, p: PackagerRoute, res: ServerResponse): Fields {
+  return {
     deploymentId: route.deploymentId,
     stepId: route.stepId,
     operation: p.operation,
-    reqId,
+    reqId: currentRequestId() ?? requestIdOf(res),
   };
-  const a = answerFor(p.capability, err, reqId);
-  logFailure(ctx, fields, a);
-  writeAnswer(ctx, req, res, a);
 }
 
 /** Serves one request of a packager route. */
@@ -199,21 +218,12 @@ export async function servePackager(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  // The access log's id (the X-Request-Id answered, the problem's instance), so the answer's bytes match it.
-  const reqId = currentRequestId() ?? requestIdOf(res);
-  const fields: Fields = {
-    deploymentId: route.deploymentId,
-    stepId: route.stepId,
-    operation: p.operation,
-    reqId,
-  };
+  const fields = fieldsOf(route, p, res);
   let held: HeldPackagerRequest;
   try {
     held = await p.capability.read(p.operation, req, p.dirs, route.multipartLimit);
   } catch (err) {
-    const a = answerFor(p.capability, err, reqId);
-    logFailure(ctx, fields, a);
-    return writeAnswer(ctx, req, res, a);
+    return refuseWith(ctx, p, fields, req, res, err);
   }
   const seen = { code: null as string | null };
   let result: StepResult | undefined;
