@@ -1,6 +1,6 @@
 /**
  * Every code an {@link UploadError} can carry. Codes are stable public API: renaming or removing one is a
- * major change. README.md lists the HTTP status the apps map each code to (packages carry no statuses).
+ * major change. {@link UPLOAD_STATUS_BY_CODE} gives the HTTP status each code is answered with.
  */
 export const UPLOAD_ERROR_CODES = Object.freeze([
   'UPLOAD_CONTENT_ENCODING',
@@ -27,6 +27,33 @@ export const UPLOAD_ERROR_CODES = Object.freeze([
 
 /** A code from {@link UPLOAD_ERROR_CODES}. */
 export type UploadErrorCode = (typeof UPLOAD_ERROR_CODES)[number];
+
+/**
+ * The HTTP status an HTTP front-end answers each code with (README.md, "Error codes"): 415 for the content type
+ * or encoding, 413 for a limit, 400 for malformed input. Spread it into the front-end's own code → status table.
+ * A new code without a status fails typecheck.
+ */
+export const UPLOAD_STATUS_BY_CODE = Object.freeze({
+  UPLOAD_CONTENT_ENCODING: 415,
+  UPLOAD_UNSUPPORTED_MEDIA_TYPE: 415,
+  UPLOAD_NOT_MULTIPART: 415,
+  UPLOAD_BAD_BOUNDARY: 400,
+  UPLOAD_REQUEST_TOO_LARGE: 413,
+  UPLOAD_BODY_TOO_LARGE: 413,
+  UPLOAD_BODY_NOT_UTF8: 400,
+  UPLOAD_FILE_TOO_LARGE: 413,
+  UPLOAD_FIELD_TOO_LARGE: 413,
+  UPLOAD_PARTS_LIMIT: 413,
+  UPLOAD_HEADERS_LIMIT: 413,
+  UPLOAD_UNKNOWN_PART: 400,
+  UPLOAD_DUPLICATE_PART: 400,
+  UPLOAD_STREAM_MUST_BE_FILE: 400,
+  UPLOAD_BODY_MUST_BE_FIELD: 400,
+  UPLOAD_PART_ORDER: 400,
+  UPLOAD_MISSING_PART: 400,
+  UPLOAD_MALFORMED: 400,
+  UPLOAD_ABORTED: 400,
+} as const satisfies Record<UploadErrorCode, number>);
 
 /**
  * The one error class of this package: `code` says what failed; `message` is lowercase and never carries

@@ -1,4 +1,4 @@
-export { UploadError, UPLOAD_ERROR_CODES, isUploadError } from './errors.js';
+export { UploadError, UPLOAD_ERROR_CODES, UPLOAD_STATUS_BY_CODE, isUploadError } from './errors.js';
 export type { UploadErrorCode } from './errors.js';
 export { readUpload, emptyStream } from './read-upload.js';
 export { parseUploadBuffer, readUploadBuffered } from './read-buffered.js';

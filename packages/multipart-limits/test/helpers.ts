@@ -3,31 +3,11 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
-import { isUploadError, readUpload } from '../src/index.js';
+import { UPLOAD_STATUS_BY_CODE, isUploadError, readUpload } from '../src/index.js';
 import type { ReadUploadOptions, UploadErrorCode } from '../src/index.js';
 
-/** The app-side table (apps own it; README.md suggests it). */
-export const STATUS: Record<UploadErrorCode, number> = {
-  UPLOAD_CONTENT_ENCODING: 415,
-  UPLOAD_UNSUPPORTED_MEDIA_TYPE: 415,
-  UPLOAD_NOT_MULTIPART: 415,
-  UPLOAD_BAD_BOUNDARY: 400,
-  UPLOAD_REQUEST_TOO_LARGE: 413,
-  UPLOAD_BODY_TOO_LARGE: 413,
-  UPLOAD_BODY_NOT_UTF8: 400,
-  UPLOAD_FILE_TOO_LARGE: 413,
-  UPLOAD_FIELD_TOO_LARGE: 413,
-  UPLOAD_PARTS_LIMIT: 413,
-  UPLOAD_HEADERS_LIMIT: 413,
-  UPLOAD_UNKNOWN_PART: 400,
-  UPLOAD_DUPLICATE_PART: 400,
-  UPLOAD_STREAM_MUST_BE_FILE: 400,
-  UPLOAD_BODY_MUST_BE_FIELD: 400,
-  UPLOAD_PART_ORDER: 400,
-  UPLOAD_MISSING_PART: 400,
-  UPLOAD_MALFORMED: 400,
-  UPLOAD_ABORTED: 400,
-};
+/** The code → status table the test servers answer with (the package's own). */
+export const STATUS: Record<UploadErrorCode, number> = UPLOAD_STATUS_BY_CODE;
 
 /** What the test server answers on success. */
 export interface Echo {

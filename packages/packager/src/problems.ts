@@ -1,6 +1,6 @@
 import type { CryptoErrorCode } from '@org/envelope-crypto';
 import { codedErrorGuard, codedProblem, internalProblem } from '@org/http-problem';
-import type { UploadErrorCode } from '@org/multipart-limits';
+import { UPLOAD_STATUS_BY_CODE, type UploadErrorCode } from '@org/multipart-limits';
 import type { OappErrorCode } from '@org/oapp-format';
 import type { WorkflowErrorCode } from '@org/workflow-compiler';
 import type { FieldError, RequestErrorCode } from './errors.js';
@@ -107,25 +107,7 @@ export const STATUS_BY_CODE = {
   WORKFLOW_MANIFEST_OP_INVALID: 422,
   WORKFLOW_MANIFEST_CONFLICT: 422,
   // multipart-limits (its README's table).
-  UPLOAD_CONTENT_ENCODING: 415,
-  UPLOAD_UNSUPPORTED_MEDIA_TYPE: 415,
-  UPLOAD_NOT_MULTIPART: 415,
-  UPLOAD_BAD_BOUNDARY: 400,
-  UPLOAD_REQUEST_TOO_LARGE: 413,
-  UPLOAD_BODY_TOO_LARGE: 413,
-  UPLOAD_BODY_NOT_UTF8: 400,
-  UPLOAD_FILE_TOO_LARGE: 413,
-  UPLOAD_FIELD_TOO_LARGE: 413,
-  UPLOAD_PARTS_LIMIT: 413,
-  UPLOAD_HEADERS_LIMIT: 413,
-  UPLOAD_UNKNOWN_PART: 400,
-  UPLOAD_DUPLICATE_PART: 400,
-  UPLOAD_STREAM_MUST_BE_FILE: 400,
-  UPLOAD_BODY_MUST_BE_FIELD: 400,
-  UPLOAD_PART_ORDER: 400,
-  UPLOAD_MISSING_PART: 400,
-  UPLOAD_MALFORMED: 400,
-  UPLOAD_ABORTED: 400,
+  ...UPLOAD_STATUS_BY_CODE,
   // the packager's own.
   REQUEST_FIELD_INVALID: 422,
   REQUEST_UNKNOWN_KEY_ID: 422,

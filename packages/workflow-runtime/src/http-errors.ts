@@ -5,7 +5,7 @@ import {
   writeInternalProblem,
   writeProblem as writeProblemBody,
 } from '@org/http-problem';
-import type { UploadErrorCode } from '@org/multipart-limits';
+import { UPLOAD_STATUS_BY_CODE, type UploadErrorCode } from '@org/multipart-limits';
 import type { ErrorRequestHandler } from 'express';
 import { isCodedError, type AgentErrorCode } from './errors.js';
 import { noteProblemCode } from './observe/problem-code.js';
@@ -31,25 +31,7 @@ export type HttpErrorCode =
 
 /** The one code → status table (docs/engineering.md §2; multipart-limits README for `UPLOAD_*`). */
 export const STATUS_BY_CODE = {
-  UPLOAD_CONTENT_ENCODING: 415,
-  UPLOAD_UNSUPPORTED_MEDIA_TYPE: 415,
-  UPLOAD_NOT_MULTIPART: 415,
-  UPLOAD_REQUEST_TOO_LARGE: 413,
-  UPLOAD_BODY_TOO_LARGE: 413,
-  UPLOAD_FILE_TOO_LARGE: 413,
-  UPLOAD_FIELD_TOO_LARGE: 413,
-  UPLOAD_PARTS_LIMIT: 413,
-  UPLOAD_HEADERS_LIMIT: 413,
-  UPLOAD_BAD_BOUNDARY: 400,
-  UPLOAD_BODY_NOT_UTF8: 400,
-  UPLOAD_UNKNOWN_PART: 400,
-  UPLOAD_DUPLICATE_PART: 400,
-  UPLOAD_STREAM_MUST_BE_FILE: 400,
-  UPLOAD_BODY_MUST_BE_FIELD: 400,
-  UPLOAD_PART_ORDER: 400,
-  UPLOAD_MISSING_PART: 400,
-  UPLOAD_MALFORMED: 400,
-  UPLOAD_ABORTED: 400,
+  ...UPLOAD_STATUS_BY_CODE,
   // JSON trigger bodies go through the strict parser (S2–S4), with the agent's own codes.
   AGENT_BODY_TOO_LARGE: 413,
   AGENT_BODY_NOT_JSON: 400,
