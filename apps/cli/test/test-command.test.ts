@@ -137,3 +137,65 @@ describe('oapp test', () => {
     expect(usage.stderr).toMatch(/^oapp: CLI_USAGE: /);
   });
 });
+
+describe('oapp test with the packager capability (ADR 0136)', () => {
+  const pdir = tempDir();
+  const put = (rel: string, v: unknown) => {
+    mkdirSync(join(pdir, rel, '..'), { recursive: true });
+    writeFileSync(join(pdir, rel), typeof v === 'string' ? v : JSON.stringify(v, null, 2));
+  };
+  const hello = { workflows: [{ name: 'hello', steps: [{ stepId: 'hello' }] }] };
+
+  beforeAll(() => {
+    mkdirSync(join(pdir, 'ptests', 'res'), { recursive: true });
+    const step = (stepId: string, operation: string, method: string) => ({
+      stepId,
+      trigger: { http: { server: 'api', path: `/${operation}`, method } },
+      data: { packagerOperation: operation },
+      resultsProcessor: { script: 'context.packager();' },
+    });
+    put('ptests/packager.json', {
+      workflows: [
+        {
+          name: 'packager',
+          steps: [step('health', 'health', 'GET'), step('hash', 'workflow-hash', 'POST')],
+        },
+      ],
+    });
+    put('ptests/boot.json', {
+      allowPackagerAccess: true,
+      allowHttpServerAccess: [{ id: 'api', port: 39575 }],
+      allowFileAccess: [{ id: 'res', directoryOrFile: 'res', READ: true, LIST: true }],
+      data: { resourceIds: ['res'] },
+    });
+    const t = (step: string, call: Record<string, unknown>) => ({
+      fromDirectory: '',
+      testThisStep: step,
+      useThisTestConfigFile: 'packager.json',
+      useThisTestBootstrapFile: 'boot.json',
+      makeTheseCalls: [call],
+    });
+    put(
+      'ptests/health.test.json',
+      t('health', { url: 'http://localhost:39575/health', expectedResponse: '{"ok":true}' }),
+    );
+    put(
+      'ptests/hash.test.json',
+      t('hash', {
+        url: 'http://localhost:39575/workflow-hash',
+        method: 'POST',
+        headers: [['Content-Type', 'application/json']],
+        body: JSON.stringify(hello),
+      }),
+    );
+    mkdirSync(join(pdir, 'resources'), { recursive: true });
+    put('testrunner.config.json', { resourceDirs: ['resources'], testDirs: ['ptests'] });
+  });
+
+  it('runs a workflow whose bootstrap grants allowPackagerAccess: its steps answer as the packager does', async () => {
+    const r = await oapp(['test', '--json'], { cwd: pdir });
+    expect(r.stderr).toBe('');
+    const j = r.json();
+    expect([j.ok, j.passed, j.failed]).toEqual([true, 2, 0]);
+  });
+});

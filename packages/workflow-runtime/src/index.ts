@@ -56,6 +56,7 @@ export {
   type TriggerRequestEvent,
 } from './observe/metrics.js';
 export { MAX_REQUEST_ID_CHARS, REQUEST_ID_PATTERN, requestIdOf } from './observe/request-id.js';
+export { packagerGranted } from './deployments/grants.js';
 export type {
   HeldPackagerRequest,
   PackagerAnswer,

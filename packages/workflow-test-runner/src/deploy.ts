@@ -12,8 +12,10 @@ import {
   DEFAULT_TIMEOUTS,
   hostPolicyOf,
   listenAll,
+  packagerGranted,
   registerRecordSecrets,
   type Limits,
+  type PackagerCapability,
   type Runtime,
   type Timeouts,
 } from '@org/workflow-runtime';
@@ -36,6 +38,21 @@ export interface InProcessDeployerOptions {
   readonly tempDir?: string;
   /** Every raw output line of every run, e.g. for `--debug` (lines are already redacted). */
   readonly onLine?: (test: string, line: string) => void;
+  /**
+   * The packager capability for a test whose bootstrap grants `allowPackagerAccess` (ADR 0136), as the agent has it;
+   * a function is called only for such a test (the command line loads `@org/packager` then). Without it such a
+   * bootstrap is refused (`AGENT_PACKAGER_UNAVAILABLE`).
+   */
+  readonly packager?: PackagerCapability | (() => PackagerCapability | Promise<PackagerCapability>);
+}
+
+/** The capability for a test whose bootstrap grants it, else none (nothing is loaded for the others). */
+async function packagerFor(
+  record: Parameters<typeof packagerGranted>[0],
+  given: InProcessDeployerOptions['packager'],
+): Promise<PackagerCapability | undefined> {
+  if (given === undefined || !packagerGranted(record)) return undefined;
+  return typeof given === 'function' ? await given() : given;
 }
 
 /** How long a deployer waits for in-flight runs to drain when it stops a deployment. */
@@ -258,7 +275,9 @@ export function createInProcessDeployer(options: InProcessDeployerOptions = {}):
     const cutCalls = new AbortController();
     try {
       const servers = test.bootstrap.allowHttpServerAccess ?? [];
+      const packager = await packagerFor(test.bootstrap, options.packager);
       runtime = await createRuntime({
+        ...(packager === undefined ? {} : { packager }),
         deployments: [
           {
             record: test.bootstrap,

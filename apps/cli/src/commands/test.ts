@@ -119,7 +119,11 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
       const streaming = o.reporter === 'text' && o.json !== true && o.output === STDIO;
       const summary = await asUsage('', () =>
         runTests(config, {
-          deploy: createInProcessDeployer(),
+          // A test whose bootstrap grants allowPackagerAccess gets the packager, as the agent has it (ADR 0136);
+          // loaded only for such a test.
+          deploy: createInProcessDeployer({
+            packager: async () => (await import('@org/packager')).createPackagerCapability(),
+          }),
           // `${NAME}` in test bootstraps reads the environment, as the agent does (issue 28).
           environment: ctx.env,
           ...(tests.length === 0 ? {} : { tests }),
