@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPair, keyToHex, type KeyPurpose } from '@org/envelope-crypto';
+import { multipartForm, sampleWorkflow, writeSampleResources } from '@org/test-utils';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type Limits } from '../src/config.js';
@@ -20,11 +21,7 @@ export interface TestServer {
 
 /** A resource directory with one script and one includable workflow. */
 export function makeResourceDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'packager-res-'));
-  mkdirSync(join(dir, 'general'));
-  writeFileSync(join(dir, 'general', 'hello.js'), "context.setBody('hello');\n");
-  writeFileSync(join(dir, 'health.workflow.json'), JSON.stringify(sampleWorkflow('health')));
-  return dir;
+  return writeSampleResources(mkdtempSync(join(tmpdir(), 'packager-res-')));
 }
 
 /** Starts the app (createApp + createHttpServer) for the tests of one file. */
@@ -46,24 +43,7 @@ export function useServer(limits: Partial<Limits> = {}): TestServer {
 }
 
 /** A small valid workflow; one processor uses a resource from the test resource dir. */
-export function sampleWorkflow(name = 'hello') {
-  return {
-    comment: 'stripped by compile',
-    workflows: [
-      {
-        name,
-        steps: [
-          {
-            stepId: `${name}-1`,
-            trigger: { runOnce: true },
-            resultsProcessor: { resource: '/general/hello.js' },
-          },
-          { stepId: `${name}-2`, resultsProcessor: { script: "context.setBody('two')" } },
-        ],
-      },
-    ],
-  };
-}
+export { sampleWorkflow };
 
 export interface TestKey {
   id: string;
@@ -120,12 +100,7 @@ export function packageRequest(k: ReturnType<typeof packageKeys>, extra: Record<
 }
 
 /** A multipart form with a `body` text part and a `stream` file part. */
-export function form(body: unknown, stream: string | Uint8Array, bodyIsText = false): FormData {
-  const fd = new FormData();
-  fd.append('body', bodyIsText && typeof body === 'string' ? body : JSON.stringify(body));
-  fd.append('stream', new Blob([stream], { type: 'application/octet-stream' }), 'stream.bin');
-  return fd;
-}
+export const form = multipartForm;
 
 /** POSTs a form and returns the response. */
 export function postForm(url: string, fd: FormData, accept?: string): Promise<Response> {

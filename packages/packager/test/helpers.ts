@@ -1,41 +1,23 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPair, keyToHex, type KeyPurpose } from '@org/envelope-crypto';
+import { multipartForm, sampleWorkflow, writeSampleResources } from '@org/test-utils';
 import { afterAll, beforeAll } from 'vitest';
 import type { PackagerAnswer, PackagerCapability, PackagerDirs } from '../src/index.js';
 
 /** A resource directory with one script and one includable workflow; a source directory with another workflow. */
 export function makeDirs(): PackagerDirs {
-  const res = mkdtempSync(join(tmpdir(), 'packager-lib-res-'));
-  mkdirSync(join(res, 'general'));
-  writeFileSync(join(res, 'general', 'hello.js'), "context.setBody('hello');\n");
-  writeFileSync(join(res, 'health.workflow.json'), JSON.stringify(sampleWorkflow('health')));
+  const res = writeSampleResources(mkdtempSync(join(tmpdir(), 'packager-lib-res-')));
   const sources = mkdtempSync(join(tmpdir(), 'packager-lib-src-'));
   writeFileSync(join(sources, 'only-here.workflow.json'), JSON.stringify(sampleWorkflow('only-here')));
   return { resourceDirs: [res], workflowSourceDirs: [sources] };
 }
 
 /** A small valid workflow; one processor uses the resource `/general/hello.js`. */
-export function sampleWorkflow(name = 'hello') {
-  return {
-    workflows: [
-      {
-        name,
-        steps: [
-          {
-            stepId: `${name}-1`,
-            trigger: { runOnce: true },
-            resultsProcessor: { resource: '/general/hello.js' },
-          },
-          { stepId: `${name}-2`, resultsProcessor: { script: "context.setBody('two')" } },
-        ],
-      },
-    ],
-  };
-}
+export { sampleWorkflow };
 
 /** What the test server saw: every answer it wrote, by request id. */
 export interface CapabilityServer {
@@ -162,12 +144,9 @@ export function encryptBody(recipients: readonly TestKey[]) {
   };
 }
 
-/** A multipart form with a `body` text part and a `stream` file part. */
+/** A multipart form with a `body` text part (a string as it is, anything else as JSON) and a `stream` file part. */
 export function form(body: unknown, stream: string | Uint8Array): FormData {
-  const fd = new FormData();
-  fd.append('body', typeof body === 'string' ? body : JSON.stringify(body));
-  fd.append('stream', new Blob([stream], { type: 'application/octet-stream' }), 'stream.bin');
-  return fd;
+  return multipartForm(body, stream, true);
 }
 
 /** A request with an id (`x-request-id`) and more headers. */

@@ -126,3 +126,4 @@ export function detailsShapeProblem(err: unknown): string | undefined {
 }
 
 export { RawClient } from './raw-client.js';
+export { multipartForm, sampleWorkflow, writeSampleResources } from './packager-fixtures.js';
