@@ -28,6 +28,7 @@ it('keeps the public surface of the runtime stable', () => {
       "isCodedError",
       "isDraining",
       "listenAll",
+      "packagerGranted",
       "readRestrictedData",
       "registerRecordSecrets",
       "requestIdOf",
