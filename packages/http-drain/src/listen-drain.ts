@@ -91,14 +91,16 @@ class Connections {
 
   /**
    * `Connection: close` on the newest response of a connection whose headers are not sent: Node ends the
-   * connection after it. An older response this drain marked, not started yet, loses the mark: a request
-   * pipelined behind it arrived, and Node would drop that request after an answer that says `close`.
+   * connection after it. An older response this drain marked, not started yet, loses the mark (it says
+   * `keep-alive` instead): a request pipelined behind it arrived, and Node would drop that request after an answer
+   * that says `close`.
    */
   #markNewest(c: Connection): void {
     const newest = c.open.at(-1);
     for (const res of c.open) {
       if (res === newest || !this.#marked.has(res) || res.headersSent) continue;
-      res.removeHeader('connection');
+      // Not removeHeader: Node then sends no Connection header at all (`_removedConnection`); this one stays open.
+      res.setHeader('connection', 'keep-alive');
       this.#marked.delete(res);
     }
     if (newest === undefined || newest.headersSent) return;

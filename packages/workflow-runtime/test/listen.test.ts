@@ -206,8 +206,10 @@ describe('closeAll', () => {
     // The second request's step waits on its outbound call until the third request has reached the server, so the
     // server knows of the third before it answers the second (no race with the test's own timing).
     const gate = deferred();
+    const calling = deferred();
     const t = await startRuntime([DEPLOYMENT], {
       transport: async () => {
+        calling.resolve();
         await gate.promise;
         return { status: 200, headers: {}, body: new TextEncoder().encode('upstream') };
       },
@@ -235,7 +237,9 @@ describe('closeAll', () => {
     expect(isDraining(server)).toBe(false);
     const closed = closeAll(t.runtime, 600_000);
     expect(isDraining(server)).toBe(true);
-    await new Promise((resolve) => setImmediate(resolve));
+    // The third request is sent once the second is being served (its step is calling out): the drain has marked
+    // the second `Connection: close` by then and must move the mark to the third, leaving `keep-alive` on the second.
+    await calling.promise;
     c.write(get1('/fast'));
 
     // RawClient.response() throws if the connection ends before a whole answer: every request is answered.
