@@ -18,6 +18,8 @@ const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'
  * depend on the engine; `@org/workflow-runtime` tests that the two agree).
  */
 export const MAX_SCRIPT_TIMEOUT_MS = 600_000;
+/** Largest `packaging.clockSkewSeconds`: one day. */
+export const MAX_CLOCK_SKEW_SECONDS = 86_400;
 
 function strict(properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> {
   return { type: 'object', additionalProperties: false, required, properties };
@@ -50,6 +52,11 @@ const packaging = strict(
     requiredSigners: { type: 'array', items: signer },
     additionalSigners: { type: 'array', items: signer },
     requiredAdditionalSignerCount: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    // Issue 29 §1 (agent README "Rollback"): the release sequence floor, the operator's deliberate downgrade and
+    // the clock skew allowed past a package's expiresAt.
+    minimumSequence: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    allowDowngradeTo: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    clockSkewSeconds: { type: 'integer', minimum: 0, maximum: MAX_CLOCK_SKEW_SECONDS },
   },
   ['packageId'],
 );

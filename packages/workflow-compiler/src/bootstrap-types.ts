@@ -23,6 +23,12 @@ export interface BootstrapPackaging {
   requiredSigners?: BootstrapSigner[];
   additionalSigners?: BootstrapSigner[];
   requiredAdditionalSignerCount?: number;
+  /** The lowest release sequence accepted, also without a data directory (issue 29 §1). */
+  minimumSequence?: number;
+  /** A release sequence accepted although older than the newest the agent remembers (a deliberate downgrade). */
+  allowDowngradeTo?: number;
+  /** Seconds a package is still accepted past its `expiresAt`, 0 … 86400 (the agent's default: 300). */
+  clockSkewSeconds?: number;
 }
 
 /** An outbound host in array form (docs/interfaces.md §3.3); the legacy `hosts` map is converted to this. */

@@ -152,6 +152,24 @@ describe('validateBootstrap', () => {
     }
   });
 
+  it('accepts minimumSequence, allowDowngradeTo and clockSkewSeconds in range and rejects them out of range', () => {
+    const b = example();
+    Object.assign(b['packaging'], { minimumSequence: 7, allowDowngradeTo: 0, clockSkewSeconds: 86_400 });
+    expect(validateBootstrap(b)[0]?.packaging).toMatchObject({
+      minimumSequence: 7,
+      allowDowngradeTo: 0,
+      clockSkewSeconds: 86_400,
+    });
+    for (const [field, value] of [
+      ['minimumSequence', -1],
+      ['minimumSequence', 1.5],
+      ['allowDowngradeTo', '3'],
+      ['clockSkewSeconds', 86_401],
+      ['clockSkewSeconds', -1],
+    ] as const)
+      rejects((x) => (x['packaging'][field] = value), 'WORKFLOW_BOOTSTRAP_INVALID');
+  });
+
   it('rejects a signer in both requiredSigners and additionalSigners (S91)', () => {
     const d = rejects(
       (b) => b['packaging'].additionalSigners.push({ id: 'acme-author' }),
