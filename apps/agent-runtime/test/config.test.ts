@@ -14,7 +14,9 @@ import {
   MAX_HEAP_GROWTH_PERCENT,
   v8FlagsOf,
 } from '../src/startup/config.js';
-import { makeKeys, tuple } from './fixtures.js';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { hex, makeKeys, tempDir, tuple } from './fixtures.js';
 
 const keys = makeKeys();
 const good = tuple(keys.packager, keys.agent);
@@ -203,5 +205,74 @@ describe('loadConfig', () => {
     const err = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', LOG_LEVEL: 'trace' }));
     expect(err.code).toBe('AGENT_CONFIG_INVALID');
     expect(err.message).toContain('LOG_LEVEL');
+  });
+
+  it('reads AGENT_BOOTSTRAP_ADMIN_KEYS with AGENT_BOOTSTRAP_ADMIN_THRESHOLD (default 1)', () => {
+    const a = hex(keys.author, 'public');
+    const b = hex(keys.reviewA, 'public');
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).bootstrapAdministrators).toBeUndefined();
+    const one = loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_ADMIN_KEYS: ` ${a.toUpperCase()} ` });
+    expect(one.bootstrapAdministrators?.threshold).toBe(1);
+    expect(Buffer.from(one.bootstrapAdministrators!.keys[0]!.publicKey).toString('hex')).toBe(a);
+    const two = loadConfig({
+      AGENT_BOOTSTRAP: 'x',
+      AGENT_BOOTSTRAP_ADMIN_KEYS: `${a},${b},`,
+      AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '2',
+    });
+    expect(two.bootstrapAdministrators?.keys.map((k) => k.id)).toEqual([
+      'AGENT_BOOTSTRAP_ADMIN_KEYS[0]',
+      'AGENT_BOOTSTRAP_ADMIN_KEYS[1]',
+    ]);
+    expect(two.bootstrapAdministrators?.threshold).toBe(2);
+  });
+
+  it('reads AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: one key a line, # comments and blank lines ignored', () => {
+    const file = join(tempDir(), 'admins.txt');
+    const a = hex(keys.author, 'public');
+    const b = hex(keys.reviewA, 'public');
+    writeFileSync(file, `# release administrators\n\n${a}  # alice\r\n${b}\n`);
+    const c = loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: file });
+    expect(c.bootstrapAdministrators?.keys.map((k) => k.id)).toEqual([
+      'AGENT_BOOTSTRAP_ADMIN_KEYS_FILE line 3',
+      'AGENT_BOOTSTRAP_ADMIN_KEYS_FILE line 4',
+    ]);
+  });
+
+  it('refuses malformed administrator keys, both variables, and a threshold out of range (AGENT_CONFIG_INVALID)', () => {
+    const a = hex(keys.author, 'public');
+    const dir = tempDir();
+    const empty = join(dir, 'empty.txt');
+    writeFileSync(empty, '# nobody\n');
+    const cases: [Record<string, string>, string][] = [
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a.slice(2) }, 'AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: `${a.slice(1)}g` }, 'AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      // A small-order point (the identity) and a non-canonical encoding are no one's key.
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: `01${'00'.repeat(31)}` }, 'AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: 'ff'.repeat(32) }, 'AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: `${a},${a.toUpperCase()}` }, 'twice'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: ' , ' }, 'AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: empty }, 'both set'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: empty }, 'holds no key'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: join(dir, 'missing.txt') }, '(ENOENT)'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '2' }, 'from 1 to 1'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '0' }, 'from 1 to 1'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ADMIN_THRESHOLD: 'one' }, 'THRESHOLD'],
+      [{ AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '1' }, 'without AGENT_BOOTSTRAP_ADMIN_KEYS'],
+    ];
+    for (const [env, text] of cases) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', ...env }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain(text);
+    }
+  });
+
+  it('reads AGENT_BOOTSTRAP_SIGNATURE as an absolute path, and AGENT_DATA_DIR=off as no data directory', () => {
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).bootstrapSignature).toBeUndefined();
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_SIGNATURE: 'b.sig' }).bootstrapSignature).toBe(
+      resolve('b.sig'),
+    );
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).dataDir).toBe(resolve('agent-data'));
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_DATA_DIR: 'OFF' }).dataDir).toBeUndefined();
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_DATA_DIR: './off' }).dataDir).toBe(resolve('off'));
   });
 });

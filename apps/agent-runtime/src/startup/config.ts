@@ -1,4 +1,10 @@
-import { isCryptoError, parseKeyTuple, parseKeyTupleList, type KeyTuple } from '@org/envelope-crypto';
+import {
+  assertStrongPublicKey,
+  isCryptoError,
+  parseKeyTuple,
+  parseKeyTupleList,
+  type KeyTuple,
+} from '@org/envelope-crypto';
 import {
   DEFAULT_SANDBOX_IDLE_MS,
   MAX_LIMITS as ENGINE_MAX_LIMITS,
@@ -17,6 +23,7 @@ import {
   type TcpLimits,
   type Timeouts,
 } from '@org/workflow-runtime';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /** Everything the agent reads from its environment, validated once at start (docs/engineering.md §1). */
@@ -25,6 +32,13 @@ export interface Config {
   readonly bootstrap: string;
   /** `AGENT_BOOTSTRAP_SECRETKEY`, parsed; needed only for an encrypted bootstrap. Never log it. */
   readonly bootstrapSecretKey: KeyTuple | undefined;
+  /**
+   * `AGENT_BOOTSTRAP_ADMIN_KEYS` or `AGENT_BOOTSTRAP_ADMIN_KEYS_FILE` with `AGENT_BOOTSTRAP_ADMIN_THRESHOLD`: the
+   * administrators whose signatures a bootstrap must carry (S173, ADR 0144). Absent: bootstraps are not checked.
+   */
+  readonly bootstrapAdministrators?: BootstrapAdministrators | undefined;
+  /** `AGENT_BOOTSTRAP_SIGNATURE`: the detached signature file of a plain bootstrap (default `<bootstrap file>.sig`). */
+  readonly bootstrapSignature?: string | undefined;
   /** `AGENT_STRING_SECRETKEYS`, parsed at start (S45); used only inside getRestrictedDataFromHost. */
   readonly stringSecretKeys: readonly KeyTuple[];
   readonly allowUnpackaged: boolean;
@@ -34,8 +48,9 @@ export interface Config {
   /** `LOG_LEVEL` (`debug`, `info`, `warn`, `error`); absent means `info`. */
   readonly logLevel?: LogLevel | undefined;
   /**
-   * `AGENT_DATA_DIR` (default `./agent-data`), absolute: step persistence files live under it. Optional for
-   * tests; without it a deployment with persistence is refused at start-up.
+   * `AGENT_DATA_DIR` (default `./agent-data`), absolute: step persistence files and the remembered newest release
+   * of each package (ADR 0144) live under it. `off` (and tests that give none): no data directory, so a deployment
+   * with persistence is refused at start-up and rollback is checked only against `packaging.minimumSequence`.
    */
   readonly dataDir?: string | undefined;
   /** `AGENT_TCP_*`: bounds of `tcp` trigger servers (absent: the runtime's defaults). */
@@ -66,6 +81,14 @@ export interface Config {
    * sandbox workers; `0` leaves V8's own factor (up to 4× for the main thread). ADR 0122. Absent (tests): left as it is.
    */
   readonly heapGrowthPercent?: number | undefined;
+}
+
+/** Administrator keys of signed bootstraps (§2 of issue 29): K of these Ed25519 public keys must sign. */
+export interface BootstrapAdministrators {
+  /** Ids `AGENT_BOOTSTRAP_ADMIN_KEYS[i]` (or `AGENT_BOOTSTRAP_ADMIN_KEYS_FILE line n`), 32-byte public keys. */
+  readonly keys: readonly { readonly id: string; readonly publicKey: Uint8Array }[];
+  /** `AGENT_BOOTSTRAP_ADMIN_THRESHOLD`: 1 … keys.length (default 1). */
+  readonly threshold: number;
 }
 
 /** Where the admin listener listens. */
@@ -160,10 +183,109 @@ function stringKeys(env: Env): KeyTuple[] {
   }
 }
 
-function dataDir(env: Env): string {
+function dataDir(env: Env): string | undefined {
   const raw = env['AGENT_DATA_DIR'];
   if (raw !== undefined && raw.includes('\u0000')) invalid('AGENT_DATA_DIR', 'must not contain NUL');
+  if (raw !== undefined && raw.trim().toLowerCase() === 'off') return undefined;
   return resolve(raw === undefined || raw.trim() === '' ? DEFAULT_DATA_DIR : raw);
+}
+
+/** Largest `AGENT_BOOTSTRAP_ADMIN_KEYS_FILE`: far more than any list of keys needs. */
+const MAX_ADMIN_KEYS_FILE_BYTES = 64 * 1024;
+
+/** A path as quoted in a message: JSON-escaped and cut, so no control character reaches the log. */
+const quoted = (path: string): string => JSON.stringify(path.length > 512 ? `${path.slice(0, 512)}…` : path);
+
+/** One administrator key: 64 hex digits of a canonical Ed25519 public key that is not of small order. */
+function adminKey(text: string, id: string, where: string): { id: string; publicKey: Uint8Array } {
+  if (!/^[0-9a-fA-F]{64}$/.test(text)) invalid(id, 'must be an Ed25519 public key of 64 hex digits');
+  const publicKey = Uint8Array.from(Buffer.from(text, 'hex'));
+  try {
+    assertStrongPublicKey('sign', publicKey, id);
+  } catch (err) {
+    if (isCryptoError(err)) invalid(where, `holds an unusable key: ${err.message}`);
+    throw err;
+  }
+  return { id, publicKey };
+}
+
+function adminKeysFile(path: string): { text: string; id: string }[] {
+  const name = 'AGENT_BOOTSTRAP_ADMIN_KEYS_FILE';
+  let text: string;
+  try {
+    if (statSync(path).size > MAX_ADMIN_KEYS_FILE_BYTES)
+      invalid(name, `${quoted(path)} is larger than ${MAX_ADMIN_KEYS_FILE_BYTES} bytes`);
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (err instanceof AgentError) throw err;
+    return invalid(
+      name,
+      `${quoted(path)} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  const out: { text: string; id: string }[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    const t = line.replace(/#.*$/, '').trim();
+    if (t !== '') out.push({ text: t, id: `${name} line ${i + 1}` });
+  });
+  return out;
+}
+
+/**
+ * `AGENT_BOOTSTRAP_ADMIN_KEYS` (comma-separated hex) or `AGENT_BOOTSTRAP_ADMIN_KEYS_FILE` (one key a line, `#`
+ * comments and blank lines ignored), never both; `AGENT_BOOTSTRAP_ADMIN_THRESHOLD` from 1 to the number of keys
+ * (default 1), and only with keys. A key listed twice is an error (it would count twice towards nothing: the
+ * threshold counts distinct keys).
+ */
+function bootstrapAdministrators(env: Env): BootstrapAdministrators | undefined {
+  const inline = (env['AGENT_BOOTSTRAP_ADMIN_KEYS'] ?? '').trim();
+  const file = (env['AGENT_BOOTSTRAP_ADMIN_KEYS_FILE'] ?? '').trim();
+  const rawThreshold = (env['AGENT_BOOTSTRAP_ADMIN_THRESHOLD'] ?? '').trim();
+  if (inline !== '' && file !== '')
+    invalid(
+      'AGENT_BOOTSTRAP_ADMIN_KEYS',
+      'and AGENT_BOOTSTRAP_ADMIN_KEYS_FILE are both set; set one of them',
+    );
+  if (inline === '' && file === '') {
+    if (rawThreshold !== '')
+      invalid('AGENT_BOOTSTRAP_ADMIN_THRESHOLD', 'is set without AGENT_BOOTSTRAP_ADMIN_KEYS or _FILE');
+    return undefined;
+  }
+  const where = inline !== '' ? 'AGENT_BOOTSTRAP_ADMIN_KEYS' : 'AGENT_BOOTSTRAP_ADMIN_KEYS_FILE';
+  const entries =
+    inline !== ''
+      ? inline
+          .split(',')
+          .map((t) => t.trim())
+          .filter((t) => t !== '')
+          .map((t, i) => ({ text: t, id: `AGENT_BOOTSTRAP_ADMIN_KEYS[${i}]` }))
+      : adminKeysFile(resolve(file));
+  if (entries.length === 0) invalid(where, 'holds no key');
+  const keys = entries.map((e) => adminKey(e.text, e.id, where));
+  const seen = new Map<string, string>();
+  for (const k of keys) {
+    const hex = Buffer.from(k.publicKey).toString('hex');
+    const first = seen.get(hex);
+    if (first !== undefined) invalid(where, `lists one key twice (${first} and ${k.id})`);
+    seen.set(hex, k.id);
+  }
+  let threshold = 1;
+  if (rawThreshold !== '') {
+    if (!/^[0-9]{1,4}$/.test(rawThreshold) || Number(rawThreshold) < 1 || Number(rawThreshold) > keys.length)
+      invalid(
+        'AGENT_BOOTSTRAP_ADMIN_THRESHOLD',
+        `must be an integer from 1 to ${keys.length} (the number of keys)`,
+      );
+    threshold = Number(rawThreshold);
+  }
+  return { keys, threshold };
+}
+
+function bootstrapSignature(env: Env): string | undefined {
+  const raw = (env['AGENT_BOOTSTRAP_SIGNATURE'] ?? '').trim();
+  if (raw === '') return undefined;
+  if (raw.includes('\u0000')) invalid('AGENT_BOOTSTRAP_SIGNATURE', 'must not contain NUL');
+  return resolve(raw);
 }
 
 function tcpLimits(env: Env): TcpLimits {
@@ -197,6 +319,7 @@ function adminListen(env: Env): AdminListen | 'off' {
 /**
  * Reads the environment and arguments once. Key variables are parsed here so a malformed value stops
  * start-up (S45, S114); nothing is decrypted here (S49).
+ * `AGENT_BOOTSTRAP_ADMIN_KEYS_FILE` is read here too.
  * @throws {@link AgentError} `AGENT_BOOTSTRAP_MISSING`, `AGENT_CONFIG_INVALID`.
  */
 export function loadConfig(env: Env, argv: readonly string[] = []): Config {
@@ -210,6 +333,8 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
   return {
     bootstrap,
     bootstrapSecretKey: bootstrapKey(env),
+    bootstrapAdministrators: bootstrapAdministrators(env),
+    bootstrapSignature: bootstrapSignature(env),
     stringSecretKeys: stringKeys(env),
     allowUnpackaged: flag(env, 'AGENT_ALLOW_UNPACKAGED'),
     allowPrivateNetworkHosts: idList(env, 'AGENT_ALLOW_PRIVATE_NETWORK_HOSTS'),
