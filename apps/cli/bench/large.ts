@@ -2,126 +2,32 @@
 // Debian's `age` (10 recipients) + `minisign` (3 signatures) doing the same work in the same run: wall time
 // and peak resident memory of the child processes. A benchmark, never a test.
 // Run (after `pnpm -s build`): pnpm --filter @org/cli bench   (BENCH_REPS, default 3; BENCH_MIB, default 1024)
-// Peak RSS is the child's own "Maximum resident set size" from GNU time (`/usr/bin/time -v`, apt-get install -y
-// time); without it, /proc/<pid>/status VmRSS sampled every 10 ms. Temporary files are removed at the end.
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomFillSync } from 'node:crypto';
-import {
-  closeSync,
-  createReadStream,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+// Peak RSS as bench/measure.ts takes it. Temporary files are removed at the end.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  fmt,
+  hasGnuTime,
+  median,
+  MiB,
+  missingTools,
+  run,
+  sequence,
+  sha256File,
+  writeRandomFile,
+  type Measure,
+} from './measure.js';
 
-const MiB = 1024 * 1024;
 const REPS = Math.max(1, Number(process.env['BENCH_REPS'] ?? '3') || 3);
 const BYTES = Math.max(1, Number(process.env['BENCH_MIB'] ?? '1024') || 1024) * MiB;
 const RSS_TARGET_MIB = 128;
 const TIME_TARGET = 1.0;
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
-const GNU_TIME = '/usr/bin/time';
-const hasGnuTime =
-  existsSync(GNU_TIME) && spawnSync(GNU_TIME, ['-v', 'true'], { stdio: 'ignore' }).status === 0;
 
-/** One measured process (or a sequence of them: times add up, the peak is the largest). */
-interface Measure {
-  readonly ms: number;
-  readonly peakMiB: number;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-const fmt = (n: number, digits = 1): string =>
-  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function vmRssKiB(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-/** Runs `cmd args` to completion; wall time from here, peak RSS from GNU time or 10 ms VmRSS samples. */
-function measure(cmd: string, args: readonly string[]): Promise<Measure> {
-  return new Promise((resolve, reject) => {
-    const argv = hasGnuTime ? ['-v', cmd, ...args] : [...args];
-    const t0 = performance.now();
-    const child = spawn(hasGnuTime ? GNU_TIME : cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    let sampledKiB = 0;
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = hasGnuTime
-      ? undefined
-      : setInterval(() => {
-          if (child.pid !== undefined) sampledKiB = Math.max(sampledKiB, vmRssKiB(child.pid));
-        }, 10);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - t0;
-      if (timer !== undefined) clearInterval(timer);
-      if (code !== 0)
-        return reject(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr.slice(-2000)}`));
-      const kib = hasGnuTime
-        ? Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] ?? NaN)
-        : sampledKiB;
-      resolve({ ms, peakMiB: kib / 1024 });
-    });
-  });
-}
-
-async function sequence(steps: readonly (readonly [string, readonly string[]])[]): Promise<Measure> {
-  let ms = 0;
-  let peakMiB = 0;
-  for (const [cmd, args] of steps) {
-    const m = await measure(cmd, args);
-    ms += m.ms;
-    peakMiB = Math.max(peakMiB, m.peakMiB);
-  }
-  return { ms, peakMiB };
-}
-
-function run(cmd: string, args: readonly string[]): string {
-  const r = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
-  if (r.status !== 0)
-    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr}`);
-  return r.stdout;
-}
-
-function writeRandomFile(path: string, bytes: number): void {
-  const block = new Uint8Array(Math.min(bytes, 8 * MiB));
-  const fd = openSync(path, 'w');
-  try {
-    for (let left = bytes; left > 0; left -= block.length) {
-      randomFillSync(block);
-      writeSync(fd, block, 0, Math.min(left, block.length));
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function sha256File(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const c of createReadStream(path) as AsyncIterable<Buffer>) h.update(c);
-  return h.digest('hex');
-}
-
-const missing = ['age', 'age-keygen', 'minisign'].filter(
-  (t) => spawnSync('sh', ['-c', `command -v ${t}`], { stdio: 'ignore' }).status !== 0,
-);
+const missing = missingTools(['age', 'age-keygen', 'minisign']);
 if (!existsSync(MAIN)) {
   console.error(`${MAIN} not found: run pnpm -s build first`);
   process.exit(2);
