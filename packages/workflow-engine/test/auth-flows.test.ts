@@ -390,5 +390,6 @@ describe('isolation of authentication contexts', () => {
     expect(host.calls[1]!.headers['X-Errors']).toMatch(
       /ENGINE_NOT_PERMITTED: sendToStep from an authentication context/,
     );
-  });
+    // MAX_SEND_DEPTH nested realm runs: about 1 s on a quiet machine, several under load.
+  }, 15_000);
 });
