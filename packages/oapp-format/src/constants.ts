@@ -1,9 +1,15 @@
-// Normative constants of oapp/v1 (SPEC.md §3, §7).
+// Normative constants of oapp/v1 and oapp/v2 (SPEC.md §3, §7).
 
 /** Frame magic: 0x89 "OAPP" CR LF 0x1A. */
 export const MAGIC = Uint8Array.of(0x89, 0x4f, 0x41, 0x50, 0x50, 0x0d, 0x0a, 0x1a);
-/** The only frame version this implementation reads and writes. */
-export const FORMAT_VERSION = 1;
+/** The frame versions this implementation reads (SPEC.md §13): v1 is frozen, v2 adds the release fields. */
+export const FORMAT_VERSIONS = [1, 2] as const;
+/** A frame version this implementation reads and writes. */
+export type FormatVersion = (typeof FORMAT_VERSIONS)[number];
+/** The frame version writers write unless told otherwise. */
+export const DEFAULT_FORMAT_VERSION: FormatVersion = 2;
+/** The frame version writers write by default (alias of {@link DEFAULT_FORMAT_VERSION}). */
+export const FORMAT_VERSION: FormatVersion = DEFAULT_FORMAT_VERSION;
 /** Frame size: magic (8) ‖ version u16 ‖ flags u16. */
 export const FRAME_BYTES = 12;
 /** Section header size: tag u8 ‖ length u32. */
@@ -14,11 +20,23 @@ export const SECTION = { HEADER: 1, STATEMENT: 2, RECIPIENTS: 3, SIGNATURES: 4, 
 /** Section names by tag, for messages. */
 export const SECTION_NAMES = ['', 'HEADER', 'STATEMENT', 'RECIPIENTS', 'SIGNATURES', 'PAYLOAD'] as const;
 
-/** `format` value of HEADER. */
-export const HEADER_FORMAT = 'oapp/v1';
-/** `format` value of STATEMENT. */
-export const STATEMENT_FORMAT = 'oapp-statement/v1';
-/** The one payload AEAD of v1. */
+/** `format` value of HEADER, per frame version. */
+export const HEADER_FORMATS = { 1: 'oapp/v1', 2: 'oapp/v2' } as const;
+/** `format` value of STATEMENT, per frame version. */
+export const STATEMENT_FORMATS = { 1: 'oapp-statement/v1', 2: 'oapp-statement/v2' } as const;
+/** `format` value of a v1 HEADER. */
+export const HEADER_FORMAT = HEADER_FORMATS[1];
+/** `format` value of a v1 STATEMENT. */
+export const STATEMENT_FORMAT = STATEMENT_FORMATS[1];
+/** A HEADER `format` value. */
+export type HeaderFormat = (typeof HEADER_FORMATS)[FormatVersion];
+/** A STATEMENT `format` value. */
+export type StatementFormat = (typeof STATEMENT_FORMATS)[FormatVersion];
+/** The clock skew a freshness check allows past `expiresAt` unless configured otherwise (SPEC.md §6 step 13a). */
+export const DEFAULT_CLOCK_SKEW_SECONDS = 300;
+/** The largest configurable clock skew (one day). */
+export const MAX_CLOCK_SKEW_SECONDS = 86_400;
+/** The one payload AEAD of v1 and v2. */
 export const PAYLOAD_AEAD = 'chacha20-poly1305-stream/v1';
 
 /** Media type of a workflow app package's content. */

@@ -25,6 +25,7 @@ import { encodeHeader } from './header.js';
 import { sealChunks, TagLog, type ContentSource, type PassDigests } from './internal/seal-stream.js';
 import { derivePayloadKey } from './payload.js';
 import { encodeSignatures, signStatement, signTextBytes } from './signatures.js';
+import { writerRelease, type WriterRelease } from './release.js';
 import { encodeStatement } from './statement.js';
 
 export type { ContentSource } from './internal/seal-stream.js';
@@ -71,7 +72,7 @@ interface Plan {
   readonly signers: readonly PackageSigner[];
   readonly packagerSecretKey: Key;
   readonly recipients: readonly Key[];
-  readonly createdAt: Date;
+  readonly release: WriterRelease;
   readonly chunkSize: number;
   /** Derived once: the HEADER is laid out twice (its length, then its bytes). */
   readonly packagerPublicHex: string;
@@ -79,6 +80,7 @@ interface Plan {
 
 function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
   const kind = checkKindArg(options.kind);
+  const release = writerRelease(options);
   checkStatementArgs(options.packageId, 0, options.license);
   const signers = options.signers ?? [];
   if (signers.length > MAX_SIGNATURES)
@@ -104,7 +106,7 @@ function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
     signers,
     packagerSecretKey: options.packagerSecretKey,
     recipients: options.recipients,
-    createdAt: options.createdAt ?? new Date(),
+    release,
     chunkSize,
     packagerPublicHex: packagerPublicHex(options.packagerSecretKey),
   };
@@ -113,7 +115,7 @@ function planWrite(options: Omit<CreatePackageOptions, 'content'>): Plan {
 
 /** The STATEMENT, its signatures and the rest of the HEADER inputs, once the content digest is known. */
 function prefixInput(plan: Plan, size: number, sha256Hex: string): PrefixInput {
-  const statement = statementFor(plan.kind, plan.packageId, size, sha256Hex, plan.license);
+  const statement = statementFor(plan.kind, plan.packageId, size, sha256Hex, plan.license, plan.release);
   const statementBytes = encodeStatement(statement);
   return {
     kind: plan.kind,
@@ -122,7 +124,7 @@ function prefixInput(plan: Plan, size: number, sha256Hex: string): PrefixInput {
     signatures: [],
     packagerSecretKey: plan.packagerSecretKey,
     recipients: plan.recipients,
-    createdAt: plan.createdAt,
+    createdAt: plan.release.createdAt,
     chunkSize: plan.chunkSize,
     plaintextSize: size,
     packagerPublicHex: plan.packagerPublicHex,
@@ -136,7 +138,7 @@ function signedInput(
 ): { input: PrefixInput; ciphertextSha256: Uint8Array } {
   const input = prefixInput(plan, size, encodeHex(digests.content.digest()));
   const signatures = plan.signers.map((s) =>
-    signStatement(plan.kind, input.statementBytes, s.secretKey, s.signText),
+    signStatement(plan.kind, input.statementBytes, s.secretKey, s.signText, plan.release.version),
   );
   return { input: { ...input, signatures }, ciphertextSha256: digests.ciphertext.digest() };
 }

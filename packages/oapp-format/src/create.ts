@@ -14,7 +14,7 @@ import {
 import {
   DEFAULT_CHUNK_BYTES,
   FRAME_BYTES,
-  HEADER_FORMAT,
+  HEADER_FORMATS,
   KIND_MEDIA_TYPES,
   MAX_CHUNK_BYTES,
   MAX_RECIPIENTS,
@@ -23,7 +23,7 @@ import {
   SECTION,
   SECTION_HEADER_BYTES,
   STANZA_BYTES,
-  STATEMENT_FORMAT,
+  STATEMENT_FORMATS,
   type PackageKind,
 } from './constants.js';
 import type { ContentInfo } from './content.js';
@@ -35,7 +35,8 @@ import { derivePayloadKey, payloadLength, sealPayloadInto } from './payload.js';
 import { keyHint } from './fingerprint.js';
 import { encodeStanzas, sealStanza } from './recipients.js';
 import { encodeSignatures, signStatement, type SignatureRecord } from './signatures.js';
-import { encodeStatement, type Statement } from './statement.js';
+import { writerRelease, type ReleaseOptions, type WriterRelease } from './release.js';
+import { encodeStatement, statementVersion, type Statement } from './statement.js';
 import { DEFAULT_MAX_PLAINTEXT_BYTES } from './constants.js';
 
 /** A signer of a package: a `sign` secret key and the text its signature covers. */
@@ -44,8 +45,12 @@ export interface PackageSigner {
   readonly signText: string;
 }
 
-/** Options of {@link createPackage}. */
-export interface CreatePackageOptions {
+/**
+ * Options of {@link createPackage}. The release options (`sequence`, `createdAt`, `expiresAt`, `formatVersion`)
+ * are those of {@link ReleaseOptions}: by default a v2 package whose sequence is the seconds since the epoch of
+ * `createdAt`.
+ */
+export interface CreatePackageOptions extends ReleaseOptions {
   /** `app` (default) for a workflow package, `bootstrap` for an encrypted bootstrap. */
   readonly kind?: PackageKind | undefined;
   readonly packageId: string;
@@ -59,8 +64,6 @@ export interface CreatePackageOptions {
   readonly signers?: readonly PackageSigner[] | undefined;
   /** An embedded license object, covered by every signature. */
   readonly license?: Readonly<Record<string, unknown>> | undefined;
-  /** Creation time (default: now). */
-  readonly createdAt?: Date | undefined;
   /** Payload chunk size, a power of two from 1 KiB to 1 MiB (default 64 KiB). */
   readonly chunkSize?: number | undefined;
 }
@@ -74,6 +77,7 @@ export interface AssembleInput {
   readonly content: Uint8Array;
   readonly packagerSecretKey: Key;
   readonly recipients: readonly Key[];
+  /** The creation time of a v1 HEADER; a v2 HEADER copies `createdAt` from the STATEMENT. */
   readonly createdAt: Date;
   readonly chunkSize: number;
   readonly envelope?: readonly EnvelopeLink[] | undefined;
@@ -151,17 +155,22 @@ export function checkStatementArgs(
     badArgument('license must be an object');
 }
 
-/** Builds the STATEMENT for content of a known size and SHA-256 (checked by {@link checkStatementArgs}). */
+/**
+ * Builds the STATEMENT for content of a known size and SHA-256 (checked by {@link checkStatementArgs}): v1, or v2
+ * with the release fields of `release`.
+ */
 export function statementFor(
   kind: PackageKind,
   packageId: string,
   size: number,
   sha256Hex: string,
-  license?: Readonly<Record<string, unknown>>,
+  license: Readonly<Record<string, unknown>> | undefined,
+  release: WriterRelease,
 ): Statement {
   checkStatementArgs(packageId, size, license);
-  const info: ContentInfo = { mediaType: KIND_MEDIA_TYPES[kind], size, sha256: sha256Hex };
-  return { format: STATEMENT_FORMAT, packageId, content: info, license };
+  const content: ContentInfo = { mediaType: KIND_MEDIA_TYPES[kind], size, sha256: sha256Hex };
+  if (release.fields === undefined) return { format: STATEMENT_FORMATS[1], packageId, content, license };
+  return { format: STATEMENT_FORMATS[2], packageId, ...release.fields, content, license };
 }
 
 /** Builds the STATEMENT for new content. */
@@ -169,10 +178,11 @@ export function buildStatement(
   kind: PackageKind,
   packageId: string,
   content: Uint8Array,
-  license?: Readonly<Record<string, unknown>>,
+  license: Readonly<Record<string, unknown>> | undefined,
+  release: WriterRelease,
 ): Statement {
   checkStatementArgs(packageId, content.length, license);
-  return statementFor(kind, packageId, content.length, encodeHex(sha256(content)), license);
+  return statementFor(kind, packageId, content.length, encodeHex(sha256(content)), license, release);
 }
 
 /**
@@ -183,10 +193,11 @@ export function buildStatement(
  */
 export function createPackage(options: CreatePackageOptions): Uint8Array {
   const kind = checkKindArg(options.kind);
-  const statement = buildStatement(kind, options.packageId, options.content, options.license);
+  const release = writerRelease(options);
+  const statement = buildStatement(kind, options.packageId, options.content, options.license, release);
   const statementBytes = encodeStatement(statement);
   const signatures = (options.signers ?? []).map((s) =>
-    signStatement(kind, statementBytes, s.secretKey, s.signText),
+    signStatement(kind, statementBytes, s.secretKey, s.signText, release.version),
   );
   return assemblePackage({
     kind,
@@ -196,7 +207,7 @@ export function createPackage(options: CreatePackageOptions): Uint8Array {
     content: options.content,
     packagerSecretKey: options.packagerSecretKey,
     recipients: options.recipients,
-    createdAt: options.createdAt ?? new Date(),
+    createdAt: release.createdAt,
     chunkSize: options.chunkSize ?? DEFAULT_CHUNK_BYTES,
   });
 }
@@ -226,13 +237,22 @@ export function packagerPublicHex(secretKey: Key): string {
   return encodeHex(derivePublicKey(secretKey).bytes);
 }
 
-/** Internal: the HEADER of a package (SPEC.md §4.2) for a given ciphertext digest. */
+/**
+ * Internal: the HEADER of a package (SPEC.md §4.2) for a given ciphertext digest. Its version follows the
+ * STATEMENT's; a v2 HEADER copies the release fields from the STATEMENT (so the two never disagree).
+ */
 export function buildHeader(input: PrefixInput, ciphertextSha256: Uint8Array): Header {
+  const { statement } = input;
+  const version = statementVersion(statement);
+  const release =
+    version === 1
+      ? { createdAt: input.createdAt.toISOString() }
+      : { sequence: statement.sequence, createdAt: statement.createdAt ?? '', expiresAt: statement.expiresAt };
   return {
-    format: HEADER_FORMAT,
-    packageId: input.statement.packageId,
-    createdAt: input.createdAt.toISOString(),
-    content: input.statement.content,
+    format: HEADER_FORMATS[version],
+    packageId: statement.packageId,
+    ...release,
+    content: statement.content,
     packager: input.packagerPublicHex ?? packagerPublicHex(input.packagerSecretKey),
     recipients: input.recipients.length,
     payload: {
@@ -264,7 +284,7 @@ export function encodePackagePrefix(
     sealStanza(fileKey, digest, r.bytes, input.packagerSecretKey.bytes, random(BOX_NONCE_BYTES)),
   );
   return concatBytes(
-    encodeFrame(),
+    encodeFrame(statementVersion(input.statement)),
     encodeSection(SECTION.HEADER, headerBytes),
     encodeSection(SECTION.STATEMENT, input.statementBytes),
     encodeSection(SECTION.RECIPIENTS, encodeStanzas(stanzas)),

@@ -1,6 +1,7 @@
 import {
-  FORMAT_VERSION,
+  FORMAT_VERSIONS,
   FRAME_BYTES,
+  type FormatVersion,
   MAGIC,
   MAX_SECTION_BYTES,
   SECTION,
@@ -11,10 +12,10 @@ import { OappError } from './errors.js';
 import type { ByteReader } from './internal/byte-reader.js';
 
 /** Encodes the 12-byte frame: magic ‖ version u16 BE ‖ flags u16 BE (SPEC.md §3.1). */
-export function encodeFrame(): Uint8Array {
+export function encodeFrame(version: FormatVersion): Uint8Array {
   const out = new Uint8Array(FRAME_BYTES);
   out.set(MAGIC, 0);
-  new DataView(out.buffer).setUint16(8, FORMAT_VERSION);
+  new DataView(out.buffer).setUint16(8, version);
   return out;
 }
 
@@ -38,9 +39,10 @@ export function encodeSectionHeader(tag: number, length: number): Uint8Array {
 /**
  * Reads and checks the frame. The magic is compared before anything else is read, so a
  * wrong file type is `FORMAT_BAD_MAGIC` even when it is shorter than the frame.
+ * @returns the frame version (1 or 2).
  * @throws {@link OappError} `FORMAT_BAD_MAGIC`, `FORMAT_TRUNCATED`, `FORMAT_VERSION_UNSUPPORTED`, `FORMAT_BAD_FLAGS`.
  */
-export async function readFrame(r: ByteReader): Promise<void> {
+export async function readFrame(r: ByteReader): Promise<FormatVersion> {
   const head = await r.readUpTo(MAGIC.length);
   for (let i = 0; i < head.length; i++) {
     if (head[i] !== MAGIC[i])
@@ -51,14 +53,16 @@ export async function readFrame(r: ByteReader): Promise<void> {
   const rest = await r.readExact(4, 'the frame');
   const view = new DataView(rest.buffer, rest.byteOffset, 4);
   const version = view.getUint16(0);
-  if (version !== FORMAT_VERSION) {
+  if (!(FORMAT_VERSIONS as readonly number[]).includes(version)) {
     throw new OappError(
       'FORMAT_VERSION_UNSUPPORTED',
-      `frame version ${version} is not supported (this reader knows version ${FORMAT_VERSION})`,
+      `frame version ${version} is not supported (this reader knows versions ${FORMAT_VERSIONS.join(' and ')})`,
+      { details: { version } },
     );
   }
   if (view.getUint16(2) !== 0)
-    throw new OappError('FORMAT_BAD_FLAGS', 'frame flags must be zero in version 1');
+    throw new OappError('FORMAT_BAD_FLAGS', `frame flags must be zero in version ${version}`);
+  return version as FormatVersion;
 }
 
 function sectionName(tag: number): string {

@@ -1,23 +1,27 @@
 import {
   DEFAULT_MAX_PLAINTEXT_BYTES,
-  HEADER_FORMAT,
+  HEADER_FORMATS,
   MAX_CHUNK_BYTES,
   MAX_ENVELOPE_DEPTH,
   MAX_HEADER_BYTES,
   MAX_RECIPIENTS,
   MIN_CHUNK_BYTES,
   PAYLOAD_AEAD,
+  type FormatVersion,
+  type HeaderFormat,
 } from './constants.js';
 import { decodeContent, decodePackageId, encodeContent, type ContentInfo } from './content.js';
 import { OappError } from './errors.js';
 import {
   expectArray,
   expectConst,
+  expectFormat,
   expectHex,
   expectObject,
   expectSize,
   expectTimestamp,
 } from './internal/fields.js';
+import { decodeRelease, encodeRelease } from './release.js';
 import { parseStrictJson } from './strict-json.js';
 
 /** A previous packaging of the same statement (SPEC.md §4.2, `envelope`). */
@@ -28,11 +32,15 @@ export interface EnvelopeLink {
   readonly headerSha256: string;
 }
 
-/** The authenticated HEADER statement (SPEC.md §4.2). */
+/** The authenticated HEADER (SPEC.md §4.2): v1, or v2 with the release fields. */
 export interface Header {
-  readonly format: typeof HEADER_FORMAT;
+  readonly format: HeaderFormat;
   readonly packageId: string;
+  /** v2 only: the release sequence (equal to the STATEMENT's). */
+  readonly sequence?: number | undefined;
   readonly createdAt: string;
+  /** v2 only, optional: when the release stops being accepted. */
+  readonly expiresAt?: string | undefined;
   readonly content: ContentInfo;
   /** The packager identity (X25519 public key, lowercase hex). */
   readonly packager: string;
@@ -46,12 +54,21 @@ export interface Header {
   readonly envelope?: { readonly chain: readonly EnvelopeLink[] } | undefined;
 }
 
-/** Encodes HEADER as compact JSON in the fixed key order of SPEC.md §4.2. */
+/** The frame version a HEADER `format` belongs to. */
+export function headerVersion(h: Pick<Header, 'format'>): FormatVersion {
+  return h.format === HEADER_FORMATS[1] ? 1 : 2;
+}
+
+/** Encodes HEADER as compact JSON in the fixed key order of SPEC.md §4.2 (v1 or v2, after `format`). */
 export function encodeHeader(h: Header): Uint8Array {
+  const release =
+    headerVersion(h) === 1
+      ? { createdAt: h.createdAt }
+      : encodeRelease({ sequence: h.sequence ?? 0, createdAt: h.createdAt, expiresAt: h.expiresAt });
   const o: Record<string, unknown> = {
     format: h.format,
     packageId: h.packageId,
-    createdAt: h.createdAt,
+    ...release,
     content: encodeContent(h.content),
     packager: h.packager,
     recipients: h.recipients,
@@ -111,20 +128,21 @@ function decodeEnvelope(v: unknown): Header['envelope'] {
   return { chain };
 }
 
+const HEADER_MEMBERS = ['format', 'packageId', 'createdAt', 'content', 'packager', 'recipients', 'payload'];
+
 /**
- * Parses and validates HEADER bytes strictly (SPEC.md §4.2).
+ * Parses and validates HEADER bytes strictly (SPEC.md §4.2), for the frame version the frame declared.
  * @throws {@link OappError} `FORMAT_SECTION_TOO_LARGE`, `FORMAT_BAD_UTF8`, `FORMAT_JSON_*`,
  *   `FORMAT_UNKNOWN_FIELD`, `FORMAT_BAD_FIELD`, `FORMAT_UNSUPPORTED_ALGORITHM`.
  */
-export function decodeHeader(bytes: Uint8Array): Header {
+export function decodeHeader(bytes: Uint8Array, version: FormatVersion): Header {
   const v = parseStrictJson(bytes, { what: 'HEADER', maxBytes: MAX_HEADER_BYTES, integersOnly: true });
-  const o = expectObject(
-    v,
-    '',
-    ['format', 'packageId', 'createdAt', 'content', 'packager', 'recipients', 'payload'],
-    ['envelope'],
-  );
-  const format = expectConst(o['format'], '/format', HEADER_FORMAT);
+  const format = expectFormat(v, HEADER_FORMATS[version]);
+  const o =
+    version === 1
+      ? expectObject(v, '', HEADER_MEMBERS, ['envelope'])
+      : expectObject(v, '', [...HEADER_MEMBERS, 'sequence'], ['expiresAt', 'envelope']);
+  const release = version === 1 ? undefined : decodeRelease(o);
   const content = decodeContent(o['content'], '/content', DEFAULT_MAX_PLAINTEXT_BYTES);
   const payload = decodePayloadInfo(o['payload']);
   if (payload.plaintextSize !== content.size) {
@@ -143,10 +161,13 @@ export function decodeHeader(bytes: Uint8Array): Header {
     throw new OappError('FORMAT_BAD_FIELD', '/recipients: expected at least one recipient', {
       details: { field: '/recipients' },
     });
+  const packageId = decodePackageId(o['packageId'], '/packageId');
   return {
     format,
-    packageId: decodePackageId(o['packageId'], '/packageId'),
-    createdAt: expectTimestamp(o['createdAt'], '/createdAt'),
+    packageId,
+    ...(release === undefined
+      ? { createdAt: expectTimestamp(o['createdAt'], '/createdAt') }
+      : { sequence: release.sequence, createdAt: release.createdAt, expiresAt: release.expiresAt }),
     content,
     packager: expectHex(o['packager'], '/packager', 32),
     recipients,

@@ -4,7 +4,9 @@
 export {
   CHUNK_TAG_BYTES,
   FORMAT_VERSION,
+  FORMAT_VERSIONS,
   HEADER_FORMAT,
+  HEADER_FORMATS,
   KIND_MEDIA_TYPES,
   MAX_ENVELOPE_DEPTH,
   PAYLOAD_AEAD,
@@ -12,6 +14,7 @@ export {
   SIGNING_TYPES,
   STANZA_BYTES,
   STATEMENT_FORMAT,
+  STATEMENT_FORMATS,
 } from './constants.js';
 export { decodeHeader, encodeHeader } from './header.js';
 export type { EnvelopeLink, Header } from './header.js';
@@ -23,4 +26,7 @@ export { keyHint } from './fingerprint.js';
 export { chunkNonce, derivePayloadKey, payloadLength } from './payload.js';
 export { checkSignatures } from './policy.js';
 export type { ParsedPackage } from './parse.js';
+export { releaseOf } from './freshness.js';
+export { clockSequence } from './release.js';
+export type { ReleaseFields } from './release.js';
 export { BOOTSTRAP_PACKAGE_ID } from './bootstrap.js';

@@ -23,6 +23,7 @@ import {
   type TrustedKey,
 } from './policy.js';
 import { openStanza } from './recipients.js';
+import { checkFreshness, releaseOf, type FreshnessOptions, type PackageRelease } from './freshness.js';
 
 /** Options of {@link verifyPackage}. */
 export interface VerifyPackageOptions {
@@ -31,6 +32,12 @@ export interface VerifyPackageOptions {
   readonly kind?: PackageKind | undefined;
   /** Largest plaintext accepted. */
   readonly maxPlaintextBytes?: number | undefined;
+  /**
+   * Rollback and freeze inputs (SPEC.md §6 step 13a): the newest release accepted before, the clock, the skew and
+   * the operator's allowed downgrade. Without it the policy's floor and the package's `expiresAt` (against the
+   * current time, 300 s of skew unless the policy says otherwise) are still checked.
+   */
+  readonly freshness?: FreshnessOptions | undefined;
 }
 
 /** Options of {@link openPackage} and {@link openPackageStream}. */
@@ -44,6 +51,11 @@ export interface VerifiedPackage {
   readonly parsed: ParsedPackage;
   readonly packager: TrustedKey;
   readonly signers: SignerReport;
+  /**
+   * The release (format version, sequence, times) and the freshness verdict. A consumer that remembers the newest
+   * release records `{ sequence, contentSha256 }` only after the whole package opened (SPEC.md §6 step 15).
+   */
+  readonly release: PackageRelease;
 }
 
 /** A fully verified, decrypted package. */
@@ -68,7 +80,9 @@ function readerOf(source: Source): ByteReader {
   return new ByteReader(source instanceof Uint8Array ? [source] : source);
 }
 
-async function verifyPrefix(r: ByteReader, options: VerifyPackageOptions): Promise<VerifiedPackage> {
+type Prefix = Omit<VerifiedPackage, 'release'>;
+
+async function verifyPrefix(r: ByteReader, options: VerifyPackageOptions): Promise<Prefix> {
   validatePolicy(options.policy);
   const parsed = await readPackagePrefix(r, {
     kind: options.kind ?? 'app',
@@ -77,8 +91,30 @@ async function verifyPrefix(r: ByteReader, options: VerifyPackageOptions): Promi
   // SPEC.md §6 steps 9–12: policy decisions come before any stanza is opened.
   checkPackageId(options.policy, parsed.header);
   const packager = checkPackager(options.policy, hexBytes(parsed.header.packager));
-  const signers = checkSignatures(options.policy, parsed.kind, parsed.statementBytes, parsed.signatures);
+  const signers = checkSignatures(
+    options.policy,
+    parsed.kind,
+    parsed.statementBytes,
+    parsed.signatures,
+    parsed.version,
+  );
   return { parsed, packager, signers };
+}
+
+/** SPEC.md §6 step 13a: the freshness check on the authenticated release fields, with the policy's defaults. */
+function freshnessOf(p: Prefix, options: VerifyPackageOptions): VerifiedPackage {
+  const f = options.freshness ?? {};
+  const release = checkFreshness(
+    releaseOf(p.parsed.header),
+    p.parsed.header.content.sha256,
+    options.policy.minimumSequence,
+    {
+      ...f,
+      clockSkewSeconds: f.clockSkewSeconds ?? options.policy.clockSkewSeconds,
+      allowSequence: f.allowSequence ?? options.policy.allowDowngradeTo,
+    },
+  );
+  return { ...p, release };
 }
 
 function hexBytes(hex: string): Uint8Array {
@@ -86,19 +122,21 @@ function hexBytes(hex: string): Uint8Array {
 }
 
 /**
- * Verifies a package against a deployment policy without decrypting it (SPEC.md §6 steps 1–12).
+ * Verifies a package against a deployment policy without decrypting it (SPEC.md §6 steps 1–12, then the freshness
+ * check of step 13a on the release fields, which in v2 the STATEMENT's signatures cover; no stanza is opened, so
+ * for a package that no signer is required to sign they are not authenticated here).
  * @throws {@link OappError} `FORMAT_*`, `CRYPTO_WEAK_KEY`, `POLICY_*`.
  */
 export async function verifyPackage(source: Source, options: VerifyPackageOptions): Promise<VerifiedPackage> {
   const r = readerOf(source);
   try {
-    return await verifyPrefix(r, options);
+    return freshnessOf(await verifyPrefix(r, options), options);
   } finally {
     await r.close();
   }
 }
 
-function fileKeyFor(v: VerifiedPackage, recipientSecretKey: Key): Uint8Array {
+function fileKeyFor(v: Prefix, recipientSecretKey: Key): Uint8Array {
   expectKey(recipientSecretKey, 'authenticated', 'secret', 'recipientSecretKey');
   const mine = derivePublicKey(recipientSecretKey).bytes;
   return openStanza(
@@ -191,8 +229,16 @@ export async function openPackageStream(
 ): Promise<OpenedPackageStream> {
   const r = readerOf(source);
   try {
-    const v = await verifyPrefix(r, options);
-    const fileKey = fileKeyFor(v, options.recipientSecretKey);
+    const prefix = await verifyPrefix(r, options);
+    const fileKey = fileKeyFor(prefix, options.recipientSecretKey);
+    // Step 13a: after the stanza opened (the HEADER is authenticated), before any payload byte is read.
+    let v: VerifiedPackage;
+    try {
+      v = freshnessOf(prefix, options);
+    } catch (err) {
+      wipe(fileKey);
+      throw err;
+    }
     const payloadKey = derivePayloadKey(fileKey);
     wipe(fileKey);
     return { ...v, chunks: decryptChunks(r, v, payloadKey) };

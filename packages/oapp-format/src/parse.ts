@@ -1,17 +1,20 @@
 import { sha256 } from '@org/envelope-crypto';
-import { DEFAULT_MAX_PLAINTEXT_BYTES, SECTION, type PackageKind } from './constants.js';
+import { DEFAULT_MAX_PLAINTEXT_BYTES, SECTION, type FormatVersion, type PackageKind } from './constants.js';
 import { kindOfMediaType, sameContent } from './content.js';
 import { OappError } from './errors.js';
 import { readFrame, readSection, readSectionHeader } from './frame.js';
 import { decodeHeader, type Header } from './header.js';
 import type { ByteReader } from './internal/byte-reader.js';
 import { payloadLength } from './payload.js';
+import { sameRelease } from './release.js';
 import { decodeStanzas, type Stanza } from './recipients.js';
 import { decodeSignatures, type SignatureRecord } from './signatures.js';
 import { decodeStatement, type Statement } from './statement.js';
 
 /** Everything before the payload, parsed and cross-checked; nothing verified against keys yet. */
 export interface ParsedPackage {
+  /** The frame version (SPEC.md §3.1): 1 or 2. */
+  readonly version: FormatVersion;
   readonly kind: PackageKind;
   readonly headerBytes: Uint8Array;
   readonly headerSha256: Uint8Array;
@@ -42,9 +45,16 @@ function checkKind(header: Header, expected: PackageKind | undefined): PackageKi
   return kind;
 }
 
-function checkStatement(header: Header, statement: Statement): void {
+function checkStatement(version: FormatVersion, header: Header, statement: Statement): void {
   if (statement.packageId !== header.packageId || !sameContent(statement.content, header.content)) {
     throw new OappError('FORMAT_STATEMENT_MISMATCH', 'STATEMENT and HEADER disagree on packageId or content');
+  }
+  // v2 (S171): the signed release fields and the HEADER's are one and the same.
+  if (version === 2 && !sameRelease(statement, header)) {
+    throw new OappError(
+      'FORMAT_STATEMENT_MISMATCH',
+      'STATEMENT and HEADER disagree on sequence, createdAt or expiresAt',
+    );
   }
 }
 
@@ -64,9 +74,9 @@ async function readPayloadLength(r: ByteReader, header: Header): Promise<number>
  * @throws {@link OappError} every `FORMAT_*` code.
  */
 export async function readPackagePrefix(r: ByteReader, options: ParseOptions = {}): Promise<ParsedPackage> {
-  await readFrame(r);
+  const version = await readFrame(r);
   const headerBytes = (await readSection(r, SECTION.HEADER)).slice();
-  const header = decodeHeader(headerBytes);
+  const header = decodeHeader(headerBytes, version);
   const kind = checkKind(header, options.kind);
   const max = Math.min(options.maxPlaintextBytes ?? DEFAULT_MAX_PLAINTEXT_BYTES, DEFAULT_MAX_PLAINTEXT_BYTES);
   if (header.payload.plaintextSize > max) {
@@ -76,11 +86,12 @@ export async function readPackagePrefix(r: ByteReader, options: ParseOptions = {
     );
   }
   const statementBytes = (await readSection(r, SECTION.STATEMENT)).slice();
-  const statement = decodeStatement(statementBytes);
-  checkStatement(header, statement);
+  const statement = decodeStatement(statementBytes, version);
+  checkStatement(version, header, statement);
   const stanzas = decodeStanzas((await readSection(r, SECTION.RECIPIENTS)).slice(), header.recipients);
   const signatures = decodeSignatures((await readSection(r, SECTION.SIGNATURES)).slice());
   return {
+    version,
     kind,
     headerBytes,
     headerSha256: sha256(headerBytes),

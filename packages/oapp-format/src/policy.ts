@@ -8,7 +8,7 @@ import {
   type Key,
   type KeySpec,
 } from '@org/envelope-crypto';
-import type { PackageKind } from './constants.js';
+import { MAX_CLOCK_SKEW_SECONDS, type FormatVersion, type PackageKind } from './constants.js';
 import { OappError } from './errors.js';
 import { fingerprint } from './fingerprint.js';
 import type { Header } from './header.js';
@@ -32,6 +32,19 @@ export interface DeploymentPolicy {
   readonly requiredSigners: readonly TrustedKey[];
   readonly additionalSigners: readonly TrustedKey[];
   readonly requiredAdditionalSignerCount: number;
+  /**
+   * The release floor (bootstrap `packaging.minimumSequence`, SPEC.md §6 step 13a): a v2 package whose sequence is
+   * below it is `POLICY_BELOW_MINIMUM`, and a v1 package (no sequence) is refused whenever it is set, 0 included.
+   */
+  readonly minimumSequence?: number | undefined;
+  /**
+   * The operator's deliberate downgrade (bootstrap `packaging.allowDowngradeTo`): a package of exactly this
+   * sequence is accepted although older than (or a different package under) the remembered newest. It never
+   * goes below `minimumSequence`. Used when the freshness options give no `allowSequence`.
+   */
+  readonly allowDowngradeTo?: number | undefined;
+  /** Clock skew allowed past `expiresAt` (bootstrap `packaging.clockSkewSeconds`, 0 … 86400; default 300). */
+  readonly clockSkewSeconds?: number | undefined;
 }
 
 /** Which named signers were found valid. */
@@ -78,6 +91,26 @@ export function validatePolicy(p: DeploymentPolicy): void {
   for (const s of p.packagerIdentities) assertTrustedKey(s, 'authenticated', 'packagerIdentities');
   if (typeof p.packageId !== 'string' || p.packageId.length === 0)
     policyError('packageId must be a non-empty string');
+  const sequenceField = (name: string, v: unknown) => {
+    if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0))
+      policyError(`${name} must be an integer from 0 to 9007199254740991`);
+  };
+  sequenceField('minimumSequence', p.minimumSequence);
+  sequenceField('allowDowngradeTo', p.allowDowngradeTo);
+  if (
+    p.minimumSequence !== undefined &&
+    p.allowDowngradeTo !== undefined &&
+    p.allowDowngradeTo < p.minimumSequence
+  )
+    policyError(
+      `allowDowngradeTo (${p.allowDowngradeTo}) is below minimumSequence (${p.minimumSequence}): the floor always applies`,
+    );
+  const skew = p.clockSkewSeconds;
+  if (
+    skew !== undefined &&
+    (typeof skew !== 'number' || !Number.isSafeInteger(skew) || skew < 0 || skew > MAX_CLOCK_SKEW_SECONDS)
+  )
+    policyError(`clockSkewSeconds must be an integer from 0 to ${MAX_CLOCK_SKEW_SECONDS}`);
 }
 
 /**
@@ -161,10 +194,11 @@ export function checkPackager(p: DeploymentPolicy, packager: Uint8Array): Truste
  * @throws {@link OappError} `POLICY_SIGNATURE_INVALID`, `POLICY_REQUIRED_SIGNER_MISSING`, `POLICY_SIGNER_THRESHOLD_NOT_MET`.
  */
 export function checkSignatures(
-  p: DeploymentPolicy,
+  p: Pick<DeploymentPolicy, 'requiredSigners' | 'additionalSigners' | 'requiredAdditionalSignerCount'>,
   kind: PackageKind,
   statementBytes: Uint8Array,
   records: readonly SignatureRecord[],
+  version: FormatVersion,
 ): SignerReport {
   const named = new Map<string, TrustedKey>();
   for (const s of [...p.requiredSigners, ...p.additionalSigners]) named.set(hexOf(s.publicKey), s);
@@ -177,7 +211,7 @@ export function checkSignatures(
       ignored++;
       continue;
     }
-    if (!verifyRecord(kind, statementBytes, r)) {
+    if (!verifyRecord(kind, statementBytes, r, version)) {
       throw new OappError(
         'POLICY_SIGNATURE_INVALID',
         `the signature of signer ${displayText(signer.id)} (${fingerprint(r.publicKey)}) does not verify`,
@@ -221,6 +255,12 @@ export interface PackagingBlock {
   requiredSigners?: readonly (string | { id: string })[] | undefined;
   additionalSigners?: readonly (string | { id: string })[] | undefined;
   requiredAdditionalSignerCount?: number | undefined;
+  /** The release floor (SPEC.md §6 step 13a). */
+  minimumSequence?: number | undefined;
+  /** The one sequence accepted although older than the remembered newest. */
+  allowDowngradeTo?: number | undefined;
+  /** Clock skew allowed past `expiresAt`, 0 … 86400 (default 300). */
+  clockSkewSeconds?: number | undefined;
 }
 
 function lookup(
@@ -237,7 +277,8 @@ function lookup(
 }
 
 /**
- * Builds a {@link DeploymentPolicy} from a bootstrap record's `packaging` block and `keys`.
+ * Builds a {@link DeploymentPolicy} from a bootstrap record's `packaging` block and `keys`, the release settings
+ * (`minimumSequence`, `allowDowngradeTo`, `clockSkewSeconds`) included and checked.
  * @throws {@link OappError} `POLICY_INVALID`; `CryptoError` for malformed keys.
  */
 export function policyFromBootstrap(
@@ -262,6 +303,9 @@ export function policyFromBootstrap(
       lookup(keys, idOf(s), 'sign', 'additionalSigners'),
     ),
     requiredAdditionalSignerCount: packaging.requiredAdditionalSignerCount ?? 0,
+    ...(packaging.minimumSequence === undefined ? {} : { minimumSequence: packaging.minimumSequence }),
+    ...(packaging.allowDowngradeTo === undefined ? {} : { allowDowngradeTo: packaging.allowDowngradeTo }),
+    ...(packaging.clockSkewSeconds === undefined ? {} : { clockSkewSeconds: packaging.clockSkewSeconds }),
   };
   validatePolicy(policy);
   return policy;

@@ -15,6 +15,10 @@ export interface RepackageOptions {
   readonly recipients: readonly Key[];
   /** Endorsements to append. */
   readonly signers?: readonly PackageSigner[] | undefined;
+  /**
+   * The new HEADER's creation time, for a v1 package only (default: now). Not used for a v2 package: its HEADER
+   * copies `sequence`, `createdAt` and `expiresAt` from the signed STATEMENT.
+   */
   readonly createdAt?: Date | undefined;
   readonly chunkSize?: number | undefined;
 }
@@ -23,7 +27,8 @@ export interface RepackageOptions {
  * Endorse and repackage (SPEC.md §5.3): verifies and opens a received package under the
  * receiver's policy, then emits a new package with the same STATEMENT bytes, every original
  * signature record, the new endorsements appended, a new packager identity and new recipients,
- * and an envelope link naming the previous packager and HEADER.
+ * and an envelope link naming the previous packager and HEADER. The frame version follows the original's (v1 stays
+ * v1); a v2 HEADER copies `sequence`, `createdAt` and `expiresAt` from the STATEMENT.
  * @throws {@link OappError} everything {@link openPackage} throws; `FORMAT_BAD_ARGUMENT` when the
  *   envelope chain would exceed its limit; `CryptoError` for wrong keys.
  */
@@ -38,7 +43,7 @@ export async function repackage(source: Uint8Array, options: RepackageOptions): 
     throw new OappError('FORMAT_BAD_ARGUMENT', `the envelope chain would exceed ${MAX_ENVELOPE_DEPTH} links`);
   }
   const added = (options.signers ?? []).map((s) =>
-    signStatement(parsed.kind, parsed.statementBytes, s.secretKey, s.signText),
+    signStatement(parsed.kind, parsed.statementBytes, s.secretKey, s.signText, parsed.version),
   );
   return assemblePackage({
     kind: parsed.kind,

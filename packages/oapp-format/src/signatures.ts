@@ -3,6 +3,7 @@ import {
   MAX_SIGNATURES,
   MAX_SIGN_TEXT_BYTES,
   SIGNATURE_RECORD_FIXED_BYTES,
+  type FormatVersion,
   type PackageKind,
 } from './constants.js';
 import { OappError } from './errors.js';
@@ -45,18 +46,24 @@ export function signStatement(
   statementBytes: Uint8Array,
   secretKey: Key,
   signText: string,
+  version: FormatVersion,
 ): SignatureRecord {
   expectKey(secretKey, 'sign', 'secret', 'signers');
   const text = signTextBytes(signText);
-  const signature = signDetached(signingMessage(kind, statementBytes, text), secretKey.bytes);
+  const signature = signDetached(signingMessage(kind, statementBytes, text, version), secretKey.bytes);
   return { publicKey: secretKey.bytes.slice(32, 64), signText, signature };
 }
 
 /** Verifies one record against the statement bytes (strict Ed25519, SPEC.md §5.1). */
-export function verifyRecord(kind: PackageKind, statementBytes: Uint8Array, r: SignatureRecord): boolean {
+export function verifyRecord(
+  kind: PackageKind,
+  statementBytes: Uint8Array,
+  r: SignatureRecord,
+  version: FormatVersion,
+): boolean {
   return verifyDetached(
     r.signature,
-    signingMessage(kind, statementBytes, new TextEncoder().encode(r.signText)),
+    signingMessage(kind, statementBytes, new TextEncoder().encode(r.signText), version),
     r.publicKey,
   );
 }

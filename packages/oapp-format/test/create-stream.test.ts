@@ -19,6 +19,7 @@ import {
   type PackageKind,
   type PackageSink,
 } from '../src/index.js';
+import { writerRelease } from '../src/release.js';
 import { signStatement } from '../src/signatures.js';
 import { encodeStatement } from '../src/statement.js';
 import { seeded } from '../testdata/rogue.js';
@@ -60,13 +61,13 @@ function reference(
   kind: PackageKind = 'app',
   license?: Record<string, unknown>,
 ) {
-  const statement = buildStatement(kind, base.packageId, content, license);
+  const statement = buildStatement(kind, base.packageId, content, license, writerRelease({ createdAt: FIXED_TIME }));
   const statementBytes = encodeStatement(statement);
   return assemblePackage({
     kind,
     statement,
     statementBytes,
-    signatures: SIGNERS.map((s) => signStatement(kind, statementBytes, s.secretKey, s.signText)),
+    signatures: SIGNERS.map((s) => signStatement(kind, statementBytes, s.secretKey, s.signText, 2)),
     content,
     packagerSecretKey: base.packagerSecretKey,
     recipients: base.recipients,

@@ -75,12 +75,13 @@ describe('S177 Ed25519 edge records in whole packages (testdata/negative)', () =
         const pk = signature.slice(off, off + 32);
         const text = signature.slice(off + 34, off + 34 + len);
         const sig = signature.slice(off + 34 + len, off + 98 + len);
-        const m = signingMessage('app', statementBytes, text);
-        const ours = verifyRecord('app', statementBytes, {
-          publicKey: pk,
-          signText: new TextDecoder().decode(text),
-          signature: sig,
-        });
+        const m = signingMessage('app', statementBytes, text, 1);
+        const ours = verifyRecord(
+          'app',
+          statementBytes,
+          { publicKey: pk, signText: new TextDecoder().decode(text), signature: sig },
+          1,
+        );
         expect(ours, `record ${i}`).toBe(libsodiumVerifies(sig, m, pk));
         expect(rec.valid, `record ${i}`).toBe(ours);
         if (i === index) {

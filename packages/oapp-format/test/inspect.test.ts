@@ -32,11 +32,15 @@ describe('inspectPackage', () => {
   it('shows every field without a secret key', async () => {
     const info = await inspectPackage(pkg);
     expect(info).toMatchObject({
-      format: 'oapp/v1',
-      version: 1,
+      format: 'oapp/v2',
+      version: 2,
+      formatVersion: 2,
       kind: 'app',
       packageId: 'hello-app',
+      sequence: Math.floor(Date.parse('2026-11-01T12:00:00.000Z') / 1000),
       createdAt: '2026-11-01T12:00:00.000Z',
+      expiresAt: null,
+      rollback: null,
       content: { mediaType: 'application/vnd.oapp.workflow+json', size: WORKFLOW.length },
       packager: {
         publicKeyHex: keyToHex(vendorPackager.publicKey),

@@ -42,7 +42,7 @@ describe('openPackage', () => {
   // Regression (SPEC.md §6 step 2): each section is parsed before the next one is read.
   it('parses HEADER before reading STATEMENT: a bad HEADER with a truncated STATEMENT is the HEADER error', async () => {
     const pkg = make();
-    const bad = mutateJsonSection(pkg, 1, (s) => s.replace('"format":"oapp/v1"', '"format":"oapp/v9"'));
+    const bad = mutateJsonSection(pkg, 1, (s) => s.replace('"format":"oapp/v2"', '"format":"oapp/v9"'));
     const cut = bad.slice(0, sectionsOf(bad).statement.valueOffset + 3);
     await expect(openPackage(cut, opts)).rejects.toThrowCode(OappError, 'FORMAT_BAD_FIELD');
     const good = pkg.slice(0, sectionsOf(pkg).statement.valueOffset + 3);
@@ -146,7 +146,10 @@ describe('openPackage', () => {
   }, 30_000);
 
   it('S78: when the header digest check fails no payload byte is read, so nothing is decrypted', async () => {
-    const pkg = mutateJsonSection(make(), 1, (s) => s.replace('12:00:00.000Z', '12:00:01.000Z'));
+    // A HEADER member the STATEMENT does not repeat (in v2 a changed createdAt is FORMAT_STATEMENT_MISMATCH).
+    const pkg = mutateJsonSection(make(), 1, (s) =>
+      s.replace(/"ciphertextSha256":"(.)/, (_m, c: string) => `"ciphertextSha256":"${c === '0' ? '1' : '0'}`),
+    );
     const payloadOffset = sectionsOf(pkg).payload.valueOffset;
     let pulled = 0;
     function* source() {

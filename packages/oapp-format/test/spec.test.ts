@@ -42,8 +42,8 @@ describe('SPEC.md §12 worked example', () => {
       payload!,
     ];
     expect(Buffer.concat(parts).equals(Buffer.from(vector))).toBe(true);
-    expect(decodeHeader(te.encode(json[0])).packageId).toBe('hello-app');
-    expect(decodeStatement(te.encode(json[1])).content.size).toBe(16);
+    expect(decodeHeader(te.encode(json[0]), 1).packageId).toBe('hello-app');
+    expect(decodeStatement(te.encode(json[1]), 1).content.size).toBe(16);
     const policy = {
       packageId: 'hello-app',
       packagerIdentities: [trusted(vendorPackager)],

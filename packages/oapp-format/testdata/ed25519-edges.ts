@@ -7,6 +7,7 @@ import type { Key } from '@org/envelope-crypto';
 import type { PackageKind } from '../src/constants.js';
 import type { SignatureRecord } from '../src/signatures.js';
 import { signingMessage } from '../src/statement.js';
+import type { FormatVersion } from '../src/constants.js';
 
 export const P = 2n ** 255n - 19n;
 /** The order of the Ed25519 prime subgroup. */
@@ -73,9 +74,9 @@ function k(r: Uint8Array, a: Uint8Array, m: Uint8Array): bigint {
 /** The edge records, each built for one STATEMENT and one signer (or none, for the small-order and y ≥ p keys). */
 export const edgeRecords = {
   /** R is the identity (small order) and S = k·a mod L, so [S]B − [k]A is the identity: the equation holds. */
-  smallOrderR(kind: PackageKind, statementBytes: Uint8Array, signer: Key, signText: string): SignatureRecord {
+  smallOrderR(kind: PackageKind, statementBytes: Uint8Array, signer: Key, signText: string, version: FormatVersion = 1): SignatureRecord {
     const publicKey = signer.bytes.slice(32, 64);
-    const m = signingMessage(kind, statementBytes, new TextEncoder().encode(signText));
+    const m = signingMessage(kind, statementBytes, new TextEncoder().encode(signText), version);
     const s = (k(IDENTITY, publicKey, m) * secretScalar(signer)) % L;
     return { publicKey, signText, signature: new Uint8Array([...IDENTITY, ...le32(s)]) };
   },

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { boxEasy, decodeHex, encodeBase64, encodeHex, keyToHex, sha256 } from '@org/envelope-crypto';
 import { assemblePackage, buildStatement } from '../src/create.js';
+import { writerRelease } from '../src/release.js';
 import { signStatement } from '../src/signatures.js';
 import { encodeStatement } from '../src/statement.js';
 import * as fx from '../test/fixtures.js';
@@ -26,13 +27,15 @@ export const MULTI_CONTENT = seeded('multichunk content')(3000);
 /** Valid vectors come from the production writer (assemblePackage) with a seeded random source. */
 function valid(o: RogueOptions): Uint8Array {
   const kind = o.kind ?? 'app';
-  const statement = buildStatement(kind, o.packageId ?? 'hello-app', o.content);
+  const version = o.version ?? 1;
+  const release = writerRelease({ formatVersion: version, createdAt: o.createdAt, sequence: o.sequence, expiresAt: o.expiresAt });
+  const statement = buildStatement(kind, o.packageId ?? 'hello-app', o.content, undefined, release);
   const statementBytes = encodeStatement(statement);
   return assemblePackage({
     kind,
     statement,
     statementBytes,
-    signatures: o.signers.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text)),
+    signatures: o.signers.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text, version)),
     content: o.content,
     packagerSecretKey: o.packager.secretKey,
     recipients: o.recipients.map((r) => r.publicKey),

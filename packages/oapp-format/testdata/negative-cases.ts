@@ -72,7 +72,7 @@ export function negativeCases(small: Uint8Array, multi: Uint8Array, multiContent
     'FORMAT_TRUNCATED--magic-prefix': small.slice(0, 5),
     // S55
     'FORMAT_VERSION_UNSUPPORTED--version-0': u8(small.subarray(0, 8), [0, 0], small.subarray(10)),
-    'FORMAT_VERSION_UNSUPPORTED--version-2': u8(small.subarray(0, 8), [0, 2], small.subarray(10)),
+    'FORMAT_VERSION_UNSUPPORTED--version-3': u8(small.subarray(0, 8), [0, 3], small.subarray(10)),
     'FORMAT_VERSION_UNSUPPORTED--version-ffff': u8(small.subarray(0, 8), [0xff, 0xff], small.subarray(10)),
     'FORMAT_BAD_FLAGS--flags-1': u8(small.subarray(0, 10), [0, 1], small.subarray(12)),
     // S56

@@ -2,13 +2,15 @@
 // format's parts and lets one case change exactly one thing (a header field, the payload, a
 // signature record) while keeping everything else valid. Test data only.
 import { derivePublicKey, encodeHex, sha256 } from '@org/envelope-crypto';
-import { PAYLOAD_AEAD, SECTION, STATEMENT_FORMAT, type PackageKind } from '../src/constants.js';
+import { HEADER_FORMATS, PAYLOAD_AEAD, SECTION, STATEMENT_FORMAT, type FormatVersion, type PackageKind } from '../src/constants.js';
 import { buildStatement } from '../src/create.js';
 import { encodeFrame, encodeSection } from '../src/frame.js';
 import { encodeHeader, type Header } from '../src/header.js';
 import { chunkCount, chunkNonce, derivePayloadKey } from '../src/payload.js';
 import { encodeStanzas, sealStanza } from '../src/recipients.js';
+import { keyHint } from '../src/fingerprint.js';
 import { encodeSignatures, signStatement, type SignatureRecord } from '../src/signatures.js';
+import { writerRelease } from '../src/release.js';
 import { encodeStatement, type Statement } from '../src/statement.js';
 import { aeadEncrypt } from '@org/envelope-crypto';
 import type { KeyPairFixture } from '../test/package-surgery.js';
@@ -28,6 +30,12 @@ export function seeded(label: string): (n: number) => Uint8Array {
 
 export interface RogueOptions {
   seed: string;
+  /** Frame version (default 1: the v1 corpus). */
+  version?: FormatVersion;
+  /** v2: the release sequence (default: seconds since the epoch of createdAt). */
+  sequence?: number;
+  /** v2: expiry. */
+  expiresAt?: Date;
   kind?: PackageKind;
   packageId?: string;
   content: Uint8Array;
@@ -50,6 +58,12 @@ export interface RogueOptions {
   statementBytes?: (bytes: Uint8Array) => Uint8Array;
   /** Replace the payload plaintext after the statement was made (content hash then differs). */
   payloadContent?: Uint8Array;
+  /**
+   * Key-compromise impersonation (SPEC.md §9): each stanza is sealed with the recipient's own secret key towards the
+   * packager's public key, which gives the box a real packager would have made (X25519 is symmetric), under the
+   * recipient's hint. Only someone holding the recipient's secret key can do this; the HEADER still names the packager.
+   */
+  forgeWithRecipientKeys?: boolean;
   /** Choose stanza i's nonce (given the fresh one, which is drawn either way so other bytes stay the same). */
   stanzaNonce?: (i: number, fresh: Uint8Array) => Uint8Array;
 }
@@ -62,10 +76,12 @@ function split(content: Uint8Array, chunkSize: number): Uint8Array[] {
 /** Builds a package from parts, applying the edits in `o`. */
 export function rogue(o: RogueOptions): Uint8Array {
   const kind = o.kind ?? 'app';
-  let statement = buildStatement(kind, o.packageId ?? 'hello-app', o.content);
+  const version = o.version ?? 1;
+  const release = writerRelease({ formatVersion: version, createdAt: o.createdAt, sequence: o.sequence, expiresAt: o.expiresAt });
+  let statement = buildStatement(kind, o.packageId ?? 'hello-app', o.content, undefined, release);
   if (o.statement) statement = o.statement(statement);
   const statementBytes = o.statementBytes ? o.statementBytes(encodeStatement(statement)) : encodeStatement(statement);
-  let records = o.signers.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text));
+  let records = o.signers.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text, version));
   if (o.records) records = o.records(records, statementBytes);
   const random = seeded(o.seed);
   const fileKey = random(32);
@@ -75,9 +91,11 @@ export function rogue(o: RogueOptions): Uint8Array {
   const sealed = o.chunks ? o.chunks(payloadKey, plain, seal) : plain.map((p, i) => seal(i, i === plain.length - 1, p));
   const payload = concat(sealed);
   let header: Header = {
-    format: 'oapp/v1',
+    format: HEADER_FORMATS[version],
     packageId: statement.packageId,
-    createdAt: o.createdAt.toISOString(),
+    ...(version === 1
+      ? { createdAt: o.createdAt.toISOString() }
+      : { sequence: statement.sequence, createdAt: statement.createdAt ?? '', expiresAt: statement.expiresAt }),
     content: statement.content,
     packager: encodeHex(derivePublicKey(o.packager.secretKey).bytes),
     recipients: o.recipients.length,
@@ -87,9 +105,13 @@ export function rogue(o: RogueOptions): Uint8Array {
   const headerBytes = o.headerBytes ? o.headerBytes(encodeHeader(header)) : encodeHeader(header);
   const digest = sha256(headerBytes);
   const nonce = (i: number) => (o.stanzaNonce ? o.stanzaNonce(i, random(24)) : random(24));
-  const stanzas = o.recipients.map((r, i) => sealStanza(fileKey, digest, r.publicKey.bytes, o.packager.secretKey.bytes, nonce(i)));
+  const stanzas = o.recipients.map((r, i) =>
+    o.forgeWithRecipientKeys
+      ? { ...sealStanza(fileKey, digest, o.packager.publicKey.bytes, r.secretKey.bytes, nonce(i)), hint: keyHint(r.publicKey.bytes) }
+      : sealStanza(fileKey, digest, r.publicKey.bytes, o.packager.secretKey.bytes, nonce(i)),
+  );
   return concat([
-    encodeFrame(),
+    encodeFrame(version),
     encodeSection(SECTION.HEADER, headerBytes),
     encodeSection(SECTION.STATEMENT, statementBytes),
     encodeSection(SECTION.RECIPIENTS, encodeStanzas(stanzas)),

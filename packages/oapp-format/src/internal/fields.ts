@@ -98,3 +98,12 @@ export function expectTimestamp(v: unknown, field: string): string {
   if (new Date(v).toISOString() !== v) return bad(field, 'a valid calendar date');
   return v;
 }
+
+/**
+ * The `format` member of a HEADER or STATEMENT, checked against the frame version before the member set (SPEC.md
+ * §4.1 rule 9): another version's object is `FORMAT_BAD_FIELD`, not an unknown member.
+ */
+export function expectFormat<T extends string>(v: unknown, value: T): T {
+  const format = isObject(v) ? v['format'] : undefined;
+  return expectConst(format, '/format', value);
+}
