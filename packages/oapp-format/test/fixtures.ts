@@ -56,6 +56,9 @@ export const customerSigner = signPair('customer-signer');
 export const reviewerA = signPair('reviewer-a');
 export const reviewerB = signPair('reviewer-b');
 export const reviewerC = signPair('reviewer-c');
+/** Bootstrap administrators (SPEC.md §9): they sign bootstraps, plain (`.sig`) or encrypted (records). */
+export const adminA = signPair('bootstrap-admin-a');
+export const adminB = signPair('bootstrap-admin-b');
 
 export const WORKFLOW = new TextEncoder().encode(
   JSON.stringify({

@@ -11,11 +11,11 @@ import { trusted, vendorPackager, vendorSigner, reviewerA, reviewerB, reviewerC 
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const spec = readFileSync(join(root, 'SPEC.md'), 'utf8');
-const vector = new Uint8Array(readFileSync(join(root, 'testdata', 'vectors', 'app-minimal.oapp')));
+const vector = new Uint8Array(readFileSync(join(root, 'testdata', 'vectors', 'v2-app-minimal.oapp')));
 const example = spec.slice(spec.indexOf(START) + START.length, spec.indexOf(END)).trim();
 
 describe('SPEC.md §12 worked example', () => {
-  it('is the text the generator renders from testdata/vectors/app-minimal.oapp', () => {
+  it('is the text the generator renders from testdata/vectors/v2-app-minimal.oapp', () => {
     expect(example).toBe(renderWorkedExample(vector).trim());
   });
 
@@ -42,8 +42,8 @@ describe('SPEC.md §12 worked example', () => {
       payload!,
     ];
     expect(Buffer.concat(parts).equals(Buffer.from(vector))).toBe(true);
-    expect(decodeHeader(te.encode(json[0]), 1).packageId).toBe('hello-app');
-    expect(decodeStatement(te.encode(json[1]), 1).content.size).toBe(16);
+    expect(decodeHeader(te.encode(json[0]), 2).packageId).toBe('hello-app');
+    expect(decodeStatement(te.encode(json[1]), 2).content.size).toBe(16);
     const policy = {
       packageId: 'hello-app',
       packagerIdentities: [trusted(vendorPackager)],

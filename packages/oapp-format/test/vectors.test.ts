@@ -13,7 +13,17 @@ import {
   sha256,
 } from '@org/envelope-crypto';
 import { byteByByte, chunked, loadNegativeCorpus } from '@org/test-utils';
-import { decryptBootstrap, openPackage, policyFromBootstrap, type OpenPackageOptions } from '../src/index.js';
+import {
+  decryptBootstrap,
+  openEncryptedBootstrap,
+  openPackage,
+  policyFromBootstrap,
+  trustedKey,
+  verifyBootstrapSignature,
+  type BootstrapAdministrators,
+  type FreshnessOptions,
+  type OpenPackageOptions,
+} from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const testdata = join(here, '..', 'testdata');
@@ -27,9 +37,30 @@ interface Index {
     requiredAdditionalSignerCount: number;
   };
   recipient: string;
-  vectors: Record<string, { kind: 'app' | 'bootstrap'; contentSha256: string; contentSize: number }>;
+  vectors: Record<
+    string,
+    {
+      kind: 'app' | 'bootstrap';
+      contentSha256: string;
+      contentSize: number;
+      formatVersion: 1 | 2;
+      sequence: number | null;
+      createdAt: string;
+      expiresAt: string | null;
+    }
+  >;
   bootstrap: { file: string; agentBootstrapSecretKey: string };
   string: { file: string; plaintext: string; agentStringSecretKeys: string };
+  administrators: { keys: string[]; threshold: number };
+  signedBootstrap: { file: string; vector: string };
+  plainBootstrap: { file: string; signature: string; contentSha256: string; sequence: number; createdAt: string; expiresAt: string };
+  negativeInputs: Record<
+    string,
+    {
+      minimumSequence?: number;
+      freshness?: Omit<FreshnessOptions, 'now'> & { now?: string };
+    }
+  >;
 }
 const index = JSON.parse(readFileSync(join(testdata, 'vectors', 'vectors.json'), 'utf8')) as Index;
 const policy = policyFromBootstrap(
@@ -37,6 +68,13 @@ const policy = policyFromBootstrap(
   index.keys.map((k) => ({ id: k.id, purpose: k.purpose, type: 'public', keyHex: k.publicKeyHex })),
 );
 const me = index.keys.find((k) => k.id === index.recipient)!;
+const keyHex = (id: string) => index.keys.find((k) => k.id === id)!.publicKeyHex;
+const administrators: BootstrapAdministrators = {
+  keys: index.administrators.keys.map((id) => trustedKey(id, keyHex(id))),
+  threshold: index.administrators.threshold,
+};
+const [bootstrapTuple] = parseKeyTupleList(index.bootstrap.agentBootstrapSecretKey);
+const plainBootstrap = new Uint8Array(readFileSync(join(testdata, 'vectors', index.plainBootstrap.file)));
 const options: OpenPackageOptions = {
   policy,
   recipientSecretKey: keyFromBytes('authenticated', 'secret', decodeHex(me.secretKeyHex, 32)),
@@ -49,11 +87,29 @@ const feeds = {
   'byte by byte': (b: Uint8Array) => byteByByte(b),
 };
 
-async function open(bytes: Uint8Array, feed: keyof typeof feeds) {
+async function open(bytes: Uint8Array, feed: keyof typeof feeds, file?: string) {
   const source = feeds[feed](bytes);
-  return source instanceof Uint8Array
-    ? openPackage(source, options)
-    : openPackage(source as Iterable<Uint8Array>, options);
+  const inputs = file === undefined ? undefined : index.negativeInputs[file];
+  const o: OpenPackageOptions =
+    inputs === undefined
+      ? options
+      : {
+          ...options,
+          policy: { ...policy, minimumSequence: inputs.minimumSequence },
+          freshness: {
+            ...inputs.freshness,
+            now: inputs.freshness?.now === undefined ? undefined : new Date(inputs.freshness.now),
+          },
+        };
+  return source instanceof Uint8Array ? openPackage(source, o) : openPackage(source as Iterable<Uint8Array>, o);
+}
+
+/** SPEC.md §14: how each kind of negative file is read (by its extension). */
+async function reject(file: string, bytes: Uint8Array, feed: keyof typeof feeds) {
+  if (file.endsWith('.b64'))
+    return openEncryptedBootstrap(new TextDecoder().decode(bytes), bootstrapTuple!, { administrators });
+  if (file.endsWith('.sig')) return verifyBootstrapSignature(plainBootstrap, bytes, { administrators });
+  return open(bytes, feed, file);
 }
 
 describe('valid vectors (testdata/vectors)', () => {
@@ -63,6 +119,13 @@ describe('valid vectors (testdata/vectors)', () => {
         const opened = await open(new Uint8Array(readFileSync(join(testdata, 'vectors', name))), feed);
         expect(opened.content.length).toBe(v.contentSize);
         expect(encodeHex(sha256(opened.content))).toBe(v.contentSha256);
+        expect(opened.release).toEqual({
+          formatVersion: v.formatVersion,
+          sequence: v.sequence,
+          createdAt: v.createdAt,
+          expiresAt: v.expiresAt,
+          verdict: v.formatVersion === 1 ? 'unversioned' : 'first',
+        });
       });
     }
   }
@@ -73,6 +136,21 @@ describe('valid vectors (testdata/vectors)', () => {
       tuple!,
     );
     expect(encodeHex(sha256(content))).toBe(index.vectors['bootstrap.oapp']!.contentSha256);
+  });
+  it('S173 opens v2-bootstrap-signed.b64 with the administrators, and verifies bootstrap.json.sig', async () => {
+    const text = readFileSync(join(testdata, 'vectors', index.signedBootstrap.file), 'utf8');
+    const opened = await openEncryptedBootstrap(text, bootstrapTuple!, { administrators });
+    expect(encodeHex(sha256(opened.content))).toBe(index.vectors[index.signedBootstrap.vector]!.contentSha256);
+    expect(opened.signers.additional.map((s) => s.id)).toEqual(index.administrators.keys);
+    expect(opened.release.sequence).toBe(index.vectors[index.signedBootstrap.vector]!.sequence);
+    const sig = readFileSync(join(testdata, 'vectors', index.plainBootstrap.signature), 'utf8');
+    const verified = verifyBootstrapSignature(plainBootstrap, sig, { administrators });
+    expect(verified).toMatchObject({
+      sequence: index.plainBootstrap.sequence,
+      createdAt: index.plainBootstrap.createdAt,
+      expiresAt: index.plainBootstrap.expiresAt,
+    });
+    expect(encodeHex(sha256(plainBootstrap))).toBe(index.plainBootstrap.contentSha256);
   });
   it('decrypts string.txt with the AGENT_STRING_SECRETKEYS list', () => {
     const text = readFileSync(join(testdata, 'vectors', index.string.file), 'utf8').trim();
@@ -88,10 +166,14 @@ describe('negative corpus (testdata/negative)', () => {
     expect(corpus.length).toBe(readdirSync(join(testdata, 'negative')).length);
     expect(corpus.length).toBeGreaterThan(50);
   });
+  it('lists inputs only for files that exist', () => {
+    for (const f of Object.keys(index.negativeInputs)) expect(corpus.map((v) => v.file)).toContain(f);
+  });
   for (const v of corpus) {
-    for (const feed of Object.keys(feeds) as (keyof typeof feeds)[]) {
-      it(`rejects ${v.defect} fed ${feed} with ${v.code}`, async () => {
-        await expect(open(v.bytes, feed)).rejects.toThrowCode('OappError', v.code);
+    const fed = v.file.endsWith('.oapp') ? (Object.keys(feeds) as (keyof typeof feeds)[]) : (['whole'] as const);
+    for (const feed of fed) {
+      it(`rejects ${v.file.replace(/^.*--/, '')} fed ${feed} with ${v.code}`, async () => {
+        await expect(reject(v.file, v.bytes, feed)).rejects.toThrowCode('OappError', v.code);
       });
     }
   }

@@ -12,6 +12,8 @@ import { encodeStatement } from '../src/statement.js';
 import * as fx from '../test/fixtures.js';
 import { concat } from '../test/package-surgery.js';
 import { MINIMAL, SIGNERS, base, negativeCases } from './negative-cases.js';
+import { ADMINS, ADMIN_SIGNERS, ADMIN_THRESHOLD, PLAIN_BOOTSTRAP, V2_SEQUENCE, base2, negativeV2Cases, type NegativeInputs } from './negative-v2-cases.js';
+import { signBootstrap } from '../src/bootstrap-signature.js';
 import { seeded, type RogueOptions } from './rogue.js';
 import { withWorkedExample } from './worked-example.js';
 import { IDENTITY, P, le32, nonCanonicalPointEncoding } from './ed25519-edges.js';
@@ -46,24 +48,63 @@ function valid(o: RogueOptions): Uint8Array {
 }
 
 const BOOTSTRAP = new TextEncoder().encode('[{"deploymentId":"d1","remoteConfiguration":"app.oapp"}]');
+/** The release fields a vector's reader reports (vectors.json). */
+const V1 = { formatVersion: 1, sequence: null, expiresAt: null };
+const v2 = (sequence: number, expiresAt: string | null = null) => ({ formatVersion: 2, sequence, expiresAt });
+const FAR_EXPIRY = new Date('2100-01-01T00:00:00.000Z');
 
 function writeVectors() {
   const v = {
-    'app-minimal.oapp': { bytes: valid(base('app-minimal')), content: MINIMAL, kind: 'app' },
+    // Format v1 (frozen; still read)
+    'app-minimal.oapp': { bytes: valid(base('app-minimal')), content: MINIMAL, kind: 'app', release: V1 },
     'app-multichunk.oapp': {
       bytes: valid(base('app-multichunk', { content: MULTI_CONTENT, recipients: [fx.otherDeployment, fx.deployment] })),
       content: MULTI_CONTENT,
       kind: 'app',
+      release: V1,
     },
-    'app-empty.oapp': { bytes: valid(base('app-empty', { content: new Uint8Array(0) })), content: new Uint8Array(0), kind: 'app' },
+    'app-empty.oapp': { bytes: valid(base('app-empty', { content: new Uint8Array(0) })), content: new Uint8Array(0), kind: 'app', release: V1 },
     'bootstrap.oapp': {
       bytes: valid(base('bootstrap', { kind: 'bootstrap', packageId: 'bootstrap', content: BOOTSTRAP, signers: [] })),
       content: BOOTSTRAP,
       kind: 'bootstrap',
+      release: V1,
+    },
+    // Format v2
+    'v2-app-minimal.oapp': { bytes: valid(base2('v2-app-minimal')), content: MINIMAL, kind: 'app', release: v2(V2_SEQUENCE) },
+    'v2-app-multichunk.oapp': {
+      bytes: valid(base2('v2-app-multichunk', { sequence: 8, content: MULTI_CONTENT, recipients: [fx.otherDeployment, fx.deployment] })),
+      content: MULTI_CONTENT,
+      kind: 'app',
+      release: v2(8),
+    },
+    'v2-app-expiring.oapp': {
+      bytes: valid(base2('v2-app-expiring', { sequence: 9, expiresAt: FAR_EXPIRY })),
+      content: MINIMAL,
+      kind: 'app',
+      release: v2(9, FAR_EXPIRY.toISOString()),
+    },
+    'v2-bootstrap-signed.oapp': {
+      bytes: valid(base2('v2-bootstrap-signed', { kind: 'bootstrap', packageId: 'bootstrap', content: PLAIN_BOOTSTRAP, signers: ADMIN_SIGNERS, sequence: 3, chunkSize: 65536 })),
+      content: PLAIN_BOOTSTRAP,
+      kind: 'bootstrap',
+      release: v2(3),
     },
   };
   for (const [name, x] of Object.entries(v)) writeFileSync(join(VECTORS, name), x.bytes);
   writeFileSync(join(VECTORS, 'bootstrap.b64'), encodeBase64(v['bootstrap.oapp'].bytes) + '\n');
+  writeFileSync(join(VECTORS, 'v2-bootstrap-signed.b64'), encodeBase64(v['v2-bootstrap-signed.oapp'].bytes) + '\n');
+  // A plain bootstrap and its detached signature by both administrators (SPEC.md §9.2).
+  writeFileSync(join(VECTORS, 'bootstrap.json'), PLAIN_BOOTSTRAP);
+  writeFileSync(
+    join(VECTORS, 'bootstrap.json.sig'),
+    signBootstrap(PLAIN_BOOTSTRAP, {
+      signers: ADMIN_SIGNERS.map((s) => ({ secretKey: s.pair.secretKey, signText: s.text })),
+      createdAt: fx.FIXED_TIME,
+      sequence: 3,
+      expiresAt: FAR_EXPIRY,
+    }),
+  );
   return v;
 }
 
@@ -80,8 +121,12 @@ function keyEntry(p: fx.Pair) {
   return { id: p.id, purpose: p.publicKey.purpose, publicKeyHex: keyToHex(p.publicKey), secretKeyHex: keyToHex(p.secretKey) };
 }
 
-function writeIndex(vectors: ReturnType<typeof writeVectors>, str: ReturnType<typeof writeString>): void {
-  const pairs = [fx.vendorPackager, fx.customerPackager, fx.deployment, fx.otherDeployment, fx.vendorSigner, fx.customerSigner, fx.reviewerA, fx.reviewerB, fx.reviewerC];
+function writeIndex(
+  vectors: ReturnType<typeof writeVectors>,
+  str: ReturnType<typeof writeString>,
+  negativeInputs: Record<string, NegativeInputs>,
+): void {
+  const pairs = [fx.vendorPackager, fx.customerPackager, fx.deployment, fx.otherDeployment, fx.vendorSigner, fx.customerSigner, fx.reviewerA, fx.reviewerB, fx.reviewerC, fx.adminA, fx.adminB];
   const index = {
     comment: 'Test keys only. Regenerate with: pnpm --filter @org/oapp-format generate',
     keys: pairs.map(keyEntry),
@@ -94,9 +139,23 @@ function writeIndex(vectors: ReturnType<typeof writeVectors>, str: ReturnType<ty
     },
     recipient: fx.deployment.id,
     vectors: Object.fromEntries(
-      Object.entries(vectors).map(([name, x]) => [name, { kind: x.kind, contentSha256: encodeHex(sha256(x.content)), contentSize: x.content.length }]),
+      Object.entries(vectors).map(([name, x]) => [
+        name,
+        { kind: x.kind, contentSha256: encodeHex(sha256(x.content)), contentSize: x.content.length, createdAt: fx.FIXED_TIME.toISOString(), ...x.release },
+      ]),
     ),
     bootstrap: { file: 'bootstrap.b64', agentBootstrapSecretKey: `${keyToHex(fx.vendorPackager.publicKey)}/${keyToHex(fx.deployment.secretKey)}` },
+    administrators: { keys: ADMINS.map((a) => a.id), threshold: ADMIN_THRESHOLD },
+    signedBootstrap: { file: 'v2-bootstrap-signed.b64', vector: 'v2-bootstrap-signed.oapp' },
+    plainBootstrap: {
+      file: 'bootstrap.json',
+      signature: 'bootstrap.json.sig',
+      contentSha256: encodeHex(sha256(PLAIN_BOOTSTRAP)),
+      sequence: 3,
+      createdAt: fx.FIXED_TIME.toISOString(),
+      expiresAt: FAR_EXPIRY.toISOString(),
+    },
+    negativeInputs,
     string: { file: 'string.txt', plaintext: str.plaintext, agentStringSecretKeys: `${keyToHex(fx.vendorPackager.publicKey)}/${keyToHex(fx.deployment.secretKey)}` },
     signers: SIGNERS.map((s) => ({ id: s.pair.id, signText: s.text })),
   };
@@ -170,14 +229,22 @@ for (const dir of [VECTORS, NEGATIVE]) {
   for (const f of readdirSync(dir)) rmSync(join(dir, f));
 }
 const vectors = writeVectors();
-writeIndex(vectors, writeString());
-writePublicKeys();
-writeDisplay();
 const cases = negativeCases(vectors['app-minimal.oapp'].bytes, vectors['app-multichunk.oapp'].bytes, MULTI_CONTENT);
 for (const [name, bytes] of Object.entries(cases)) writeFileSync(join(NEGATIVE, `${name}.oapp`), bytes);
-// SPEC.md §12 is rendered from the vector; only when generating in place.
+const v2Cases = negativeV2Cases(vectors['v2-app-minimal.oapp'].bytes);
+const negativeInputs: Record<string, NegativeInputs> = {};
+for (const [name, c] of Object.entries(v2Cases)) {
+  const file = `${name}.${c.ext}`;
+  if (Object.hasOwn(cases, name)) throw new Error(`generator: ${name} is in both corpora`);
+  writeFileSync(join(NEGATIVE, file), c.bytes);
+  if (c.inputs !== undefined) negativeInputs[file] = c.inputs;
+}
+writeIndex(vectors, writeString(), negativeInputs);
+writePublicKeys();
+writeDisplay();
+// SPEC.md §12 is rendered from the v2 vector; only when generating in place.
 if (outDir === here) {
   const specPath = join(here, '..', 'SPEC.md');
-  writeFileSync(specPath, withWorkedExample(readFileSync(specPath, 'utf8'), vectors['app-minimal.oapp'].bytes));
+  writeFileSync(specPath, withWorkedExample(readFileSync(specPath, 'utf8'), vectors['v2-app-minimal.oapp'].bytes));
 }
-console.log(`wrote ${Object.keys(vectors).length} vectors and ${Object.keys(cases).length} negative files`);
+console.log(`wrote ${Object.keys(vectors).length} vectors and ${Object.keys(cases).length + Object.keys(v2Cases).length} negative files`);

@@ -1,4 +1,4 @@
-// Renders SPEC.md §12 (the worked example) from testdata/vectors/app-minimal.oapp and its seeds.
+// Renders SPEC.md §12 (the worked example) from testdata/vectors/v2-app-minimal.oapp and its seeds.
 // generate.ts writes it into SPEC.md between the worked-example markers; test/spec.test.ts checks
 // that SPEC.md holds exactly this text and that its hex decodes to the vector.
 import { encodeHex, keyToHex, sha256 } from '@org/envelope-crypto';
@@ -17,7 +17,7 @@ function wrap(hex: string, width = 96): string {
 /** The markdown between the markers. */
 export function renderWorkedExample(pkg: Uint8Array): string {
   const s = sectionsOf(pkg);
-  const fileKey = seeded('app-minimal')(32);
+  const fileKey = seeded('v2-app-minimal')(32);
   const td = new TextDecoder();
   const block = (title: string, bytes: Uint8Array) => `${title} (${bytes.length} bytes):\n\n\`\`\`hex\n${wrap(encodeHex(bytes))}\n\`\`\``;
   return [
