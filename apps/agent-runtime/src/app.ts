@@ -14,8 +14,10 @@ import {
   type RuntimeMetrics,
 } from '@org/workflow-runtime';
 import { DELIBERATE_DIFFERENCES } from '@org/workflow-runtime/internal';
+import type { BootstrapForm, BootstrapTrust } from './startup/bootstrap-source.js';
 import type { Config } from './startup/config.js';
-import { verifyDeployments } from './startup/deployments.js';
+import { verifyDeployments, type DeploymentRelease } from './startup/deployments.js';
+import { releaseStore } from './startup/release-store.js';
 
 export type { ServerSpec, StepRunCounters } from '@org/workflow-runtime';
 
@@ -23,6 +25,9 @@ export type { ServerSpec, StepRunCounters } from '@org/workflow-runtime';
 export interface AppDeps {
   readonly bootstrap: Bootstrap;
   readonly config: Omit<Config, 'bootstrap' | 'bootstrapSecretKey'>;
+  /** How the bootstrap was given and whether its signature was checked (`loadBootstrap`): the start-up report. */
+  readonly bootstrapForm?: BootstrapForm | undefined;
+  readonly bootstrapTrust?: BootstrapTrust | undefined;
   /** Where JSON log and metric lines go (stdout in production). */
   readonly sink: LineSink;
   /**
@@ -36,7 +41,10 @@ export interface AppDeps {
   readonly lookup?: LookupFunction | undefined;
   /** Values that came from the secrets file into the bootstrap (ADR 0059): registered with the redactor. */
   readonly secrets?: readonly string[] | undefined;
-  /** The engines' clock (`getTimestamp`, authentication property expiry); default `Date.now`. Tests move it. */
+  /**
+   * The engines' clock (`getTimestamp`, authentication property expiry) and the one packages' `expiresAt` is
+   * compared with at start-up; default `Date.now`. Tests move it.
+   */
   readonly now?: (() => number) | undefined;
   /** Where request, step-run and outbound-call events go (main.ts: the admin listener's registry). */
   readonly metrics?: RuntimeMetrics | undefined;
@@ -62,12 +70,75 @@ function reportDeliberateDifferences(output: Output): void {
   output.debug('deliberate differences from the reference agent', { differences: DELIBERATE_DIFFERENCES });
 }
 
+/**
+ * The bootstrap's signature state (issue 29 §2): `verified` with the administrators who signed and the release
+ * fields; `unsigned` or `signed, not checked` when no administrator keys are set.
+ */
+function reportBootstrap(output: Output, form: BootstrapForm | undefined, trust: BootstrapTrust): void {
+  output.info('bootstrap', {
+    ...(form === undefined ? {} : { form }),
+    signature: trust.signature,
+    ...(trust.signatureFile === undefined ? {} : { signatureFile: trust.signatureFile }),
+    ...(trust.signature !== 'verified'
+      ? {}
+      : {
+          sequence: trust.sequence,
+          createdAt: trust.createdAt,
+          expiresAt: trust.expiresAt ?? 'none',
+          signers: (trust.signers ?? []).join(','),
+        }),
+  });
+}
+
+/** What rollback is checked against for one package id: the floor and the remembered newest, or the floor only. */
+function rollbackState(d: DeploymentRelease, dataDir: string | undefined): string {
+  const floor = d.release.minimumSequence;
+  const floorText = floor === undefined ? 'no floor set' : `floor ${floor}`;
+  if (dataDir === undefined) return `no data directory: floor only (${floorText})`;
+  const remembered = d.remembered === undefined ? 'none' : String(d.remembered.sequence);
+  return `${floorText}, remembered newest ${remembered}`;
+}
+
+/**
+ * One line per packaged deployment (issue 29 §1): its release (format version, sequence, times), the verdict, and
+ * the rollback state; a deliberate downgrade (`packaging.allowDowngradeTo`) is a warning as well.
+ */
+function reportReleases(
+  output: Output,
+  releases: readonly DeploymentRelease[],
+  dataDir: string | undefined,
+): void {
+  for (const d of releases) {
+    const r = d.release;
+    if (r.verdict === 'allowed-downgrade')
+      output.warn('deliberate downgrade', {
+        deploymentId: d.deploymentId,
+        packageId: r.packageId,
+        sequence: r.sequence ?? undefined,
+        newestBefore: r.newestBefore?.sequence,
+        detail: `packaging.allowDowngradeTo accepts sequence ${r.sequence} although sequence ${r.newestBefore?.sequence ?? '?'} was accepted before; it is now the remembered newest (remove allowDowngradeTo once done)`,
+      });
+    output.info('package release', {
+      deploymentId: d.deploymentId,
+      packageId: r.packageId,
+      formatVersion: r.formatVersion,
+      sequence: r.sequence ?? 'none (format v1)',
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt ?? 'none',
+      verdict: r.verdict,
+      ...(r.allowDowngradeTo === undefined ? {} : { allowDowngradeTo: r.allowDowngradeTo }),
+      rollback: rollbackState(d, dataDir),
+    });
+  }
+}
+
 /** A started-up agent: verified deployments running on `@org/workflow-runtime`. `main.ts` listens; tests too. */
 export type Agent = Runtime;
 
 /**
  * Builds the agent from a validated bootstrap: registers every secret with the redactor, verifies every
- * record's package (nothing runs unless all pass), then hands the verified deployments to the runtime (one
+ * record's package (nothing runs unless all pass), remembers the newest accepted release of each package id in the
+ * data directory (durably, before anything serves: ADR 0144), then hands the verified deployments to the runtime (one
  * engine per deployment, one server per `allowHttpServerAccess` entry). No listen(), no process.env (house
  * style §1).
  * @throws coded errors from verification (`POLICY_*`, `CRYPTO_*`, `FORMAT_*`, `WORKFLOW_*`, `AGENT_*`).
@@ -78,15 +149,19 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
   for (const secret of deps.secrets ?? []) redactor.add(secret);
   const output = createOutput(deps.sink, redactor, undefined, deps.config.logLevel ?? 'info');
   const decryptor = createStringDecryptor(deps.config.stringSecretKeys);
-  const deployments = await verifyDeployments(deps.bootstrap, {
+  if (deps.bootstrapTrust !== undefined) reportBootstrap(output, deps.bootstrapForm, deps.bootstrapTrust);
+  const releases = releaseStore(deps.config.dataDir);
+  const verified = await verifyDeployments(deps.bootstrap, {
     allowUnpackaged: deps.config.allowUnpackaged,
     maxPackageBytes: deps.config.limits.maxPackageBytes,
     baseDir: deps.baseDir ?? process.cwd(),
     allowPrivateNetworkHosts: deps.config.allowPrivateNetworkHosts,
+    releases,
+    now: deps.now,
   });
   reportDeliberateDifferences(output);
-  return createRuntime({
-    deployments,
+  const runtime = await createRuntime({
+    deployments: verified.deployments,
     redactor,
     output,
     decryptor,
@@ -104,4 +179,13 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     // Relative allowFileAccess paths start where relative remoteConfiguration paths do.
     fileBaseDir: deps.baseDir ?? process.cwd(),
   });
+  // ADR 0144: the newest releases are on disk before anything listens; a refused start-up wrote nothing.
+  try {
+    verified.rememberReleases();
+  } catch (err) {
+    await runtime.stop(0);
+    throw err;
+  }
+  reportReleases(output, verified.releases, releases.dir);
+  return runtime;
 }

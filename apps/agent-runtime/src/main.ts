@@ -75,13 +75,16 @@ async function start(argv: readonly string[]): Promise<void> {
       : await listenAdmin(createAdminServer({ readiness, registry: metrics.registry }), config.admin);
   const variables = loadBootstrapVariables(process.env);
   for (const name of variables.secretNames) startupSecrets.add(variables.values.get(name) ?? '');
-  const { bootstrap, form, secrets } = await loadBootstrap(
+  const { bootstrap, form, secrets, trust } = await loadBootstrap(
     config.bootstrap,
     config.bootstrapSecretKey,
     variables,
+    { administrators: config.bootstrapAdministrators, signaturePath: config.bootstrapSignature },
   );
   const agent = await createApp({
     bootstrap,
+    bootstrapForm: form,
+    bootstrapTrust: trust,
     config,
     secrets,
     sink: (line) => process.stdout.write(line),

@@ -1,8 +1,20 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encryptString, generateKeyPair, keyToHex, type KeyPair } from '@org/envelope-crypto';
+import {
+  boxEasy,
+  boxOpenEasy,
+  concatBytes,
+  decodeBase64,
+  encodeBase64,
+  encryptString,
+  generateKeyPair,
+  keyToHex,
+  sha256,
+  type KeyPair,
+} from '@org/envelope-crypto';
 import { createPackage, encryptBootstrap } from '@org/oapp-format';
+import { keyHint } from '@org/oapp-format/internal';
 import { canonicalize } from '@org/workflow-compiler';
 
 /** Every key a test deployment needs, generated fresh. */
@@ -88,6 +100,11 @@ export interface PackageOptions {
   workflow?: object;
   /** Package these bytes instead of the canonical (JCS) form of `workflow`, as `/workflow-package` writes it. */
   content?: Uint8Array;
+  /** Release fields (format v2; default: the writer's clock-derived sequence, no expiry). */
+  sequence?: number;
+  createdAt?: Date;
+  expiresAt?: Date | string;
+  formatVersion?: 1 | 2;
 }
 
 /** Writes a package for `keys.deployment` to a temp file and returns its path. */
@@ -98,6 +115,10 @@ export function writePackage(dir: string, keys: TestKeys, o: PackageOptions = {}
     packagerSecretKey: (o.packager ?? keys.packager).secretKey,
     recipients: [keys.deployment.publicKey!],
     signers: (o.signers ?? [keys.author]).map((s) => ({ secretKey: s.secretKey, signText: 'release' })),
+    sequence: o.sequence,
+    createdAt: o.createdAt,
+    expiresAt: o.expiresAt,
+    formatVersion: o.formatVersion,
   });
   const path = join(dir, `${o.packageId ?? 'echo-app'}-${Math.random().toString(36).slice(2)}.oapp`);
   writeFileSync(path, bytes);
@@ -144,4 +165,46 @@ export function encryptedBootstrap(keys: TestKeys, bootstrap: unknown): string {
 /** A `-2/` string for `keys.agent` from `keys.packager`. */
 export function encrypted(keys: TestKeys, plaintext: string): string {
   return encryptString(new TextEncoder().encode(plaintext), keys.agent.publicKey!, keys.packager.secretKey);
+}
+
+/**
+ * An encrypted bootstrap forged by whoever holds the agent's bootstrap secret key (`keys.agent`), without the
+ * packager's: crypto_box has no key-compromise-impersonation resistance, so X25519(agent secret, packager public)
+ * is the key of a box "from" the packager. Written by `encryptBootstrap` with the agent's key pair as "packager"
+ * and the packager as recipient, then the HEADER's packager and the stanza are changed so the agent's
+ * AGENT_BOOTSTRAP_SECRETKEY (`tuple(keys.packager, keys.agent)`) opens it: the HEADER names the trusted packager,
+ * the stanza carries the agent's hint and the digest of the new HEADER, sealed with the same shared key.
+ */
+export function forgeWithAgentKey(keys: TestKeys, bootstrap: unknown, signers: KeyPair[] = []): string {
+  const pkg = decodeBase64(
+    encryptBootstrap(new TextEncoder().encode(JSON.stringify(bootstrap)), {
+      packagerSecretKey: keys.agent.secretKey,
+      recipients: [keys.packager.publicKey!],
+      signers: signers.map((k) => ({ secretKey: k.secretKey, signText: 'bootstrap' })),
+    }),
+  );
+  const view = new DataView(pkg.buffer, pkg.byteOffset, pkg.byteLength);
+  const headerAt = 12 + 5;
+  const headerLength = view.getUint32(13);
+  const headerText = new TextDecoder().decode(pkg.subarray(headerAt, headerAt + headerLength));
+  const forgedHeader = new TextEncoder().encode(
+    headerText.replace(hex(keys.agent, 'public'), hex(keys.packager, 'public')),
+  );
+  if (forgedHeader.length !== headerLength || headerText.includes(hex(keys.packager, 'public')))
+    throw new Error('unexpected HEADER');
+  pkg.set(forgedHeader, headerAt);
+  const statementAt = headerAt + headerLength;
+  const recipientsAt = statementAt + 5 + view.getUint32(statementAt + 1) + 5;
+  const nonce = pkg.slice(recipientsAt + 8, recipientsAt + 32);
+  const box = pkg.slice(recipientsAt + 32, recipientsAt + 112);
+  const inner = boxOpenEasy(box, nonce, keys.packager.publicKey!.bytes, keys.agent.secretKey.bytes);
+  const resealed = boxEasy(
+    concatBytes(inner.subarray(0, 32), sha256(forgedHeader)),
+    nonce,
+    keys.packager.publicKey!.bytes,
+    keys.agent.secretKey.bytes,
+  );
+  pkg.set(keyHint(keys.agent.publicKey!.bytes), recipientsAt);
+  pkg.set(resealed, recipientsAt + 32);
+  return encodeBase64(pkg);
 }

@@ -143,18 +143,22 @@ describe('step persistence in the agent', () => {
   it('S131: a wrong hexSymmetricKey at restart stops start-up with ENGINE_PERSISTENCE_KEY; the store is unchanged', async () => {
     const dir = tempDir();
     const dataDir = join(dir, 'data');
-    const withKey = (k: string) =>
+    // A later release of the package (issue 29: the agent refuses a reused or older sequence first).
+    const withKey = (k: string, sequence: number) =>
       writePackage(dir, keys, {
+        sequence,
         workflow: counterWorkflow(undefined, {
           persistence: { persistenceFile: 'enc.store', hexSymmetricKey: k },
         }),
       });
-    running = await startAgent(keys, [makeRecord(keys, withKey('11'.repeat(32)))], { dataDir });
+    running = await startAgent(keys, [makeRecord(keys, withKey('11'.repeat(32), 1))], { dataDir });
     expect(await post(running)).toMatchObject({ n: 1 });
     await running.close();
     running = undefined;
     const before = sha(join(dataDir, 'enc.store'));
-    const err = await startError(startAgent(keys, [makeRecord(keys, withKey('22'.repeat(32)))], { dataDir }));
+    const err = await startError(
+      startAgent(keys, [makeRecord(keys, withKey('22'.repeat(32), 2))], { dataDir }),
+    );
     expect(err.code).toBe('ENGINE_PERSISTENCE_KEY');
     expect(err.message).not.toContain('22'.repeat(32));
     expect(sha(join(dataDir, 'enc.store'))).toBe(before);

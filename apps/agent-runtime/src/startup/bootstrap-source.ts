@@ -1,6 +1,15 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { decodeBase64, type KeyTuple } from '@org/envelope-crypto';
-import { MAGIC, MAX_BOOTSTRAP_BYTES, decryptBootstrap, isEncryptedBootstrapText } from '@org/oapp-format';
+import {
+  MAGIC,
+  MAX_BOOTSTRAP_BYTES,
+  MAX_BOOTSTRAP_SIGNATURE_BYTES,
+  inspectPackage,
+  isEncryptedBootstrapText,
+  openEncryptedBootstrap,
+  verifyBootstrapSignature,
+  type BootstrapAdministrators,
+} from '@org/oapp-format';
 import { validateBootstrapWithVariables, type Bootstrap } from '@org/workflow-compiler';
 import { AgentError, isCodedError } from '@org/workflow-runtime';
 import { withContext } from '@org/workflow-runtime/internal';
@@ -9,10 +18,41 @@ import { FORBIDDEN_VARIABLES, type BootstrapVariables } from './variables.js';
 /** How the bootstrap was given (logged at start; never the content). */
 export type BootstrapForm = 'file' | 'base64' | 'json' | 'encrypted' | 'encrypted-file';
 
+/**
+ * Whether the bootstrap's signature was checked (issue 29 §2): `verified` (administrator keys were given and K of
+ * them signed), `unsigned` (no signature file, no signature record), or `signed, not checked` (a signature exists
+ * but no administrator keys were given, so nothing was checked).
+ */
+export type BootstrapSignatureState = 'verified' | 'unsigned' | 'signed, not checked';
+
+/** What the start-up report says about the bootstrap's signature (never a key, never content). */
+export interface BootstrapTrust {
+  readonly signature: BootstrapSignatureState;
+  /** Where a plain bootstrap's signature was looked for (absent for an encrypted one or text without one). */
+  readonly signatureFile?: string | undefined;
+  /** For a verified signature: its release fields and the administrators who signed. */
+  readonly sequence?: number | undefined;
+  readonly createdAt?: string | undefined;
+  readonly expiresAt?: string | null | undefined;
+  readonly signers?: readonly string[] | undefined;
+}
+
+/** How the bootstrap's signature is checked: `AGENT_BOOTSTRAP_ADMIN_KEYS*` and `AGENT_BOOTSTRAP_SIGNATURE`. */
+export interface BootstrapTrustOptions {
+  /** With administrators, an unsigned or wrongly signed bootstrap stops start-up before it is read. */
+  readonly administrators?: BootstrapAdministrators | undefined;
+  /** The plain bootstrap's signature file (default: `<bootstrap file>.sig`; none for text). */
+  readonly signaturePath?: string | undefined;
+  /** The clock for `expiresAt` (tests); default now. */
+  readonly now?: Date | undefined;
+}
+
 /** A validated, normalised bootstrap and the form it came in. */
 export interface LoadedBootstrap {
   readonly bootstrap: Bootstrap;
   readonly form: BootstrapForm;
+  /** The signature state, for the start-up report. */
+  readonly trust: BootstrapTrust;
   /** Values substituted from the secrets file: register them with the redactor (ADR 0059). Never log them. */
   readonly secrets: readonly string[];
 }
@@ -60,19 +100,133 @@ function looksLikePath(text: string): boolean {
   return text.length <= 4096 && !text.includes('\n') && existsSync(text);
 }
 
-async function decrypt(input: string | Uint8Array, key: KeyTuple | undefined): Promise<Uint8Array> {
+/** Trims what SPEC.md §9 trims (ASCII whitespace) and decodes Base64; undefined when it is not Base64. */
+function encryptedBytes(input: string | Uint8Array): Uint8Array | undefined {
+  if (typeof input !== 'string') return input;
+  try {
+    return decodeBase64(input.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, ''), 'AGENT_BOOTSTRAP');
+  } catch {
+    return undefined; // openEncryptedBootstrap reports it (FORMAT_BAD_BASE64)
+  }
+}
+
+/**
+ * With administrators: an encrypted bootstrap without any signature record is `AGENT_BOOTSTRAP_UNSIGNED`, decided on
+ * its unauthenticated prefix before any stanza is opened (records of other keys are the library's
+ * `POLICY_SIGNER_THRESHOLD_NOT_MET`, checked before any stanza too).
+ */
+async function requireRecords(input: string | Uint8Array): Promise<void> {
+  const bytes = encryptedBytes(input);
+  if (bytes === undefined) return;
+  let records: number;
+  try {
+    records = (await inspectPackage(bytes)).signatures.length;
+  } catch {
+    return; // a malformed package: openEncryptedBootstrap names the defect with its code
+  }
+  if (records === 0)
+    throw new AgentError(
+      'AGENT_BOOTSTRAP_UNSIGNED',
+      'the encrypted bootstrap carries no signature record, and AGENT_BOOTSTRAP_ADMIN_KEYS (or _FILE) is set: ' +
+        'encrypt it with administrator signatures (oapp encrypt-bootstrap --sign-key)',
+    );
+}
+
+async function decrypt(
+  input: string | Uint8Array,
+  key: KeyTuple | undefined,
+  trust: BootstrapTrustOptions,
+): Promise<{ bytes: Uint8Array; trust: BootstrapTrust }> {
   if (key === undefined) {
     throw new AgentError(
       'AGENT_BOOTSTRAP_SECRETKEY_MISSING',
       'the bootstrap is encrypted: set AGENT_BOOTSTRAP_SECRETKEY to <sender public key hex>/<secret key hex>',
     );
   }
+  const administrators = trust.administrators;
+  if (administrators !== undefined) await requireRecords(input);
   try {
-    return await decryptBootstrap(input, key);
+    const opened = await openEncryptedBootstrap(input, key, { administrators, now: trust.now });
+    if (administrators === undefined)
+      return {
+        bytes: opened.content,
+        trust: { signature: opened.signatureRecords > 0 ? 'signed, not checked' : 'unsigned' },
+      };
+    return {
+      bytes: opened.content,
+      trust: {
+        signature: 'verified',
+        sequence: opened.release.sequence ?? undefined,
+        createdAt: opened.release.createdAt,
+        expiresAt: opened.release.expiresAt,
+        signers: opened.signers.additional.map((s) => s.id),
+      },
+    };
   } catch (err) {
     if (!isCodedError(err)) throw err;
     // S46: the library message carries no key or ciphertext; add which variable was used.
-    throw withContext(err, 'the encrypted bootstrap cannot be opened with AGENT_BOOTSTRAP_SECRETKEY');
+    const context =
+      administrators !== undefined && err.code.startsWith('POLICY_SIG')
+        ? 'the encrypted bootstrap is refused: AGENT_BOOTSTRAP_ADMIN_KEYS (or _FILE) is set'
+        : err.code === 'POLICY_EXPIRED'
+          ? 'the encrypted bootstrap is refused'
+          : 'the encrypted bootstrap cannot be opened with AGENT_BOOTSTRAP_SECRETKEY';
+    throw withContext(err, context);
+  }
+}
+
+/** The signature file's text, or undefined when there is none at `path`. */
+function readSignature(path: string): Uint8Array | undefined {
+  try {
+    if (statSync(path).size > MAX_BOOTSTRAP_SIGNATURE_BYTES)
+      unreadable(
+        `the bootstrap signature file ${quotedPath(path)} is larger than ${MAX_BOOTSTRAP_SIGNATURE_BYTES} bytes`,
+      );
+    return readFileSync(path);
+  } catch (err) {
+    if (isCodedError(err)) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    return unreadable(`the bootstrap signature file ${quotedPath(path)} cannot be read (${code})`);
+  }
+}
+
+/**
+ * A plain bootstrap's detached signature (issue 29 §2): with administrators, `signed` (the bootstrap's exact bytes)
+ * must be signed by K of them in `path` before a byte of it is parsed; without, the file's presence is reported.
+ */
+function checkPlain(
+  signed: Uint8Array,
+  path: string | undefined,
+  trust: BootstrapTrustOptions,
+): BootstrapTrust {
+  const sig = path === undefined ? undefined : readSignature(path);
+  const administrators = trust.administrators;
+  if (administrators === undefined)
+    return { signature: sig === undefined ? 'unsigned' : 'signed, not checked', signatureFile: path };
+  if (sig === undefined) {
+    const where =
+      path === undefined
+        ? 'the bootstrap is given as text, so AGENT_BOOTSTRAP_SIGNATURE must name its signature file'
+        : `no signature file ${quotedPath(path)}`;
+    throw new AgentError(
+      'AGENT_BOOTSTRAP_UNSIGNED',
+      `the bootstrap is not signed, and AGENT_BOOTSTRAP_ADMIN_KEYS (or _FILE) is set: ${where} (oapp sign-bootstrap makes one)`,
+    );
+  }
+  try {
+    const info = verifyBootstrapSignature(signed, sig, { administrators, now: trust.now });
+    return {
+      signature: 'verified',
+      signatureFile: path,
+      sequence: info.sequence,
+      createdAt: info.createdAt,
+      expiresAt: info.expiresAt,
+      signers: info.signers.additional.map((s) => s.id),
+    };
+  } catch (err) {
+    if (!isCodedError(err)) throw err;
+    throw withContext(err, `the bootstrap signature file ${quotedPath(path!)} does not verify the bootstrap`);
   }
 }
 
@@ -86,28 +240,36 @@ function fromText(text: string): { bytes: Uint8Array; form: BootstrapForm } | un
   }
 }
 
+type Resolved = { bytes: Uint8Array; form: BootstrapForm; trust: BootstrapTrust };
+
 async function resolveBytes(
   source: string,
   key: KeyTuple | undefined,
-): Promise<{ bytes: Uint8Array; form: BootstrapForm }> {
-  if (isEncryptedBootstrapText(source)) return { bytes: await decrypt(source, key), form: 'encrypted' };
+  trust: BootstrapTrustOptions,
+): Promise<Resolved> {
+  if (isEncryptedBootstrapText(source)) return { ...(await decrypt(source, key, trust)), form: 'encrypted' };
   if (looksLikePath(source)) {
     const file = readFile(source);
-    if (startsWithMagic(file)) return { bytes: await decrypt(file, key), form: 'encrypted-file' };
+    if (startsWithMagic(file)) return { ...(await decrypt(file, key, trust)), form: 'encrypted-file' };
     let text: string;
     try {
       text = utf8.decode(file);
     } catch {
       return unreadable('the bootstrap file is neither UTF-8 text nor an encrypted bootstrap');
     }
-    if (isEncryptedBootstrapText(text)) return { bytes: await decrypt(text, key), form: 'encrypted-file' };
-    return { bytes: fromText(text)?.bytes ?? file, form: 'file' };
+    if (isEncryptedBootstrapText(text))
+      return { ...(await decrypt(text, key, trust)), form: 'encrypted-file' };
+    // The signature covers the file's exact bytes, checked before they are parsed.
+    const checked = checkPlain(file, trust.signaturePath ?? `${source}.sig`, trust);
+    return { bytes: fromText(text)?.bytes ?? file, form: 'file', trust: checked };
   }
   if (isPathLike(source.trim())) unreadable(`the bootstrap file ${quotedPath(source.trim())} does not exist`);
-  return (
+  const plain =
     fromText(source) ??
-    unreadable('the bootstrap is not an existing file path, Base64 JSON text or an encrypted bootstrap')
-  );
+    unreadable('the bootstrap is not an existing file path, Base64 JSON text or an encrypted bootstrap');
+  // Text: the signature covers the decoded Base64, or the JSON text exactly as given.
+  const signed = plain.form === 'base64' ? plain.bytes : new TextEncoder().encode(source);
+  return { ...plain, trust: checkPlain(signed, trust.signaturePath, trust) };
 }
 
 /**
@@ -116,19 +278,23 @@ async function resolveBytes(
  * JSON is parsed, before the schema: ADR 0059), and validates it with the compiler's schema and rules. Nothing
  * inside it is decrypted (S49): a `-2/` string that came from a variable stays encrypted until
  * `getRestrictedDataFromHost`.
- * @throws {@link AgentError} `AGENT_BOOTSTRAP_UNREADABLE`, `AGENT_BOOTSTRAP_SECRETKEY_MISSING`; coded errors
- *   from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`) and workflow-compiler (`WORKFLOW_*`, including
- *   `WORKFLOW_VARIABLE_MISSING` naming the variable).
+ * With administrator keys (`trust.administrators`) the bootstrap's signature is checked first, before anything
+ * else is read from it: a plain bootstrap's detached `.sig` file, an encrypted bootstrap's signature records.
+ * @throws {@link AgentError} `AGENT_BOOTSTRAP_UNREADABLE`, `AGENT_BOOTSTRAP_SECRETKEY_MISSING`,
+ *   `AGENT_BOOTSTRAP_UNSIGNED`; coded errors from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`, among them
+ *   `POLICY_SIGNATURE_INVALID`, `POLICY_SIGNER_THRESHOLD_NOT_MET`, `CRYPTO_CONTENT_MISMATCH` and `POLICY_EXPIRED`
+ *   of a signature) and workflow-compiler (`WORKFLOW_*`, including `WORKFLOW_VARIABLE_MISSING` naming the variable).
  */
 export async function loadBootstrap(
   source: string,
   key: KeyTuple | undefined,
   variables: BootstrapVariables = NO_VARIABLES,
+  trustOptions: BootstrapTrustOptions = {},
 ): Promise<LoadedBootstrap> {
-  const { bytes, form } = await resolveBytes(source, key);
+  const { bytes, form, trust } = await resolveBytes(source, key, trustOptions);
   const { bootstrap, used } = validateBootstrapWithVariables(bytes, variables.values, {
     forbidden: FORBIDDEN_VARIABLES,
   });
   const secrets = used.filter((n) => variables.secretNames.has(n)).map((n) => variables.values.get(n)!);
-  return { bootstrap, form, secrets };
+  return { bootstrap, form, secrets, trust };
 }

@@ -2,10 +2,11 @@ import { createReadStream, statSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseKey, type Key } from '@org/envelope-crypto';
-import { MAGIC, openPackage, policyFromBootstrap } from '@org/oapp-format';
+import { MAGIC, openPackage, policyFromBootstrap, type PackageRelease } from '@org/oapp-format';
 import { compileWorkflow, readPackagedWorkflow, type DeploymentRecord } from '@org/workflow-compiler';
 import { AgentError, isCodedError } from '@org/workflow-runtime';
 import { withContext } from '@org/workflow-runtime/internal';
+import type { RememberedRelease, ReleaseStore } from './release-store.js';
 
 /** Read size of a package file: 1 MiB reads open a 64 MiB package ~15% faster than the default 64 KiB. */
 const PACKAGE_READ_BYTES = 1024 * 1024;
@@ -18,6 +19,28 @@ export interface LoadWorkflowOptions {
   readonly maxPackageBytes: number;
   /** Directory relative `remoteConfiguration` paths resolve against (the working directory). */
   readonly baseDir: string;
+  /**
+   * The newest release accepted before, per package id (ADR 0144); absent: none is remembered, so rollback is
+   * checked only against `packaging.minimumSequence`.
+   */
+  readonly releases?: ReleaseStore | undefined;
+  /** The clock a package's `expiresAt` is compared with (tests); default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+}
+
+/** A package release the agent accepted, with what it was compared against (the start-up report). */
+export interface AcceptedRelease extends PackageRelease {
+  readonly packageId: string;
+  /** SHA-256 of the package content, 64 hex digits. */
+  readonly contentSha256: string;
+  /** `packaging.minimumSequence`, or undefined. */
+  readonly minimumSequence: number | undefined;
+  /** `packaging.allowDowngradeTo`, or undefined. */
+  readonly allowDowngradeTo: number | undefined;
+  /** `packaging.clockSkewSeconds`, or undefined (the format's default, 300). */
+  readonly clockSkewSeconds: number | undefined;
+  /** The newest release remembered before this start, or undefined. */
+  readonly newestBefore: RememberedRelease | undefined;
 }
 
 /** A verified (or, in development, compiled) workflow ready for the engine. */
@@ -26,6 +49,8 @@ export interface LoadedWorkflow {
   readonly source: 'package' | 'unpackaged';
   /** The package id for packages. */
   readonly packageId?: string | undefined;
+  /** For packages: the release and the freshness verdict (issue 29 §1). */
+  readonly release?: AcceptedRelease | undefined;
 }
 
 const MAGIC_PREFIX = MAGIC.length;
@@ -98,7 +123,7 @@ export function deploymentKey(record: DeploymentRecord): Key {
 async function openVerified(
   record: DeploymentRecord,
   path: string,
-  maxPackageBytes: number,
+  options: LoadWorkflowOptions,
 ): Promise<LoadedWorkflow> {
   if (record.packaging === undefined) {
     throw new AgentError(
@@ -106,18 +131,38 @@ async function openVerified(
       `deployment "${record.deploymentId}": a package needs a packaging block to be verified`,
     );
   }
+  // The policy carries packaging.minimumSequence, allowDowngradeTo and clockSkewSeconds (issue 29 §1).
   const policy = policyFromBootstrap(record.packaging, record.keys ?? []);
   const recipientSecretKey = deploymentKey(record);
+  const newestBefore = options.releases?.newest(policy.packageId);
   // Read into memory; openPackage returns content only after every check, payload and content hash
-  // included, has passed (S85). Nothing is compiled, installed or run before that.
-  const { content } = await openPackage(createReadStream(path, { highWaterMark: PACKAGE_READ_BYTES }), {
-    policy,
-    recipientSecretKey,
-    kind: 'app',
-    maxPlaintextBytes: maxPackageBytes,
-  });
+  // included, has passed (S85). Nothing is compiled, installed or run before that. The freshness check (floor,
+  // rollback, reused sequence, expiry) runs after the stanza opened and before the payload is read.
+  const { content, release, parsed } = await openPackage(
+    createReadStream(path, { highWaterMark: PACKAGE_READ_BYTES }),
+    {
+      policy,
+      recipientSecretKey,
+      kind: 'app',
+      maxPlaintextBytes: options.maxPackageBytes,
+      freshness: { newest: newestBefore, now: new Date((options.now ?? Date.now)()) },
+    },
+  );
   // oapp-format SPEC.md §5.4 (ADR 0085): app content is the JCS form of a compiled workflow, nothing else.
-  return { workflow: readPackagedWorkflow(content), source: 'package', packageId: policy.packageId };
+  return {
+    workflow: readPackagedWorkflow(content),
+    source: 'package',
+    packageId: policy.packageId,
+    release: {
+      ...release,
+      packageId: policy.packageId,
+      contentSha256: parsed.header.content.sha256.toLowerCase(),
+      minimumSequence: policy.minimumSequence,
+      allowDowngradeTo: policy.allowDowngradeTo,
+      clockSkewSeconds: policy.clockSkewSeconds,
+      newestBefore,
+    },
+  };
 }
 
 async function compileUnpackaged(file: ConfigurationFile): Promise<LoadedWorkflow> {
@@ -132,8 +177,12 @@ async function compileUnpackaged(file: ConfigurationFile): Promise<LoadedWorkflo
  * Loads a record's `remoteConfiguration`: an `.oapp` package (a `.oapp` name or the oapp magic) is
  * verified against the record's `packaging` block and `keys` before anything is decrypted into use; a
  * plain workflow JSON file is compiled only when `allowUnpackaged` is set.
+ * A package's release is checked against `packaging.minimumSequence` and the newest release `options.releases`
+ * remembers for its package id (nothing is remembered here: {@link verifyDeployments} does that once every record
+ * passed).
  * @throws {@link AgentError} `AGENT_REMOTE_CONFIGURATION_*`, `AGENT_PACKAGING_MISSING`,
- *   `AGENT_DEPLOYMENT_KEY_INVALID`, `AGENT_UNPACKAGED_REFUSED`; `FORMAT_*`, `CRYPTO_*`, `POLICY_*` from
+ *   `AGENT_DEPLOYMENT_KEY_INVALID`, `AGENT_UNPACKAGED_REFUSED`, `AGENT_RELEASE_STATE_UNREADABLE`; `FORMAT_*`,
+ *   `CRYPTO_*`, `POLICY_*` (`POLICY_BELOW_MINIMUM`, `POLICY_ROLLBACK`, `POLICY_SEQUENCE_REUSED`, `POLICY_EXPIRED`) from
  *   oapp-format and `WORKFLOW_*` from workflow-compiler (`WORKFLOW_NOT_COMPILED`, `WORKFLOW_NOT_CANONICAL` for
  *   package content that is not the canonical form of a compiled workflow), each with the deployment id in front.
  */
@@ -152,9 +201,7 @@ export async function loadWorkflow(
     );
   }
   try {
-    return isPackage
-      ? await openVerified(record, file.path, options.maxPackageBytes)
-      : await compileUnpackaged(file);
+    return isPackage ? await openVerified(record, file.path, options) : await compileUnpackaged(file);
   } catch (err) {
     if (isCodedError(err) && err.name !== 'AgentError')
       throw withContext(err, `deployment "${record.deploymentId}"`);
