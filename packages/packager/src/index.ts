@@ -17,12 +17,17 @@ export type {
 } from './operation.js';
 export {
   bootstrapEncrypt,
+  checkBootstrapEncryptRequest,
   exactlyOneRecipient,
   stringEncrypt,
   validateBootstrapEncryptRequest,
   validateStringEncryptRequest,
 } from './operations/encrypt.js';
-export { validatePackageRequest, workflowPackage } from './operations/workflow-package.js';
+export {
+  checkPackageRequest,
+  validatePackageRequest,
+  workflowPackage,
+} from './operations/workflow-package.js';
 export { packageEnvelope, validatePackageEnvelopeRequest, workflowInspect } from './operations/packages.js';
 export { buildWorkflowsFromManifest, workflowCompile, workflowHash } from './operations/workflows.js';
 export { KEY_GEN_ALIASES, KEY_GEN_PURPOSES, health, keyGen, keyGenPurpose } from './operations/key-gen.js';
@@ -63,14 +68,17 @@ export {
   PACKAGE_ENVELOPE_REQUEST_SCHEMA,
   PACKAGE_REQUEST_SCHEMA,
   PACKAGING_SCHEMA,
+  RELEASE_PROPERTIES,
   SIGNER_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
 } from './request-schemas.js';
 export type {
+  BootstrapEncryptRequest,
   EncryptRequest,
   KeyInput,
   PackageEnvelopeRequest,
   PackageRequest,
+  ReleaseRequest,
   SignerInput,
   SignerRef,
 } from './request-schemas.js';

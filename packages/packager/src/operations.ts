@@ -15,6 +15,7 @@ import {
 } from './operation.js';
 import {
   bootstrapEncrypt,
+  checkBootstrapEncryptRequest,
   exactlyOneRecipient,
   stringEncrypt,
   TEXT_OFFERS,
@@ -23,7 +24,11 @@ import {
 } from './operations/encrypt.js';
 import { health, keyGen, keyGenPurpose } from './operations/key-gen.js';
 import { packageEnvelope, validatePackageEnvelopeRequest, workflowInspect } from './operations/packages.js';
-import { validatePackageRequest, workflowPackage } from './operations/workflow-package.js';
+import {
+  checkPackageRequest,
+  validatePackageRequest,
+  workflowPackage,
+} from './operations/workflow-package.js';
 import { buildWorkflowsFromManifest, workflowCompile, workflowHash } from './operations/workflows.js';
 import type { KeyInput } from './request-schemas.js';
 import { readForm, readJsonDocument, readOctets, uploadOptionsByPath, uploadOptionsFor } from './upload.js';
@@ -197,6 +202,7 @@ function entries(uploads: ReadonlyMap<string, ReadUploadOptions>): Entry[] {
       keyedForm('workflow-package', {
         offers: [OCTET_STREAM],
         validate: validatePackageRequest,
+        check: checkPackageRequest,
         run: workflowPackage,
       }),
     ),
@@ -205,6 +211,7 @@ function entries(uploads: ReadonlyMap<string, ReadUploadOptions>): Entry[] {
       keyedForm('bootstrap-encrypt', {
         offers: TEXT_OFFERS,
         validate: validateBootstrapEncryptRequest,
+        check: checkBootstrapEncryptRequest,
         run: bootstrapEncrypt,
       }),
     ),

@@ -68,6 +68,11 @@ export const STATUS_BY_CODE = {
   POLICY_SIGNATURE_INVALID: 403,
   POLICY_REQUIRED_SIGNER_MISSING: 403,
   POLICY_SIGNER_THRESHOLD_NOT_MET: 403,
+  // the freshness check of a v2 package (oapp-format SPEC.md §6 step 13a) under the caller's policy.
+  POLICY_ROLLBACK: 403,
+  POLICY_BELOW_MINIMUM: 403,
+  POLICY_SEQUENCE_REUSED: 403,
+  POLICY_EXPIRED: 403,
   POLICY_INVALID: 422,
   // workflow-compiler: syntax 400, semantics 422.
   WORKFLOW_JSON_INVALID: 400,

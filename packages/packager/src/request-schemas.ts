@@ -41,6 +41,34 @@ export const SIGNER_SCHEMA = {
 
 const signers = { type: 'array', maxItems: 1024, items: SIGNER_SCHEMA } as const;
 
+/**
+ * The release members of /workflow-package and /bootstrap-encrypt (oapp-format SPEC.md, format v2): the release
+ * sequence the agent's rollback check compares, an optional expiry, and the frame version to write.
+ * Checked further by `checkRelease` before the keys are parsed (ADR 0145).
+ */
+export const RELEASE_PROPERTIES = {
+  sequence: {
+    type: 'integer',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description:
+      'The release sequence, 0 to 2^53 − 1, signed with the content: an agent refuses a package older than the ' +
+      'newest it accepted for the package id. Default: whole seconds since the Unix epoch of the creation time ' +
+      '(a clock-derived sequence). Not with `formatVersion` 1.',
+  },
+  expiresAt: {
+    type: 'string',
+    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{3})?Z$',
+    description:
+      'UTC time after which agents refuse the package (plus their clock skew), later than its creation; written ' +
+      'as YYYY-MM-DDTHH:MM:SS.sssZ. Not with `formatVersion` 1.',
+  },
+  formatVersion: {
+    enum: [1, 2],
+    description: 'The package format to write: 2 (default), or 1 for readers that predate version 2.',
+  },
+} as const;
+
 export const PACKAGE_REQUEST_SCHEMA = {
   type: 'object',
   description: 'The `body` part of POST /workflow-package (docs/interfaces.md §1.4).',
@@ -53,15 +81,24 @@ export const PACKAGE_REQUEST_SCHEMA = {
     encryptionKeys: recipients,
     packagerIdentityPrivateKey: packagerIdentity,
     license: { type: 'object', description: 'Embedded license, covered by every signature.' },
+    ...RELEASE_PROPERTIES,
   },
 } as const;
 
 export const BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA = {
   type: 'object',
-  description: 'The `body` part of POST /bootstrap-encrypt.',
+  description:
+    'The `body` part of POST /bootstrap-encrypt. `signers` sign the bootstrap (administrators: an agent given ' +
+    'their public keys refuses a bootstrap they did not sign); not with `formatVersion` 1.',
   required: ['keys', 'encryptionKeys', 'packagerIdentityPrivateKey'],
   additionalProperties: false,
-  properties: { keys, encryptionKeys: recipients, packagerIdentityPrivateKey: packagerIdentity },
+  properties: {
+    keys,
+    signers,
+    encryptionKeys: recipients,
+    packagerIdentityPrivateKey: packagerIdentity,
+    ...RELEASE_PROPERTIES,
+  },
 } as const;
 
 export const STRING_ENCRYPT_REQUEST_SCHEMA = {
@@ -99,6 +136,13 @@ export const PACKAGING_SCHEMA = {
     requiredSigners: { type: 'array', maxItems: 1024, items: signerRef },
     additionalSigners: { type: 'array', maxItems: 1024, items: signerRef },
     requiredAdditionalSignerCount: { type: 'integer', minimum: 0 },
+    minimumSequence: {
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description:
+        'The lowest release sequence accepted (POLICY_BELOW_MINIMUM below it; a format 1 package has none).',
+    },
   },
 } as const;
 
@@ -122,7 +166,13 @@ export const PACKAGE_ENVELOPE_REQUEST_SCHEMA = {
 
 export type KeyInput = { id: string; purpose: string; type: string; keyHex: string };
 export type SignerInput = { key: string; signText: string };
-export interface PackageRequest {
+/** The members of {@link RELEASE_PROPERTIES}. */
+export interface ReleaseRequest {
+  sequence?: number;
+  expiresAt?: string;
+  formatVersion?: 1 | 2;
+}
+export interface PackageRequest extends ReleaseRequest {
   packageId: string;
   keys: KeyInput[];
   signers?: SignerInput[];
@@ -131,6 +181,9 @@ export interface PackageRequest {
   license?: Record<string, unknown>;
 }
 export type EncryptRequest = Pick<PackageRequest, 'keys' | 'encryptionKeys' | 'packagerIdentityPrivateKey'>;
+export interface BootstrapEncryptRequest extends EncryptRequest, ReleaseRequest {
+  signers?: SignerInput[];
+}
 export type SignerRef = string | { id: string; description?: string };
 export interface PackageEnvelopeRequest extends EncryptRequest {
   signers?: SignerInput[];
@@ -141,5 +194,6 @@ export interface PackageEnvelopeRequest extends EncryptRequest {
     requiredSigners?: SignerRef[];
     additionalSigners?: SignerRef[];
     requiredAdditionalSignerCount?: number;
+    minimumSequence?: number;
   };
 }

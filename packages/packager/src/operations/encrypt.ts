@@ -3,19 +3,30 @@ import { encryptBootstrap } from '@org/oapp-format';
 import { validateBootstrap } from '@org/workflow-compiler';
 import { bodyValidator } from '../body-json.js';
 import { RequestError } from '../errors.js';
-import { resolvePackager, resolveRecipients } from '../keyring.js';
+import { resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
 import { OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
 import type { KeyedForm, OperationEnv, OperationResult } from '../operation.js';
+import { checkRelease, releaseOptions } from '../release.js';
 import {
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
   STRING_ENCRYPT_REQUEST_SCHEMA,
+  type BootstrapEncryptRequest,
   type EncryptRequest,
 } from '../request-schemas.js';
 
 /** Validates the `body` part of /bootstrap-encrypt. */
-export const validateBootstrapEncryptRequest = bodyValidator<EncryptRequest>(
+export const validateBootstrapEncryptRequest = bodyValidator<BootstrapEncryptRequest>(
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
 );
+
+/**
+ * The checks of /bootstrap-encrypt's validated `body` part before its keys are parsed: the release members, and
+ * no `signers` with `formatVersion` 1 (a format 1 bootstrap carries no signatures).
+ * @throws RequestError `REQUEST_FIELD_INVALID`.
+ */
+export function checkBootstrapEncryptRequest(request: BootstrapEncryptRequest): void {
+  checkRelease(request as BootstrapEncryptRequest & Record<string, unknown>, ['signers']);
+}
 /** Validates the `body` part of /string-encrypt. */
 export const validateStringEncryptRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUEST_SCHEMA);
 
@@ -26,18 +37,26 @@ function textResult(type: string, text: string): OperationResult {
   return { status: 200, type: type === TEXT_PLAIN ? 'text/plain; charset=utf-8' : OCTET_STREAM, body: text };
 }
 
-/** bootstrap-encrypt: validate the bootstrap (the `stream` part), then encrypt it for every recipient → Base64 text. */
+/**
+ * bootstrap-encrypt: validate the bootstrap (the `stream` part), then encrypt it for every recipient, signed by
+ * every signer → Base64 text.
+ */
 export async function bootstrapEncrypt(
-  form: KeyedForm<EncryptRequest>,
+  form: KeyedForm<BootstrapEncryptRequest>,
   env: Pick<OperationEnv, 'limits'>,
 ): Promise<OperationResult> {
   const { type, request, ring, content } = form;
   const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
   const recipients = resolveRecipients(ring, request.encryptionKeys);
+  const signers = resolveSigners(ring, request.signers);
+  const release = releaseOptions(request);
   const bootstrap = await content();
   // Nothing is encrypted unless the bootstrap validates (docs/interfaces.md §1.3).
   validateBootstrap(bootstrap, { maxBytes: env.limits.bootstrapBytes });
-  return textResult(type, encryptBootstrap(bootstrap, { packagerSecretKey, recipients }));
+  return textResult(
+    type,
+    encryptBootstrap(bootstrap, { packagerSecretKey, recipients, signers, ...release }),
+  );
 }
 
 /**

@@ -41,6 +41,7 @@ function policyOf(ring: Keyring, p: PackageEnvelopeRequest['packaging']): Deploy
     requiredSigners: trusted(ring, p.requiredSigners, 'requiredSigners'),
     additionalSigners: trusted(ring, p.additionalSigners, 'additionalSigners'),
     requiredAdditionalSignerCount: p.requiredAdditionalSignerCount ?? 0,
+    minimumSequence: p.minimumSequence,
   };
 }
 

@@ -4,10 +4,20 @@ import { bodyValidator } from '../body-json.js';
 import { resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
 import { OCTET_STREAM } from '../negotiate.js';
 import type { KeyedForm, OperationEnv, OperationResult } from '../operation.js';
+import { checkRelease, releaseOptions } from '../release.js';
 import { PACKAGE_REQUEST_SCHEMA, type PackageRequest } from '../request-schemas.js';
 
 /** Validates the `body` part of /workflow-package. */
 export const validatePackageRequest = bodyValidator<PackageRequest>(PACKAGE_REQUEST_SCHEMA);
+
+/**
+ * The checks of /workflow-package's validated `body` part before its keys are parsed: the release members
+ * (`expiresAt` a calendar time; no `sequence` or `expiresAt` with `formatVersion` 1).
+ * @throws RequestError `REQUEST_FIELD_INVALID`.
+ */
+export function checkPackageRequest(request: PackageRequest): void {
+  checkRelease(request as PackageRequest & Record<string, unknown>);
+}
 
 /** workflow-package: `body` = PackageRequest, `stream` = workflow JSON → compile → `.oapp` bytes. */
 export async function workflowPackage(
@@ -18,6 +28,7 @@ export async function workflowPackage(
   const packagerSecretKey = resolvePackager(ring, request.packagerIdentityPrivateKey);
   const recipients = resolveRecipients(ring, request.encryptionKeys);
   const signers = resolveSigners(ring, request.signers);
+  const release = releaseOptions(request);
   const compiled = await compileWorkflow(await content(), {
     resourceDirs: env.resourceDirs,
     maxInputBytes: env.limits.workflowBytes,
@@ -32,6 +43,7 @@ export async function workflowPackage(
       recipients,
       signers,
       license: request.license,
+      ...release,
     });
     return { status: 200, type: OCTET_STREAM, body: pkg };
   } finally {
