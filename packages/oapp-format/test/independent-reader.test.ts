@@ -13,6 +13,10 @@ import {
   decryptBootstrap,
   decryptString,
   displayForm,
+  freshness,
+  verifyBootstrapSignature,
+  type Administrators,
+  type Freshness,
   isWeakEd25519,
   isWeakX25519,
   looksLikeEncryptedBootstrap,
@@ -41,9 +45,35 @@ interface VectorIndex {
     requiredAdditionalSignerCount: number;
   };
   recipient: string;
-  vectors: Record<string, { kind: Kind; contentSha256: string; contentSize: number }>;
+  vectors: Record<
+    string,
+    {
+      kind: Kind;
+      contentSha256: string;
+      contentSize: number;
+      formatVersion: 1 | 2;
+      sequence: number | null;
+      createdAt: string;
+      expiresAt: string | null;
+    }
+  >;
   bootstrap: { file: string; agentBootstrapSecretKey: string };
   string: { file: string; plaintext: string; agentStringSecretKeys: string };
+  administrators: { keys: string[]; threshold: number };
+  signedBootstrap: { file: string; vector: string };
+  plainBootstrap: { file: string; signature: string; sequence: number; createdAt: string; expiresAt: string };
+  negativeInputs: Record<
+    string,
+    {
+      minimumSequence?: number;
+      freshness?: {
+        newest?: { sequence: number; contentSha256: string };
+        now?: string;
+        clockSkewSeconds?: number;
+        allowSequence?: number;
+      };
+    }
+  >;
 }
 
 const index = JSON.parse(readFileSync(join(vectorsDir, 'vectors.json'), 'utf8')) as VectorIndex;
@@ -72,13 +102,41 @@ function appOptions(): OpenOptions {
 
 /** The code the reader derives, or 'ACCEPTED' when it opens the package. */
 function outcome(bytes: Uint8Array, options: OpenOptions): string {
+  return codeOf(() => openPackage(bytes, options));
+}
+
+function codeOf(fn: () => unknown): string {
   try {
-    openPackage(bytes, options);
+    fn();
     return 'ACCEPTED';
   } catch (e) {
     if (e instanceof SpecReject) return e.code;
     throw e;
   }
+}
+
+const administrators = (): Administrators => ({
+  keys: index.administrators.keys.map(publicKey),
+  threshold: index.administrators.threshold,
+});
+
+/** SPEC §14: a negative file is read by its extension; `.oapp` with the inputs vectors.json lists for it. */
+function negativeOutcome(file: string): string {
+  const bytes = readBytes(join(negativeDir, file));
+  if (file.endsWith('.b64'))
+    return codeOf(() =>
+      decryptBootstrap(new TextDecoder().decode(bytes), index.bootstrap.agentBootstrapSecretKey, administrators()),
+    );
+  if (file.endsWith('.sig'))
+    return codeOf(() =>
+      verifyBootstrapSignature(readBytes(join(vectorsDir, index.plainBootstrap.file)), bytes, administrators()),
+    );
+  const inputs = index.negativeInputs[file];
+  if (inputs === undefined) return outcome(bytes, options);
+  const f = inputs.freshness ?? {};
+  const fresh: Freshness = { ...f, now: f.now === undefined ? undefined : new Date(f.now) };
+  if (f.now === undefined) delete fresh.now;
+  return outcome(bytes, { ...options, policy: { ...options.policy, minimumSequence: inputs.minimumSequence }, freshness: fresh });
 }
 
 const sha256Hex = (bytes: Uint8Array): string => toHex(sodium.crypto_hash_sha256(bytes));
@@ -106,11 +164,33 @@ describe('independent reader: valid vectors (SPEC §6, §14)', () => {
 
   for (const [name, v] of apps) {
     it(`opens ${name} to content of ${v.contentSize} bytes with SHA-256 ${v.contentSha256.slice(0, 16)}…`, () => {
-      const { content } = openPackage(readBytes(join(vectorsDir, name)), options);
+      const { content, header, verdict } = openPackage(readBytes(join(vectorsDir, name)), options);
       expect(content.length).toBe(v.contentSize);
       expect(sha256Hex(content)).toBe(v.contentSha256);
+      expect({
+        formatVersion: header.version,
+        sequence: header.sequence,
+        createdAt: header.createdAt,
+        expiresAt: header.expiresAt,
+      }).toEqual({ formatVersion: v.formatVersion, sequence: v.sequence, createdAt: v.createdAt, expiresAt: v.expiresAt });
+      expect(verdict).toBe(v.formatVersion === 1 ? 'unversioned' : 'first');
     });
   }
+
+  it('S173 decrypts v2-bootstrap-signed.b64 with the administrators and verifies bootstrap.json.sig (SPEC §9)', () => {
+    const text = readFileSync(join(vectorsDir, index.signedBootstrap.file), 'utf8');
+    const content = decryptBootstrap(text, index.bootstrap.agentBootstrapSecretKey, administrators());
+    expect(sha256Hex(content)).toBe(index.vectors[index.signedBootstrap.vector]?.contentSha256);
+    const plain = readBytes(join(vectorsDir, index.plainBootstrap.file));
+    const v = verifyBootstrapSignature(plain, readBytes(join(vectorsDir, index.plainBootstrap.signature)), administrators());
+    expect(v).toEqual({
+      sequence: index.plainBootstrap.sequence,
+      createdAt: index.plainBootstrap.createdAt,
+      expiresAt: index.plainBootstrap.expiresAt,
+    });
+    // Without administrators the records of the signed bootstrap are ignored (SPEC §9.1).
+    expect(sha256Hex(decryptBootstrap(text, index.bootstrap.agentBootstrapSecretKey))).toBe(sha256Hex(content));
+  });
 
   it('decrypts bootstrap.b64 with AGENT_BOOTSTRAP_SECRETKEY (SPEC §9)', () => {
     const text = readFileSync(join(vectorsDir, index.bootstrap.file), 'utf8');
@@ -240,24 +320,76 @@ describe('independent reader: S178 display form (SPEC §6.4, testdata/vectors/di
 });
 
 describe('independent reader: negative corpus (SPEC §14)', () => {
-  const files = readdirSync(negativeDir)
-    .filter((f) => f.endsWith('.oapp'))
-    .sort();
+  const files = readdirSync(negativeDir).sort();
 
-  it('has negative files, each named <CODE>--<defect>.oapp', () => {
-    expect(files.length).toBeGreaterThan(50);
-    for (const f of files) expect(f).toMatch(/^[A-Z0-9_]+--[a-z0-9-]+\.oapp$/);
+  it('has negative files, each named <CODE>--<defect>.<oapp|b64|sig>', () => {
+    expect(files.length).toBeGreaterThan(100);
+    for (const f of files) expect(f).toMatch(/^[A-Z0-9_]+--[a-z0-9-]+\.(oapp|b64|sig)$/);
   });
 
   for (const file of files) {
     const expected = file.split('--')[0] ?? '';
-    const defect = file.slice(expected.length + 2, -'.oapp'.length);
+    const defect = file.slice(expected.length + 2);
     it(`rejects ${defect}`, () => {
-      expect(outcome(readBytes(join(negativeDir, file)), options)).not.toBe('ACCEPTED');
+      expect(negativeOutcome(file)).not.toBe('ACCEPTED');
     });
     const agree = KNOWN_DISAGREEMENTS[file] === undefined ? it : it.fails;
     agree(`derives ${expected} for ${defect}`, () => {
-      expect(outcome(readBytes(join(negativeDir, file)), options)).toBe(expected);
+      expect(negativeOutcome(file)).toBe(expected);
     });
   }
 });
+
+describe('independent reader: SPEC §6 step 13a agrees with the library on a grid of inputs', () => {
+  const sha = 'cd'.repeat(32);
+  const other = 'ab'.repeat(32);
+  const releases = [
+    { formatVersion: 1 as const, sequence: null, createdAt: '2026-11-01T12:00:00.000Z', expiresAt: null },
+    ...[0, 4, 5, 6].flatMap((sequence) =>
+      [null, '2026-11-02T00:00:00.000Z'].map((expiresAt) => ({
+        formatVersion: 2 as const,
+        sequence,
+        createdAt: '2026-11-01T12:00:00.000Z',
+        expiresAt,
+      })),
+    ),
+  ];
+  const floors = [undefined, 0, 5];
+  const newests = [undefined, { sequence: 5, contentSha256: sha }, { sequence: 5, contentSha256: other }];
+  const allows = [undefined, 4, 5];
+  const clocks = [
+    {},
+    { now: new Date('2026-11-02T00:05:00.000Z') },
+    { now: new Date('2026-11-02T00:05:00.001Z') },
+    { now: new Date('2026-11-02T00:00:01.000Z'), clockSkewSeconds: 0 },
+  ];
+  it('gives the same verdict or code for every combination', async () => {
+    const { checkFreshness, isOappError } = await import('../src/index.js');
+    let n = 0;
+    for (const r of releases)
+      for (const floor of floors)
+        for (const newest of newests)
+          for (const allowSequence of allows)
+            for (const clock of clocks) {
+              const f = { ...clock, ...(newest ? { newest } : {}), ...(allowSequence === undefined ? {} : { allowSequence }) };
+              const ours = codeOrVerdict(() => freshness(r, sha, floor, f), (e) => (e instanceof SpecReject ? e.code : undefined));
+              const theirs = codeOrVerdict(
+                () => checkFreshness(r, sha, floor, f).verdict,
+                (e) => (isOappError(e) ? e.code : undefined),
+              );
+              expect(ours, JSON.stringify({ r, floor, f })).toBe(theirs);
+              n++;
+            }
+    expect(n).toBe(releases.length * floors.length * newests.length * allows.length * clocks.length);
+  });
+});
+
+function codeOrVerdict(fn: () => unknown, code: (e: unknown) => string | undefined): string {
+  try {
+    return String(fn());
+  } catch (e) {
+    const c = code(e);
+    if (c === undefined) throw e;
+    return c;
+  }
+}

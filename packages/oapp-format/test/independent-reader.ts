@@ -1,5 +1,5 @@
 /**
- * An independent oapp/v1 reader written from SPEC.md alone, with libsodium and plain JavaScript.
+ * An independent oapp/v1 and oapp/v2 reader written from SPEC.md alone, with libsodium and plain JavaScript.
  * It imports nothing from ../src or from @org/envelope-crypto: its only purpose is to show that the
  * specification is precise enough to be implemented twice. Section numbers (§) refer to SPEC.md.
  */
@@ -433,9 +433,16 @@ interface Content {
   sha256: Uint8Array;
   sha256Hex: string;
 }
+export type Version = 1 | 2;
 export interface Header {
+  /** §3.1 frame version. */
+  version: Version;
   packageId: string;
+  /** §4.2 (v2): the release sequence; null in v1. */
+  sequence: number | null;
   createdAt: string;
+  /** §4.2 (v2, optional). */
+  expiresAt: string | null;
   content: Content;
   packager: Uint8Array;
   recipients: number;
@@ -448,7 +455,7 @@ export interface Header {
 /** Shape used for §4.1 rule 7; `true` = a leaf, `'*'` = any JSON (license), arrays = element shape. */
 type Shape = { [member: string]: Shape | true | '*' } | [Shape];
 const CONTENT_SHAPE: Shape = { mediaType: true, size: true, sha256: true };
-const HEADER_SHAPE: Shape = {
+const HEADER_SHAPE_V1: Shape = {
   format: true,
   packageId: true,
   createdAt: true,
@@ -458,7 +465,13 @@ const HEADER_SHAPE: Shape = {
   payload: { aead: true, chunkSize: true, plaintextSize: true, ciphertextSha256: true },
   envelope: { chain: [{ packager: true, headerSha256: true }] },
 };
-const STATEMENT_SHAPE: Shape = { format: true, packageId: true, content: CONTENT_SHAPE, license: '*' };
+/** §4.2: v2 adds `sequence` and `expiresAt` to HEADER. */
+const HEADER_SHAPE_V2: Shape = { ...(HEADER_SHAPE_V1 as Record<string, Shape | true>), sequence: true, expiresAt: true };
+const STATEMENT_SHAPE_V1: Shape = { format: true, packageId: true, content: CONTENT_SHAPE, license: '*' };
+/** §4.3: v2 adds `sequence`, `createdAt` and `expiresAt` to STATEMENT. */
+const STATEMENT_SHAPE_V2: Shape = { ...(STATEMENT_SHAPE_V1 as Record<string, Shape | '*' | true>), sequence: true, createdAt: true, expiresAt: true };
+const HEADER_FORMAT: Record<Version, string> = { 1: 'oapp/v1', 2: 'oapp/v2' };
+const STATEMENT_FORMAT: Record<Version, string> = { 1: 'oapp-statement/v1', 2: 'oapp-statement/v2' };
 
 /** §4.1 rule 7: unknown members anywhere (outside `license`) → FORMAT_UNKNOWN_FIELD. */
 function rejectUnknownMembers(value: Json, shape: Shape | true | '*'): void {
@@ -518,16 +531,40 @@ function daysInMonth(year: number, month: number): number {
   return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
 }
 
-/** §4.2 createdAt: `YYYY-MM-DDTHH:MM:SS.sssZ`, a valid date. */
-function timestampMember(obj: JsonObject): string {
-  const t = stringMember(obj, 'createdAt');
+/** §4.2 createdAt (and v2 expiresAt): `YYYY-MM-DDTHH:MM:SS.sssZ`, a valid date. */
+function timestampMember(obj: JsonObject, name = 'createdAt'): string {
+  const t = stringMember(obj, name);
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{3}Z$/.exec(t);
-  if (m === null) return badField('createdAt', 'form');
+  if (m === null) return badField(name, 'form');
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
-    badField('createdAt', 'not a valid date');
+    badField(name, 'not a valid date');
   }
   return t;
+}
+
+interface Release {
+  sequence: number | null;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+/** §4.2 / §4.3 (v2): sequence 0 … 2^53 − 1, createdAt, optional expiresAt strictly after createdAt. */
+function releaseMembers(root: JsonObject): Release {
+  const sequence = integerMember(root, 'sequence', 0, Number.MAX_SAFE_INTEGER);
+  const createdAt = timestampMember(root);
+  if (!root.has('expiresAt')) return { sequence, createdAt, expiresAt: null };
+  const expiresAt = timestampMember(root, 'expiresAt');
+  // Fixed-width UTC form: comparing the texts compares the times.
+  if (!(expiresAt > createdAt)) badField('expiresAt', 'not after createdAt');
+  return { sequence, createdAt, expiresAt };
+}
+
+/** §4.1 rule 9: `format` is checked against the frame version before the member set. */
+function formatFirst(root: Json, expected: string, what: string): JsonObject {
+  if (!(root instanceof Map)) return badField(what, 'not an object');
+  if (root.get('format') !== expected) badField('format', `not ${expected}`);
+  return root;
 }
 
 function contentMember(obj: JsonObject): Content {
@@ -557,14 +594,13 @@ function envelopeChain(root: JsonObject): Header['chain'] {
   });
 }
 
-/** §4.2 (after §4.1): the HEADER's members, in table order. */
-export function parseHeader(bytes: Uint8Array): Header {
-  const root = parseStrictJson(bytes, true);
-  rejectUnknownMembers(root, HEADER_SHAPE);
-  if (!(root instanceof Map)) return badField('HEADER', 'not an object');
-  if (stringMember(root, 'format') !== 'oapp/v1') badField('format', 'not oapp/v1');
+/** §4.2 (after §4.1): the HEADER's members, in table order, for the frame version. */
+export function parseHeader(bytes: Uint8Array, version: Version): Header {
+  const root = formatFirst(parseStrictJson(bytes, true), HEADER_FORMAT[version], 'HEADER');
+  rejectUnknownMembers(root, version === 1 ? HEADER_SHAPE_V1 : HEADER_SHAPE_V2);
   const packageId = packageIdMember(root);
-  const createdAt = timestampMember(root);
+  const release: Release =
+    version === 1 ? { sequence: null, createdAt: timestampMember(root), expiresAt: null } : releaseMembers(root);
   const content = contentMember(root);
   const packager = hex32Member(root, 'packager');
   const recipients = integerMember(root, 'recipients', 1, Number.MAX_SAFE_INTEGER);
@@ -578,8 +614,9 @@ export function parseHeader(bytes: Uint8Array): Header {
   const ciphertextSha256 = hex32Member(payload, 'ciphertextSha256');
   const chain = envelopeChain(root);
   return {
+    version,
     packageId,
-    createdAt,
+    ...release,
     content,
     packager,
     recipients,
@@ -590,21 +627,37 @@ export function parseHeader(bytes: Uint8Array): Header {
   };
 }
 
-/** §4.3 then the HEADER comparison (FORMAT_STATEMENT_MISMATCH). */
-export function parseStatement(bytes: Uint8Array, header: Header): void {
-  const root = parseStrictJson(bytes, true); // §4.1 rule 6: HEADER and STATEMENT
-  rejectUnknownMembers(root, STATEMENT_SHAPE);
-  if (!(root instanceof Map)) return badField('STATEMENT', 'not an object');
-  if (stringMember(root, 'format') !== 'oapp-statement/v1') badField('format', 'not oapp-statement/v1');
+export interface ParsedStatement extends Release {
+  packageId: string;
+  content: Content;
+}
+
+/** §4.3 alone (a package's STATEMENT, or the one of a bootstrap signature file, §9.2). */
+export function parseStatementOnly(bytes: Uint8Array, version: Version): ParsedStatement {
+  const root = formatFirst(parseStrictJson(bytes, true), STATEMENT_FORMAT[version], 'STATEMENT'); // §4.1 rule 6
+  rejectUnknownMembers(root, version === 1 ? STATEMENT_SHAPE_V1 : STATEMENT_SHAPE_V2);
   const packageId = packageIdMember(root);
+  const release: Release =
+    version === 1 ? { sequence: null, createdAt: '', expiresAt: null } : releaseMembers(root);
   const content = contentMember(root);
   if (root.has('license')) objectMember(root, 'license');
+  return { packageId, content, ...release };
+}
+
+/** §4.3 then the HEADER comparison (FORMAT_STATEMENT_MISMATCH), release members included in v2 (§4.3). */
+export function parseStatement(bytes: Uint8Array, header: Header): void {
+  const st = parseStatementOnly(bytes, header.version);
   const same =
-    packageId === header.packageId &&
-    content.mediaType === header.content.mediaType &&
-    content.size === header.content.size &&
-    content.sha256Hex === header.content.sha256Hex;
+    st.packageId === header.packageId &&
+    st.content.mediaType === header.content.mediaType &&
+    st.content.size === header.content.size &&
+    st.content.sha256Hex === header.content.sha256Hex;
   if (!same) reject('FORMAT_STATEMENT_MISMATCH');
+  if (
+    header.version === 2 &&
+    (st.sequence !== header.sequence || st.createdAt !== header.createdAt || st.expiresAt !== header.expiresAt)
+  )
+    reject('FORMAT_STATEMENT_MISMATCH', 'release members');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -641,13 +694,15 @@ class Cursor {
   }
 }
 
-/** §6 step 1. */
-function readFrame(c: Cursor): void {
+/** §6 step 1: versions 1 and 2. */
+function readFrame(c: Cursor): Version {
   const available = Math.min(MAGIC.length, c.bytes.length);
   for (let i = 0; i < available; i++) if (c.bytes[i] !== MAGIC[i]) reject('FORMAT_BAD_MAGIC');
   c.take(MAGIC.length); // a proper prefix of the magic → FORMAT_TRUNCATED
-  if (c.u16() !== 1) reject('FORMAT_VERSION_UNSUPPORTED');
+  const version = c.u16();
+  if (version !== 1 && version !== 2) reject('FORMAT_VERSION_UNSUPPORTED');
   if (c.u16() !== 0) reject('FORMAT_BAD_FLAGS');
+  return version;
 }
 
 /** §6 step 2 for one of the first four sections: tag, limit before reading, then the value. */
@@ -725,6 +780,8 @@ export interface Policy {
   requiredSigners: Uint8Array[];
   additionalSigners: Uint8Array[];
   requiredAdditionalSignerCount: number;
+  /** §6.1: the release floor (optional). */
+  minimumSequence?: number;
 }
 
 /** §6 step 8 (and §2: weak keys are rejected wherever keys are registered). */
@@ -741,17 +798,18 @@ function validatePolicy(policy: Policy): void {
   for (const pk of policy.packagerIdentities) checkPublicKey(pk, 'authenticated', 'policy packager');
 }
 
-/** §5.1: M = "OAPPv1" SP dec(len T) SP T SP dec(len S) SP S SP dec(len X) SP X. */
-export function signingMessage(kind: Kind, statement: Uint8Array, signText: Uint8Array): Uint8Array {
+/** §5.1: M = "OAPPv<version>" SP dec(len T) SP T SP dec(len S) SP S SP dec(len X) SP X. */
+export function signingMessage(kind: Kind, statement: Uint8Array, signText: Uint8Array, version: Version): Uint8Array {
   const type = utf8.encode(`application/vnd.oapp.statement.${kind}+json`);
   const field = (bytes: Uint8Array): Uint8Array => concat(utf8.encode(` ${bytes.length} `), bytes);
-  return concat(utf8.encode('OAPPv1'), field(type), field(statement), field(signText));
+  return concat(utf8.encode(`OAPPv${version}`), field(type), field(statement), field(signText));
 }
 
-/** §6 step 12. */
+/** §6 step 12 (also §9: administrators as additional signers). */
 function checkSignatures(
-  policy: Policy,
-  header: Header,
+  policy: Pick<Policy, 'requiredSigners' | 'additionalSigners' | 'requiredAdditionalSignerCount'>,
+  kind: Kind,
+  version: Version,
   statement: Uint8Array,
   records: SignatureRecord[],
 ): void {
@@ -760,7 +818,7 @@ function checkSignatures(
   for (const r of records) {
     const key = toHex(r.signerPk);
     if (!named.has(key)) continue; // records of other keys: neither verified nor counted
-    const m = signingMessage(header.content.kind, statement, r.signText);
+    const m = signingMessage(kind, statement, r.signText, version);
     if (!sodium.crypto_sign_verify_detached(r.signature, m, r.signerPk))
       reject('POLICY_SIGNATURE_INVALID', key);
     valid.add(key);
@@ -851,6 +909,16 @@ function decryptPayload(c: Cursor, header: Header, fileKey: Uint8Array): Uint8Ar
 // §6: verify and open, step by step
 // ---------------------------------------------------------------------------------------------
 
+/** §6 step 13a inputs. */
+export interface Freshness {
+  newest?: { sequence: number; contentSha256: string };
+  /** Default: the current time. */
+  now?: Date;
+  /** Default 300 (§6 step 13a). */
+  clockSkewSeconds?: number;
+  allowSequence?: number;
+}
+
 export interface OpenOptions {
   policy: Policy;
   /** The deployment's `authenticated` (X25519) secret key. */
@@ -858,21 +926,57 @@ export interface OpenOptions {
   expectKind: Kind;
   /** The reader's configured plaintext maximum (§6 step 3, §7). */
   maxPlaintextSize: number;
+  freshness?: Freshness;
 }
+
+export type Verdict = 'first' | 'newer' | 'same' | 'allowed-downgrade' | 'unversioned';
 
 export interface Opened {
   header: Header;
   content: Uint8Array;
+  verdict: Verdict;
+}
+
+/** §6 step 13a, in its order: v1 under a floor or a newest; the floor; newest; expiry. */
+export function freshness(
+  release: { sequence: number | null; expiresAt: string | null },
+  contentSha256Hex: string,
+  minimumSequence: number | undefined,
+  f: Freshness = {},
+): Verdict {
+  const { sequence } = release;
+  const newest = f.newest;
+  if (sequence === null) {
+    if (minimumSequence !== undefined) reject('POLICY_BELOW_MINIMUM', 'v1 under a floor');
+    if (newest !== undefined) reject('POLICY_ROLLBACK', 'v1 after a remembered newest');
+    return 'unversioned';
+  }
+  if (minimumSequence !== undefined && sequence < minimumSequence) reject('POLICY_BELOW_MINIMUM');
+  let verdict: Verdict = 'first';
+  if (newest !== undefined) {
+    const sameContent = contentSha256Hex === newest.contentSha256.toLowerCase();
+    if (sequence > newest.sequence) verdict = 'newer';
+    else if (sequence === newest.sequence && sameContent) verdict = 'same';
+    else if (f.allowSequence !== undefined && sequence === f.allowSequence) verdict = 'allowed-downgrade';
+    else if (sequence < newest.sequence) reject('POLICY_ROLLBACK');
+    else reject('POLICY_SEQUENCE_REUSED');
+  }
+  if (release.expiresAt !== null) {
+    const now = (f.now ?? new Date()).getTime();
+    const skew = f.clockSkewSeconds ?? 300;
+    if (now > Date.parse(release.expiresAt) + skew * 1000) reject('POLICY_EXPIRED');
+  }
+  return verdict;
 }
 
 export function openPackage(bytes: Uint8Array, options: OpenOptions): Opened {
   const c = new Cursor(bytes);
-  readFrame(c); // 1
+  const version = readFrame(c); // 1
   const headerBytes = readSection(c, TAG.HEADER); // 2
   const statementBytes = readSection(c, TAG.STATEMENT);
   const recipientsBytes = readSection(c, TAG.RECIPIENTS);
   const signaturesBytes = readSection(c, TAG.SIGNATURES);
-  const header = parseHeader(headerBytes); // 3
+  const header = parseHeader(headerBytes, version); // 3
   if (header.content.kind !== options.expectKind) reject('FORMAT_WRONG_KIND');
   if (header.plaintextSize > options.maxPlaintextSize) reject('FORMAT_PAYLOAD_TOO_LARGE');
   parseStatement(statementBytes, header); // 4
@@ -887,11 +991,18 @@ export function openPackage(bytes: Uint8Array, options: OpenOptions): Opened {
   if (!options.policy.packagerIdentities.some((k) => constantTimeEqual(k, header.packager))) {
     reject('POLICY_PACKAGER_NOT_TRUSTED'); // 11
   }
-  checkSignatures(options.policy, header, statementBytes, records); // 12
+  checkSignatures(options.policy, header.content.kind, version, statementBytes, records); // 12
   const fileKey = openStanza(stanzas, header, headerBytes, options.secretKey); // 13
+  let verdict: Verdict;
+  try {
+    verdict = freshness(header, header.content.sha256Hex, options.policy.minimumSequence, options.freshness); // 13a
+  } catch (e) {
+    sodium.memzero(fileKey);
+    throw e;
+  }
   const content = decryptPayload(c, header, fileKey); // 14, 15
   sodium.memzero(fileKey);
-  return { header, content };
+  return { header, content, verdict };
 }
 
 /** §6 step 7 (tag per §3.2): the declared length MUST equal plaintextSize + 16·N. */
@@ -960,18 +1071,61 @@ export function looksLikeEncryptedBootstrap(text: string): boolean {
   }
 }
 
-export function decryptBootstrap(text: string, agentBootstrapSecretKey: string): Uint8Array {
+/** §9.1: the administrators a deployment requires: Ed25519 keys and K (1 … number of keys). */
+export interface Administrators {
+  keys: Uint8Array[];
+  threshold: number;
+}
+
+export function decryptBootstrap(
+  text: string,
+  agentBootstrapSecretKey: string,
+  administrators?: Administrators,
+): Uint8Array {
   const bytes = decodeCanonicalBase64(trimAsciiWhitespace(text), 'FORMAT_BAD_BASE64');
   const { senderPk, secretKey } = parseKeyTuple(agentBootstrapSecretKey);
   const policy: Policy = {
     packageId: 'bootstrap',
     packagerIdentities: [senderPk],
     requiredSigners: [],
-    additionalSigners: [],
-    requiredAdditionalSignerCount: 0,
+    // §9.1: administrators are additional signers with K = threshold; without them no record counts.
+    additionalSigners: administrators?.keys ?? [],
+    requiredAdditionalSignerCount: administrators?.threshold ?? 0,
   };
   return openPackage(bytes, { policy, secretKey, expectKind: 'bootstrap', maxPlaintextSize: MAX_BOOTSTRAP })
     .content;
+}
+
+/** §9.2: a detached bootstrap signature file. */
+export function verifyBootstrapSignature(
+  bootstrap: Uint8Array,
+  signatureFile: Uint8Array,
+  administrators: Administrators,
+  now?: Date,
+): { sequence: number; createdAt: string; expiresAt: string | null } {
+  if (signatureFile.length > 131_072) reject('FORMAT_SECTION_TOO_LARGE');
+  const root = formatFirst(parseStrictJson(signatureFile, false), 'oapp-bootstrap-signature/v1', 'signature file');
+  for (const name of root.keys())
+    if (!['format', 'statement', 'signatures'].includes(name)) reject('FORMAT_UNKNOWN_FIELD', name);
+  const statementBytes = decodeCanonicalBase64(stringMember(root, 'statement'), 'FORMAT_BAD_BASE64');
+  const signaturesBytes = decodeCanonicalBase64(stringMember(root, 'signatures'), 'FORMAT_BAD_BASE64');
+  if (statementBytes.length > 16_384) reject('FORMAT_SECTION_TOO_LARGE');
+  const st = parseStatementOnly(statementBytes, 2);
+  if (st.content.kind !== 'bootstrap') reject('FORMAT_WRONG_KIND');
+  if (st.packageId !== 'bootstrap') badField('packageId', 'not "bootstrap"');
+  if (signaturesBytes.length > 71_808) reject('FORMAT_SECTION_TOO_LARGE');
+  const records = parseSignatures(signaturesBytes);
+  checkSignatures(
+    { requiredSigners: [], additionalSigners: administrators.keys, requiredAdditionalSignerCount: administrators.threshold },
+    'bootstrap',
+    2,
+    statementBytes,
+    records,
+  );
+  if (st.content.size !== bootstrap.length || !constantTimeEqual(sha256(bootstrap), st.content.sha256))
+    reject('CRYPTO_CONTENT_MISMATCH');
+  freshness(st, st.content.sha256Hex, undefined, now === undefined ? {} : { now });
+  return { sequence: st.sequence ?? 0, createdAt: st.createdAt, expiresAt: st.expiresAt };
 }
 
 // ---------------------------------------------------------------------------------------------
