@@ -1,0 +1,134 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
+import { signBootstrap } from '@org/oapp-format';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeKeys, makeRecord, tempDir, writePackage, type PackageOptions } from '../fixtures.js';
+import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const AGENT = join(HERE, '..', '..', 'dist', 'main.js');
+const keys = makeKeys();
+
+afterEach(() => killAll());
+
+/** A bootstrap file for one package (`dep-1`, package id echo-app) on a free port; returns its path. */
+async function bootstrapFile(dir: string, pkg: PackageOptions, packaging: Record<string, unknown> = {}) {
+  const record = makeRecord(keys, writePackage(dir, keys, pkg), {
+    allowHttpServerAccess: [{ id: 'api', port: await freePort() }],
+  });
+  const path = join(dir, `bootstrap-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(path, JSON.stringify([{ ...record, packaging: { ...record.packaging, ...packaging } }]));
+  return path;
+}
+
+/** The fatal line of a child that must refuse to start (exit 1, nothing listening). */
+async function refusal(child: Child): Promise<{ code: string; msg: string }> {
+  expect(await child.exited).toBe(1);
+  expect(child.stdout()).not.toContain('"listening"');
+  return JSON.parse(child.stderr().trim().split('\n').pop()!) as { code: string; msg: string };
+}
+
+function logLine(child: Child, msg: string): Record<string, unknown> | undefined {
+  return child
+    .stdout()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l['msg'] === msg);
+}
+
+describe('the agent process: rollback, floor, signed bootstraps', () => {
+  it('S169: after kill -9 right after a newer release was accepted, the older one is refused with POLICY_ROLLBACK', async () => {
+    const dir = tempDir();
+    const env = { AGENT_DATA_DIR: join(dir, 'data') };
+    const newer = await bootstrapFile(dir, { sequence: 20 });
+    const first = spawnMain(AGENT, { ...env, AGENT_BOOTSTRAP: newer }, dir);
+    await listeningLine(first);
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    expect(logLine(first, 'package release')).toMatchObject({ sequence: 20, verdict: 'first' });
+    const second = spawnMain(
+      AGENT,
+      { ...env, AGENT_BOOTSTRAP: await bootstrapFile(dir, { sequence: 19 }) },
+      dir,
+    );
+    const fatal = await refusal(second);
+    expect(fatal.code).toBe('POLICY_ROLLBACK');
+    expect(fatal.msg).toContain('deployment "dep-1"');
+    // The same package again starts.
+    const third = spawnMain(AGENT, { ...env, AGENT_BOOTSTRAP: newer }, dir);
+    await listeningLine(third);
+    expect(logLine(third, 'package release')).toMatchObject({
+      sequence: 20,
+      verdict: 'same',
+      rollback: 'no floor set, remembered newest 20',
+    });
+  }, 120_000);
+
+  it('S170: a package below packaging.minimumSequence is refused with AGENT_DATA_DIR=off and with an unwritable one', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'not-a-directory');
+    writeFileSync(file, '');
+    for (const dataDir of ['off', file]) {
+      const bootstrap = await bootstrapFile(dir, { sequence: 9 }, { minimumSequence: 10 });
+      const child = spawnMain(AGENT, { AGENT_DATA_DIR: dataDir, AGENT_BOOTSTRAP: bootstrap }, dir);
+      const fatal = await refusal(child);
+      expect(fatal.code).toBe('POLICY_BELOW_MINIMUM');
+      expect(fatal.msg).toContain('deployment "dep-1"');
+    }
+    const ok = spawnMain(
+      AGENT,
+      {
+        AGENT_DATA_DIR: 'off',
+        AGENT_BOOTSTRAP: await bootstrapFile(dir, { sequence: 10 }, { minimumSequence: 10 }),
+      },
+      dir,
+    );
+    await listeningLine(ok);
+    expect(logLine(ok, 'package release')).toMatchObject({
+      rollback: 'no data directory: floor only (floor 10)',
+    });
+  }, 120_000);
+
+  it('S173: with AGENT_BOOTSTRAP_ADMIN_KEYS an unsigned bootstrap is refused with AGENT_BOOTSTRAP_UNSIGNED; a signed one starts', async () => {
+    const dir = tempDir();
+    const admin = generateKeyPair('sign');
+    const bootstrap = await bootstrapFile(dir, { sequence: 1 });
+    const env = {
+      AGENT_DATA_DIR: join(dir, 'data'),
+      AGENT_BOOTSTRAP: bootstrap,
+      AGENT_BOOTSTRAP_ADMIN_KEYS: keyToHex(admin.publicKey!),
+    };
+    const unsigned = await refusal(spawnMain(AGENT, env, dir));
+    expect(unsigned.code).toBe('AGENT_BOOTSTRAP_UNSIGNED');
+    expect(unsigned.msg).toContain(`${bootstrap}.sig`);
+    const stranger = generateKeyPair('sign');
+    const bytes = readFileSync(bootstrap);
+    writeFileSync(
+      `${bootstrap}.sig`,
+      signBootstrap(bytes, { signers: [{ secretKey: stranger.secretKey, signText: 'b' }] }),
+    );
+    expect((await refusal(spawnMain(AGENT, env, dir))).code).toBe('POLICY_SIGNER_THRESHOLD_NOT_MET');
+    writeFileSync(
+      `${bootstrap}.sig`,
+      signBootstrap(bytes, { signers: [{ secretKey: admin.secretKey, signText: 'b' }], sequence: 5 }),
+    );
+    const signed = spawnMain(AGENT, env, dir);
+    await listeningLine(signed);
+    expect(logLine(signed, 'bootstrap')).toMatchObject({
+      form: 'file',
+      signature: 'verified',
+      sequence: 5,
+      signers: 'AGENT_BOOTSTRAP_ADMIN_KEYS[0]',
+    });
+    signed.proc.kill('SIGTERM');
+    expect(await signed.exited).toBe(0);
+    // Without administrator keys it starts as before and says the signature was not checked.
+    const { AGENT_BOOTSTRAP_ADMIN_KEYS: _, ...plain } = env;
+    const unchecked = spawnMain(AGENT, plain, dir);
+    await listeningLine(unchecked);
+    expect(logLine(unchecked, 'bootstrap')).toMatchObject({ signature: 'signed, not checked' });
+  }, 120_000);
+});
