@@ -152,9 +152,12 @@ export const INSPECT_RESPONSE_SCHEMA = {
   required: [
     'ok',
     'format',
+    'formatVersion',
     'kind',
     'packageId',
+    'sequence',
     'createdAt',
+    'expiresAt',
     'content',
     'packager',
     'recipients',
@@ -163,11 +166,42 @@ export const INSPECT_RESPONSE_SCHEMA = {
   ],
   properties: {
     ok: { const: true },
-    format: { type: 'string' },
-    version: { type: 'integer' },
+    format: { enum: ['oapp/v1', 'oapp/v2'] },
+    version: { type: 'integer', description: 'The frame version (the same as `formatVersion`).' },
+    formatVersion: {
+      enum: [1, 2],
+      description: 'The frame version: 2, or 1 for a package of the older format.',
+    },
     kind: { enum: ['app', 'bootstrap'] },
     packageId: { type: 'string' },
+    sequence: {
+      oneOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }],
+      description:
+        'The release sequence (signed; agents refuse an older one than they accepted); `null` in format 1.',
+    },
     createdAt: { type: 'string' },
+    expiresAt: {
+      oneOf: [{ type: 'string' }, { type: 'null' }],
+      description:
+        'When agents stop accepting the package (plus their clock skew); `null`: it does not expire.',
+    },
+    rollback: {
+      description:
+        'What an agent’s rollback check would decide; `null` here (the operation takes no policy: `oapp inspect` ' +
+        'with a policy, `--newest` or `--now` gives it).',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['verdict', 'code', 'message'],
+          properties: {
+            verdict: { enum: ['first', 'newer', 'same', 'allowed-downgrade', 'unversioned', 'refused'] },
+            code: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+            message: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+          },
+        },
+      ],
+    },
     content: { type: 'object' },
     headerSha256: HEX,
     packager: {
