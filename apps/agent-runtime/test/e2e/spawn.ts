@@ -1,5 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A spawned dist/main.js with its captured output. */
 export interface Child {
@@ -21,10 +24,18 @@ export async function killAll(except?: Child): Promise<void> {
   await Promise.all(left.map((c) => c.exited));
 }
 
-/** Spawns `node <main>` with only the given environment (plus PATH); tracked for {@link killAll}. */
+/**
+ * Spawns `node <main>` with only the given environment (plus PATH, a free admin port and a fresh AGENT_DATA_DIR,
+ * each unless given); tracked for {@link killAll}.
+ */
 export function spawnMain(main: string, env: Record<string, string>, cwd?: string): Child {
-  // The agent's admin listener takes a free port (its default, 39576, may be taken by a parallel test).
-  const base = { PATH: process.env['PATH'] ?? '', AGENT_ADMIN_PORT: '0' };
+  // The agent's admin listener takes a free port (its default, 39576, may be taken by a parallel test), and its data
+  // directory (the remembered newest release of each package id, ADR 0144) is a fresh one unless the test gives one.
+  const base = {
+    PATH: process.env['PATH'] ?? '',
+    AGENT_ADMIN_PORT: '0',
+    AGENT_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'agent-e2e-')), 'data'),
+  };
   const proc = spawn(process.execPath, [main], { env: { ...base, ...env }, cwd });
   let out = '';
   let err = '';
