@@ -1,7 +1,12 @@
 import { decodeBase64, encodeBase64, encodeHex, isCryptoError, sha256 } from '@org/envelope-crypto';
 import { MAX_SECTION_BYTES, SECTION } from './constants.js';
 import { kindOfMediaType } from './content.js';
-import { administratorPolicy, BOOTSTRAP_PACKAGE_ID, MAX_BOOTSTRAP_BYTES, type BootstrapAdministrators } from './bootstrap.js';
+import {
+  administratorPolicy,
+  BOOTSTRAP_PACKAGE_ID,
+  MAX_BOOTSTRAP_BYTES,
+  type BootstrapAdministrators,
+} from './bootstrap.js';
 import { statementFor, type PackageSigner } from './create.js';
 import { OappError } from './errors.js';
 import { checkFreshness } from './freshness.js';
@@ -62,7 +67,8 @@ export function signBootstrap(bootstrap: Uint8Array, options: SignBootstrapOptio
       'FORMAT_PAYLOAD_TOO_LARGE',
       `the bootstrap is ${bootstrap.length} bytes, the limit is ${MAX_BOOTSTRAP_BYTES}`,
     );
-  if (!Array.isArray(options.signers) || options.signers.length === 0)
+  const signers: readonly PackageSigner[] = options.signers;
+  if (signers === undefined || signers.length === 0)
     throw new OappError('FORMAT_BAD_ARGUMENT', 'a bootstrap signature needs at least one signer');
   const release = writerRelease({
     formatVersion: 2,
@@ -79,7 +85,7 @@ export function signBootstrap(bootstrap: Uint8Array, options: SignBootstrapOptio
     release,
   );
   const statementBytes = encodeStatement(statement);
-  const records = options.signers.map((s) => signStatement('bootstrap', statementBytes, s.secretKey, s.signText, 2));
+  const records = signers.map((s) => signStatement('bootstrap', statementBytes, s.secretKey, s.signText, 2));
   const doc = {
     format: BOOTSTRAP_SIGNATURE_FORMAT,
     statement: encodeBase64(statementBytes),
@@ -134,10 +140,16 @@ export function verifyBootstrapSignature(
     });
   const max = MAX_SECTION_BYTES[SECTION.SIGNATURES] ?? 0;
   if (signaturesValue.length > max)
-    throw new OappError('FORMAT_SECTION_TOO_LARGE', `/signatures holds ${signaturesValue.length} bytes, the limit is ${max}`);
+    throw new OappError(
+      'FORMAT_SECTION_TOO_LARGE',
+      `/signatures holds ${signaturesValue.length} bytes, the limit is ${max}`,
+    );
   const records = decodeSignatures(signaturesValue);
   const signers = checkSignatures(policy, 'bootstrap', statementBytes, records, 2);
-  if (statement.content.size !== bootstrap.length || statement.content.sha256 !== encodeHex(sha256(bootstrap)))
+  if (
+    statement.content.size !== bootstrap.length ||
+    statement.content.sha256 !== encodeHex(sha256(bootstrap))
+  )
     throw new OappError(
       'CRYPTO_CONTENT_MISMATCH',
       'the bootstrap is not the one its signature describes (size or SHA-256 differs): it changed after signing',

@@ -247,7 +247,11 @@ export function buildHeader(input: PrefixInput, ciphertextSha256: Uint8Array): H
   const release =
     version === 1
       ? { createdAt: input.createdAt.toISOString() }
-      : { sequence: statement.sequence, createdAt: statement.createdAt ?? '', expiresAt: statement.expiresAt };
+      : {
+          sequence: statement.sequence,
+          createdAt: statement.createdAt ?? '',
+          expiresAt: statement.expiresAt,
+        };
   return {
     format: HEADER_FORMATS[version],
     packageId: statement.packageId,

@@ -75,7 +75,9 @@ function checkOptions(
   sequenceArg(floor, 'minimumSequence');
   let newest: NewestRelease | undefined;
   if (f.newest !== undefined) {
-    const sequence = sequenceArg(f.newest.sequence, 'freshness.newest.sequence') ?? invalid('freshness.newest.sequence is required');
+    const sequence =
+      sequenceArg(f.newest.sequence, 'freshness.newest.sequence') ??
+      invalid('freshness.newest.sequence is required');
     const sha = f.newest.contentSha256;
     if (typeof sha !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha))
       invalid('freshness.newest.contentSha256 must be 64 hex digits');
@@ -146,7 +148,8 @@ export function checkFreshness(
   if (newest !== undefined) {
     const allowed = allow !== undefined && seq === allow;
     if (seq > newest.sequence) verdict = 'newer';
-    else if (seq === newest.sequence && contentSha256.toLowerCase() === newest.contentSha256) verdict = 'same';
+    else if (seq === newest.sequence && contentSha256.toLowerCase() === newest.contentSha256)
+      verdict = 'same';
     else if (allowed) verdict = 'allowed-downgrade';
     else if (seq < newest.sequence)
       throw new OappError(

@@ -111,8 +111,7 @@ function timeArg(v: Date | string, name: string): string {
  */
 export function writerRelease(options: ReleaseOptions): WriterRelease {
   const version = options.formatVersion ?? DEFAULT_FORMAT_VERSION;
-  if (!(FORMAT_VERSIONS as readonly unknown[]).includes(version))
-    badArgument('formatVersion must be 1 or 2');
+  if (!(FORMAT_VERSIONS as readonly unknown[]).includes(version)) badArgument('formatVersion must be 1 or 2');
   const createdAt = options.createdAt ?? new Date();
   const created = timeArg(createdAt, 'createdAt');
   if (version === 1) {
@@ -123,7 +122,8 @@ export function writerRelease(options: ReleaseOptions): WriterRelease {
   const sequence = options.sequence ?? clockSequence(createdAt);
   if (!Number.isSafeInteger(sequence) || sequence < 0)
     badArgument('sequence must be an integer from 0 to 9007199254740991');
-  if (options.expiresAt === undefined) return { version, createdAt, fields: { sequence, createdAt: created } };
+  if (options.expiresAt === undefined)
+    return { version, createdAt, fields: { sequence, createdAt: created } };
   const expiresAt = timeArg(options.expiresAt, 'expiresAt');
   if (!(expiresAt > created)) badArgument('expiresAt must be after createdAt');
   return { version, createdAt, fields: { sequence, createdAt: created, expiresAt } };

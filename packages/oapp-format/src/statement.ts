@@ -63,7 +63,12 @@ export function decodeStatement(bytes: Uint8Array, version: FormatVersion): Stat
   const o =
     version === 1
       ? expectObject(v, '', ['format', 'packageId', 'content'], ['license'])
-      : expectObject(v, '', ['format', 'packageId', 'sequence', 'createdAt', 'content'], ['expiresAt', 'license']);
+      : expectObject(
+          v,
+          '',
+          ['format', 'packageId', 'sequence', 'createdAt', 'content'],
+          ['expiresAt', 'license'],
+        );
   const release = version === 1 ? {} : decodeRelease(o);
   const license =
     o['license'] === undefined

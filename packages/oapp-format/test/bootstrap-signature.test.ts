@@ -45,7 +45,10 @@ describe('signBootstrap / verifyBootstrapSignature (detached .sig of a plain boo
     const doc = JSON.parse(text) as Record<string, string>;
     expect(Object.keys(doc)).toEqual(['format', 'statement', 'signatures']);
     expect(doc['format']).toBe('oapp-bootstrap-signature/v1');
-    const statement = JSON.parse(new TextDecoder().decode(decodeBase64(doc['statement']!))) as Record<string, unknown>;
+    const statement = JSON.parse(new TextDecoder().decode(decodeBase64(doc['statement']!))) as Record<
+      string,
+      unknown
+    >;
     expect(statement).toMatchObject({
       format: 'oapp-statement/v2',
       packageId: 'bootstrap',
@@ -55,7 +58,11 @@ describe('signBootstrap / verifyBootstrapSignature (detached .sig of a plain boo
       content: { mediaType: 'application/vnd.oapp.bootstrap+json', size: BOOT.length },
     });
     const v = verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: NOW });
-    expect(v).toMatchObject({ sequence: 3, createdAt: FIXED_TIME.toISOString(), expiresAt: '2027-01-01T00:00:00.000Z' });
+    expect(v).toMatchObject({
+      sequence: 3,
+      createdAt: FIXED_TIME.toISOString(),
+      expiresAt: '2027-01-01T00:00:00.000Z',
+    });
     expect(v.signers.additional.map((s) => s.id)).toEqual([reviewerA.id]);
   });
   it('S173 refuses a signature by another key, too few administrators, and a bootstrap changed after signing (any byte)', () => {
@@ -72,13 +79,15 @@ describe('signBootstrap / verifyBootstrapSignature (detached .sig of a plain boo
     for (let i = 0; i < BOOT.length; i++) {
       const changed = BOOT.slice();
       changed[i]! ^= 0x01;
-      expect(() => verifyBootstrapSignature(changed, text, { administrators: admins(), now: NOW })).toThrowCode(
-        OappError,
-        'CRYPTO_CONTENT_MISMATCH',
-      );
+      expect(() =>
+        verifyBootstrapSignature(changed, text, { administrators: admins(), now: NOW }),
+      ).toThrowCode(OappError, 'CRYPTO_CONTENT_MISMATCH');
     }
     expect(() =>
-      verifyBootstrapSignature(BOOT.subarray(0, BOOT.length - 1), text, { administrators: admins(), now: NOW }),
+      verifyBootstrapSignature(BOOT.subarray(0, BOOT.length - 1), text, {
+        administrators: admins(),
+        now: NOW,
+      }),
     ).toThrowCode(OappError, 'CRYPTO_CONTENT_MISMATCH');
   });
   it('S173 refuses an administrator record that does not verify with POLICY_SIGNATURE_INVALID', () => {
@@ -94,10 +103,16 @@ describe('signBootstrap / verifyBootstrapSignature (detached .sig of a plain boo
   it('S172 refuses an expired signature (past the skew) with POLICY_EXPIRED', () => {
     const text = sign({ expiresAt: '2026-11-01T13:00:00Z' });
     expect(() =>
-      verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: new Date('2026-11-01T13:05:01Z') }),
+      verifyBootstrapSignature(BOOT, text, {
+        administrators: admins(),
+        now: new Date('2026-11-01T13:05:01Z'),
+      }),
     ).toThrowCode(OappError, 'POLICY_EXPIRED');
     expect(
-      verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: new Date('2026-11-01T13:04:59Z') }).sequence,
+      verifyBootstrapSignature(BOOT, text, {
+        administrators: admins(),
+        now: new Date('2026-11-01T13:04:59Z'),
+      }).sequence,
     ).toBe(3);
   });
   it('refuses malformed signature files with FORMAT codes', () => {
@@ -112,16 +127,15 @@ describe('signBootstrap / verifyBootstrapSignature (detached .sig of a plain boo
       [JSON.stringify({ ...doc, signatures: encodeBase64(new Uint8Array(10)) }), 'FORMAT_BAD_SIGNATURES'],
     ];
     for (const [text, code] of cases)
-      expect(() => verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: NOW }), code).toThrowCode(
-        OappError,
+      expect(
+        () => verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: NOW }),
         code,
-      );
+      ).toThrowCode(OappError, code);
   });
   it('refuses bad administrators and bad signer arguments', () => {
-    expect(() => verifyBootstrapSignature(BOOT, sign(), { administrators: { keys: [], threshold: 1 } })).toThrowCode(
-      OappError,
-      'POLICY_INVALID',
-    );
+    expect(() =>
+      verifyBootstrapSignature(BOOT, sign(), { administrators: { keys: [], threshold: 1 } }),
+    ).toThrowCode(OappError, 'POLICY_INVALID');
     expect(() => verifyBootstrapSignature(BOOT, sign(), { administrators: admins(0) })).toThrowCode(
       OappError,
       'POLICY_INVALID',
@@ -198,10 +212,9 @@ describe('encrypted bootstrap with administrator signatures', () => {
       createdAt: FIXED_TIME,
       expiresAt: '2026-11-01T13:00:00Z',
     });
-    await expect(decryptBootstrap(text, tuple, { now: new Date('2026-11-01T13:06:00Z') })).rejects.toThrowCode(
-      OappError,
-      'POLICY_EXPIRED',
-    );
+    await expect(
+      decryptBootstrap(text, tuple, { now: new Date('2026-11-01T13:06:00Z') }),
+    ).rejects.toThrowCode(OappError, 'POLICY_EXPIRED');
     expect(await decryptBootstrap(text, tuple, { now: new Date('2026-11-01T13:04:00Z') })).toEqual(BOOT);
   });
 });

@@ -61,7 +61,13 @@ function reference(
   kind: PackageKind = 'app',
   license?: Record<string, unknown>,
 ) {
-  const statement = buildStatement(kind, base.packageId, content, license, writerRelease({ createdAt: FIXED_TIME }));
+  const statement = buildStatement(
+    kind,
+    base.packageId,
+    content,
+    license,
+    writerRelease({ createdAt: FIXED_TIME }),
+  );
   const statementBytes = encodeStatement(statement);
   return assemblePackage({
     kind,

@@ -47,7 +47,12 @@ const v2 = (sequence: number, expiresAt: string | null = null): ReleaseInfo => (
   createdAt: '2026-11-01T12:00:00.000Z',
   expiresAt,
 });
-const v1: ReleaseInfo = { formatVersion: 1, sequence: null, createdAt: '2026-11-01T12:00:00.000Z', expiresAt: null };
+const v1: ReleaseInfo = {
+  formatVersion: 1,
+  sequence: null,
+  createdAt: '2026-11-01T12:00:00.000Z',
+  expiresAt: null,
+};
 
 describe('writers: format v2 by default', () => {
   it('writes frame version 2 with sequence and createdAt in HEADER and STATEMENT; the sequence defaults to the seconds of createdAt', async () => {
@@ -58,7 +63,11 @@ describe('writers: format v2 by default', () => {
     const s = JSON.parse(new TextDecoder().decode(statement.value)) as Record<string, unknown>;
     const seconds = Math.floor(FIXED_TIME.getTime() / 1000);
     expect(h).toMatchObject({ format: 'oapp/v2', sequence: seconds, createdAt: FIXED_TIME.toISOString() });
-    expect(s).toMatchObject({ format: 'oapp-statement/v2', sequence: seconds, createdAt: FIXED_TIME.toISOString() });
+    expect(s).toMatchObject({
+      format: 'oapp-statement/v2',
+      sequence: seconds,
+      createdAt: FIXED_TIME.toISOString(),
+    });
     expect('expiresAt' in h || 'expiresAt' in s).toBe(false);
     const opened = await openPackage(pkg, opts);
     expect(opened.release).toEqual({
@@ -100,38 +109,75 @@ describe('writers: format v2 by default', () => {
 describe('checkFreshness (SPEC.md §6 step 13a)', () => {
   it('gives first / newer / same / allowed-downgrade / unversioned', () => {
     expect(checkFreshness(v2(5), CONTENT_SHA, undefined).verdict).toBe('first');
-    expect(checkFreshness(v2(6), CONTENT_SHA, undefined, { newest: { sequence: 5, contentSha256: OTHER_SHA } }).verdict).toBe('newer');
     expect(
-      checkFreshness(v2(5), CONTENT_SHA, undefined, { newest: { sequence: 5, contentSha256: CONTENT_SHA.toUpperCase() } }).verdict,
+      checkFreshness(v2(6), CONTENT_SHA, undefined, { newest: { sequence: 5, contentSha256: OTHER_SHA } })
+        .verdict,
+    ).toBe('newer');
+    expect(
+      checkFreshness(v2(5), CONTENT_SHA, undefined, {
+        newest: { sequence: 5, contentSha256: CONTENT_SHA.toUpperCase() },
+      }).verdict,
     ).toBe('same');
     expect(
-      checkFreshness(v2(3), CONTENT_SHA, 2, { newest: { sequence: 5, contentSha256: OTHER_SHA }, allowSequence: 3 }).verdict,
+      checkFreshness(v2(3), CONTENT_SHA, 2, {
+        newest: { sequence: 5, contentSha256: OTHER_SHA },
+        allowSequence: 3,
+      }).verdict,
     ).toBe('allowed-downgrade');
     expect(
-      checkFreshness(v2(5), CONTENT_SHA, undefined, { newest: { sequence: 5, contentSha256: OTHER_SHA }, allowSequence: 5 }).verdict,
+      checkFreshness(v2(5), CONTENT_SHA, undefined, {
+        newest: { sequence: 5, contentSha256: OTHER_SHA },
+        allowSequence: 5,
+      }).verdict,
     ).toBe('allowed-downgrade');
     expect(checkFreshness(v1, CONTENT_SHA, undefined).verdict).toBe('unversioned');
   });
   it('S169 refuses a lower sequence than the remembered newest with POLICY_ROLLBACK, and a reused one with POLICY_SEQUENCE_REUSED', () => {
     const newest = { sequence: 5, contentSha256: OTHER_SHA };
-    expect(() => checkFreshness(v2(4), CONTENT_SHA, undefined, { newest })).toThrowCode(OappError, 'POLICY_ROLLBACK');
-    expect(() => checkFreshness(v2(4), CONTENT_SHA, undefined, { newest, allowSequence: 3 })).toThrowCode(OappError, 'POLICY_ROLLBACK');
-    expect(() => checkFreshness(v2(5), CONTENT_SHA, undefined, { newest })).toThrowCode(OappError, 'POLICY_SEQUENCE_REUSED');
-    expect(() => checkFreshness(v1, CONTENT_SHA, undefined, { newest })).toThrowCode(OappError, 'POLICY_ROLLBACK');
+    expect(() => checkFreshness(v2(4), CONTENT_SHA, undefined, { newest })).toThrowCode(
+      OappError,
+      'POLICY_ROLLBACK',
+    );
+    expect(() => checkFreshness(v2(4), CONTENT_SHA, undefined, { newest, allowSequence: 3 })).toThrowCode(
+      OappError,
+      'POLICY_ROLLBACK',
+    );
+    expect(() => checkFreshness(v2(5), CONTENT_SHA, undefined, { newest })).toThrowCode(
+      OappError,
+      'POLICY_SEQUENCE_REUSED',
+    );
+    expect(() => checkFreshness(v1, CONTENT_SHA, undefined, { newest })).toThrowCode(
+      OappError,
+      'POLICY_ROLLBACK',
+    );
   });
   it('S170 refuses a sequence below the floor with POLICY_BELOW_MINIMUM, also when allowSequence names it, and a v1 package under any floor', () => {
     expect(() => checkFreshness(v2(9), CONTENT_SHA, 10)).toThrowCode(OappError, 'POLICY_BELOW_MINIMUM');
-    expect(() => checkFreshness(v2(9), CONTENT_SHA, 10, { allowSequence: 9 })).toThrowCode(OappError, 'POLICY_BELOW_MINIMUM');
+    expect(() => checkFreshness(v2(9), CONTENT_SHA, 10, { allowSequence: 9 })).toThrowCode(
+      OappError,
+      'POLICY_BELOW_MINIMUM',
+    );
     expect(() => checkFreshness(v1, CONTENT_SHA, 0)).toThrowCode(OappError, 'POLICY_BELOW_MINIMUM');
     expect(checkFreshness(v2(10), CONTENT_SHA, 10).verdict).toBe('first');
   });
   it('S172 refuses a release past expiresAt plus the skew with POLICY_EXPIRED; within the skew it is accepted', () => {
     const r = v2(1, '2026-11-02T00:00:00.000Z');
     const at = (iso: string) => new Date(iso);
-    expect(checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:05:00.000Z') }).verdict).toBe('first');
-    expect(() => checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:05:00.001Z') })).toThrowCode(OappError, 'POLICY_EXPIRED');
-    expect(() => checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:00:00.001Z'), clockSkewSeconds: 0 })).toThrowCode(OappError, 'POLICY_EXPIRED');
-    expect(checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:59:59.000Z'), clockSkewSeconds: 3600 }).verdict).toBe('first');
+    expect(checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:05:00.000Z') }).verdict).toBe(
+      'first',
+    );
+    expect(() =>
+      checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:05:00.001Z') }),
+    ).toThrowCode(OappError, 'POLICY_EXPIRED');
+    expect(() =>
+      checkFreshness(r, CONTENT_SHA, undefined, { now: at('2026-11-02T00:00:00.001Z'), clockSkewSeconds: 0 }),
+    ).toThrowCode(OappError, 'POLICY_EXPIRED');
+    expect(
+      checkFreshness(r, CONTENT_SHA, undefined, {
+        now: at('2026-11-02T00:59:59.000Z'),
+        clockSkewSeconds: 3600,
+      }).verdict,
+    ).toBe('first');
   });
   it('refuses malformed inputs with POLICY_INVALID', () => {
     for (const f of [
@@ -141,7 +187,10 @@ describe('checkFreshness (SPEC.md §6 step 13a)', () => {
       { clockSkewSeconds: 86_401 },
       { now: new Date(Number.NaN) },
     ]) {
-      expect(() => checkFreshness(v2(1), CONTENT_SHA, undefined, f), JSON.stringify(f)).toThrowCode(OappError, 'POLICY_INVALID');
+      expect(() => checkFreshness(v2(1), CONTENT_SHA, undefined, f), JSON.stringify(f)).toThrowCode(
+        OappError,
+        'POLICY_INVALID',
+      );
     }
   });
 });
@@ -150,26 +199,47 @@ describe('opening applies the freshness check after the stanza opened', () => {
   it('S169 openPackage and verifyPackage refuse an older release than the remembered newest; allowSequence lets exactly it through', async () => {
     const older = make({ sequence: 4 });
     const freshness = { newest: { sequence: 5, contentSha256: OTHER_SHA } };
-    await expect(openPackage(older, { ...opts, freshness })).rejects.toThrowCode(OappError, 'POLICY_ROLLBACK');
-    await expect(verifyPackage(older, { policy: opts.policy, freshness })).rejects.toThrowCode(OappError, 'POLICY_ROLLBACK');
+    await expect(openPackage(older, { ...opts, freshness })).rejects.toThrowCode(
+      OappError,
+      'POLICY_ROLLBACK',
+    );
+    await expect(verifyPackage(older, { policy: opts.policy, freshness })).rejects.toThrowCode(
+      OappError,
+      'POLICY_ROLLBACK',
+    );
     const allowed = await openPackage(older, { ...opts, freshness: { ...freshness, allowSequence: 4 } });
     expect(allowed.release.verdict).toBe('allowed-downgrade');
-    const viaPolicy = await openPackage(older, { ...opts, policy: vendorPolicy({ allowDowngradeTo: 4 }), freshness });
+    const viaPolicy = await openPackage(older, {
+      ...opts,
+      policy: vendorPolicy({ allowDowngradeTo: 4 }),
+      freshness,
+    });
     expect(viaPolicy.release.verdict).toBe('allowed-downgrade');
-    await expect(openPackage(make({ sequence: 5 }), { ...opts, freshness })).rejects.toThrowCode(OappError, 'POLICY_SEQUENCE_REUSED');
+    await expect(openPackage(make({ sequence: 5 }), { ...opts, freshness })).rejects.toThrowCode(
+      OappError,
+      'POLICY_SEQUENCE_REUSED',
+    );
     expect((await openPackage(make({ sequence: 6 }), { ...opts, freshness })).release.verdict).toBe('newer');
   });
   it('S170 the policy floor refuses without any remembered state, and refuses a v1 package', async () => {
     const policy = vendorPolicy({ minimumSequence: 10 });
-    await expect(openPackage(make({ sequence: 9 }), { ...opts, policy })).rejects.toThrowCode(OappError, 'POLICY_BELOW_MINIMUM');
-    await expect(openPackage(make({ formatVersion: 1 }), { ...opts, policy })).rejects.toThrowCode(OappError, 'POLICY_BELOW_MINIMUM');
+    await expect(openPackage(make({ sequence: 9 }), { ...opts, policy })).rejects.toThrowCode(
+      OappError,
+      'POLICY_BELOW_MINIMUM',
+    );
+    await expect(openPackage(make({ formatVersion: 1 }), { ...opts, policy })).rejects.toThrowCode(
+      OappError,
+      'POLICY_BELOW_MINIMUM',
+    );
     expect((await openPackage(make({ sequence: 10 }), { ...opts, policy })).release.verdict).toBe('first');
   });
   it('S172 an expired package is refused against the current time by default, and the skew of the policy applies', async () => {
     const pkg = make({ expiresAt: '2026-11-02T00:00:00Z' });
     await expect(openPackage(pkg, opts)).rejects.toThrowCode(OappError, 'POLICY_EXPIRED');
     const now = new Date('2026-11-02T00:04:00Z');
-    expect((await openPackage(pkg, { ...opts, freshness: { now } })).release.expiresAt).toBe('2026-11-02T00:00:00.000Z');
+    expect((await openPackage(pkg, { ...opts, freshness: { now } })).release.expiresAt).toBe(
+      '2026-11-02T00:00:00.000Z',
+    );
     await expect(
       openPackage(pkg, { ...opts, policy: vendorPolicy({ clockSkewSeconds: 60 }), freshness: { now } }),
     ).rejects.toThrowCode(OappError, 'POLICY_EXPIRED');
@@ -213,7 +283,11 @@ describe('opening applies the freshness check after the stanza opened', () => {
   it('inspection shows the rollback verdict when given a policy or freshness inputs, and refuses nothing', async () => {
     const pkg = make({ sequence: 4 });
     expect((await inspectPackage(pkg)).rollback).toBeNull();
-    expect((await inspectPackage(pkg, { policy: vendorPolicy() })).rollback).toEqual({ verdict: 'first', code: null, message: null });
+    expect((await inspectPackage(pkg, { policy: vendorPolicy() })).rollback).toEqual({
+      verdict: 'first',
+      code: null,
+      message: null,
+    });
     const r = await inspectPackage(pkg, { freshness: { newest: { sequence: 5, contentSha256: OTHER_SHA } } });
     expect(r.rollback).toMatchObject({ verdict: 'refused', code: 'POLICY_ROLLBACK' });
     const floor = await inspectPackage(pkg, { policy: vendorPolicy({ minimumSequence: 9 }) });
@@ -223,9 +297,19 @@ describe('opening applies the freshness check after the stanza opened', () => {
 
 describe('policy: release settings', () => {
   it('policyFromBootstrap reads minimumSequence, allowDowngradeTo and clockSkewSeconds, and refuses bad values', () => {
-    const keys = [{ id: 'p', purpose: 'authenticated' as const, type: 'public' as const, keyHex: encodeHex(vendorPackager.publicKey.bytes) }];
+    const keys = [
+      {
+        id: 'p',
+        purpose: 'authenticated' as const,
+        type: 'public' as const,
+        keyHex: encodeHex(vendorPackager.publicKey.bytes),
+      },
+    ];
     const packaging = { packageId: 'hello-app', packagerIdentities: ['p'] };
-    const p = policyFromBootstrap({ ...packaging, minimumSequence: 3, allowDowngradeTo: 4, clockSkewSeconds: 0 }, keys);
+    const p = policyFromBootstrap(
+      { ...packaging, minimumSequence: 3, allowDowngradeTo: 4, clockSkewSeconds: 0 },
+      keys,
+    );
     expect(p).toMatchObject({ minimumSequence: 3, allowDowngradeTo: 4, clockSkewSeconds: 0 });
     expect('minimumSequence' in policyFromBootstrap(packaging, keys)).toBe(false);
     for (const bad of [
@@ -235,7 +319,10 @@ describe('policy: release settings', () => {
       { clockSkewSeconds: 86_401 },
       { clockSkewSeconds: -1 },
     ]) {
-      expect(() => policyFromBootstrap({ ...packaging, ...bad }, keys), JSON.stringify(bad)).toThrowCode(OappError, 'POLICY_INVALID');
+      expect(() => policyFromBootstrap({ ...packaging, ...bad }, keys), JSON.stringify(bad)).toThrowCode(
+        OappError,
+        'POLICY_INVALID',
+      );
     }
   });
 });
@@ -251,15 +338,25 @@ describe('repackage keeps the release', () => {
       createdAt: new Date('2030-01-01T00:00:00Z'),
     });
     const customerPolicy = vendorPolicy({ packagerIdentities: [trusted(customerPackager)] });
-    const opened = await openPackage(again, { policy: customerPolicy, recipientSecretKey: deployment.secretKey });
-    expect(opened.release).toMatchObject({ formatVersion: 2, sequence: 42, createdAt: FIXED_TIME.toISOString(), expiresAt: '2099-01-01T00:00:00.000Z' });
+    const opened = await openPackage(again, {
+      policy: customerPolicy,
+      recipientSecretKey: deployment.secretKey,
+    });
+    expect(opened.release).toMatchObject({
+      formatVersion: 2,
+      sequence: 42,
+      createdAt: FIXED_TIME.toISOString(),
+      expiresAt: '2099-01-01T00:00:00.000Z',
+    });
     const oldAgain = await repackage(make({ formatVersion: 1 }), {
       open: { policy, recipientSecretKey: deployment.secretKey },
       packagerSecretKey: customerPackager.secretKey,
       recipients: [deployment.publicKey],
     });
     expect(oldAgain[9]).toBe(1);
-    expect((await openPackage(oldAgain, { policy: customerPolicy, recipientSecretKey: deployment.secretKey })).release.verdict).toBe('unversioned');
+    expect(
+      (await openPackage(oldAgain, { policy: customerPolicy, recipientSecretKey: deployment.secretKey }))
+        .release.verdict,
+    ).toBe('unversioned');
   });
 });
-

@@ -72,7 +72,10 @@ describe('decodeHeader', () => {
     ).toThrowCode(OappError, 'FORMAT_BAD_FIELD');
   });
   it('rejects zero recipients, an unknown media type and uppercase or short hex', () => {
-    expect(() => decodeHeader(json({ ...valid, recipients: 0 }), 1)).toThrowCode(OappError, 'FORMAT_BAD_FIELD');
+    expect(() => decodeHeader(json({ ...valid, recipients: 0 }), 1)).toThrowCode(
+      OappError,
+      'FORMAT_BAD_FIELD',
+    );
     expect(() =>
       decodeHeader(json({ ...valid, content: { ...valid.content, mediaType: 'text/plain' } }), 1),
     ).toThrowCode(OappError, 'FORMAT_BAD_FIELD');

@@ -125,18 +125,30 @@ function negativeOutcome(file: string): string {
   const bytes = readBytes(join(negativeDir, file));
   if (file.endsWith('.b64'))
     return codeOf(() =>
-      decryptBootstrap(new TextDecoder().decode(bytes), index.bootstrap.agentBootstrapSecretKey, administrators()),
+      decryptBootstrap(
+        new TextDecoder().decode(bytes),
+        index.bootstrap.agentBootstrapSecretKey,
+        administrators(),
+      ),
     );
   if (file.endsWith('.sig'))
     return codeOf(() =>
-      verifyBootstrapSignature(readBytes(join(vectorsDir, index.plainBootstrap.file)), bytes, administrators()),
+      verifyBootstrapSignature(
+        readBytes(join(vectorsDir, index.plainBootstrap.file)),
+        bytes,
+        administrators(),
+      ),
     );
   const inputs = index.negativeInputs[file];
   if (inputs === undefined) return outcome(bytes, options);
   const f = inputs.freshness ?? {};
   const fresh: Freshness = { ...f, now: f.now === undefined ? undefined : new Date(f.now) };
   if (f.now === undefined) delete fresh.now;
-  return outcome(bytes, { ...options, policy: { ...options.policy, minimumSequence: inputs.minimumSequence }, freshness: fresh });
+  return outcome(bytes, {
+    ...options,
+    policy: { ...options.policy, minimumSequence: inputs.minimumSequence },
+    freshness: fresh,
+  });
 }
 
 const sha256Hex = (bytes: Uint8Array): string => toHex(sodium.crypto_hash_sha256(bytes));
@@ -172,7 +184,12 @@ describe('independent reader: valid vectors (SPEC §6, §14)', () => {
         sequence: header.sequence,
         createdAt: header.createdAt,
         expiresAt: header.expiresAt,
-      }).toEqual({ formatVersion: v.formatVersion, sequence: v.sequence, createdAt: v.createdAt, expiresAt: v.expiresAt });
+      }).toEqual({
+        formatVersion: v.formatVersion,
+        sequence: v.sequence,
+        createdAt: v.createdAt,
+        expiresAt: v.expiresAt,
+      });
       expect(verdict).toBe(v.formatVersion === 1 ? 'unversioned' : 'first');
     });
   }
@@ -182,14 +199,20 @@ describe('independent reader: valid vectors (SPEC §6, §14)', () => {
     const content = decryptBootstrap(text, index.bootstrap.agentBootstrapSecretKey, administrators());
     expect(sha256Hex(content)).toBe(index.vectors[index.signedBootstrap.vector]?.contentSha256);
     const plain = readBytes(join(vectorsDir, index.plainBootstrap.file));
-    const v = verifyBootstrapSignature(plain, readBytes(join(vectorsDir, index.plainBootstrap.signature)), administrators());
+    const v = verifyBootstrapSignature(
+      plain,
+      readBytes(join(vectorsDir, index.plainBootstrap.signature)),
+      administrators(),
+    );
     expect(v).toEqual({
       sequence: index.plainBootstrap.sequence,
       createdAt: index.plainBootstrap.createdAt,
       expiresAt: index.plainBootstrap.expiresAt,
     });
     // Without administrators the records of the signed bootstrap are ignored (SPEC §9.1).
-    expect(sha256Hex(decryptBootstrap(text, index.bootstrap.agentBootstrapSecretKey))).toBe(sha256Hex(content));
+    expect(sha256Hex(decryptBootstrap(text, index.bootstrap.agentBootstrapSecretKey))).toBe(
+      sha256Hex(content),
+    );
   });
 
   it('decrypts bootstrap.b64 with AGENT_BOOTSTRAP_SECRETKEY (SPEC §9)', () => {
@@ -371,8 +394,15 @@ describe('independent reader: SPEC §6 step 13a agrees with the library on a gri
         for (const newest of newests)
           for (const allowSequence of allows)
             for (const clock of clocks) {
-              const f = { ...clock, ...(newest ? { newest } : {}), ...(allowSequence === undefined ? {} : { allowSequence }) };
-              const ours = codeOrVerdict(() => freshness(r, sha, floor, f), (e) => (e instanceof SpecReject ? e.code : undefined));
+              const f = {
+                ...clock,
+                ...(newest ? { newest } : {}),
+                ...(allowSequence === undefined ? {} : { allowSequence }),
+              };
+              const ours = codeOrVerdict(
+                () => freshness(r, sha, floor, f),
+                (e) => (e instanceof SpecReject ? e.code : undefined),
+              );
               const theirs = codeOrVerdict(
                 () => checkFreshness(r, sha, floor, f).verdict,
                 (e) => (isOappError(e) ? e.code : undefined),

@@ -466,10 +466,19 @@ const HEADER_SHAPE_V1: Shape = {
   envelope: { chain: [{ packager: true, headerSha256: true }] },
 };
 /** §4.2: v2 adds `sequence` and `expiresAt` to HEADER. */
-const HEADER_SHAPE_V2: Shape = { ...(HEADER_SHAPE_V1 as Record<string, Shape | true>), sequence: true, expiresAt: true };
+const HEADER_SHAPE_V2: Shape = {
+  ...(HEADER_SHAPE_V1 as Record<string, Shape | true>),
+  sequence: true,
+  expiresAt: true,
+};
 const STATEMENT_SHAPE_V1: Shape = { format: true, packageId: true, content: CONTENT_SHAPE, license: '*' };
 /** §4.3: v2 adds `sequence`, `createdAt` and `expiresAt` to STATEMENT. */
-const STATEMENT_SHAPE_V2: Shape = { ...(STATEMENT_SHAPE_V1 as Record<string, Shape | '*' | true>), sequence: true, createdAt: true, expiresAt: true };
+const STATEMENT_SHAPE_V2: Shape = {
+  ...(STATEMENT_SHAPE_V1 as Record<string, Shape | '*' | true>),
+  sequence: true,
+  createdAt: true,
+  expiresAt: true,
+};
 const HEADER_FORMAT: Record<Version, string> = { 1: 'oapp/v1', 2: 'oapp/v2' };
 const STATEMENT_FORMAT: Record<Version, string> = { 1: 'oapp-statement/v1', 2: 'oapp-statement/v2' };
 
@@ -600,7 +609,9 @@ export function parseHeader(bytes: Uint8Array, version: Version): Header {
   rejectUnknownMembers(root, version === 1 ? HEADER_SHAPE_V1 : HEADER_SHAPE_V2);
   const packageId = packageIdMember(root);
   const release: Release =
-    version === 1 ? { sequence: null, createdAt: timestampMember(root), expiresAt: null } : releaseMembers(root);
+    version === 1
+      ? { sequence: null, createdAt: timestampMember(root), expiresAt: null }
+      : releaseMembers(root);
   const content = contentMember(root);
   const packager = hex32Member(root, 'packager');
   const recipients = integerMember(root, 'recipients', 1, Number.MAX_SAFE_INTEGER);
@@ -655,7 +666,9 @@ export function parseStatement(bytes: Uint8Array, header: Header): void {
   if (!same) reject('FORMAT_STATEMENT_MISMATCH');
   if (
     header.version === 2 &&
-    (st.sequence !== header.sequence || st.createdAt !== header.createdAt || st.expiresAt !== header.expiresAt)
+    (st.sequence !== header.sequence ||
+      st.createdAt !== header.createdAt ||
+      st.expiresAt !== header.expiresAt)
   )
     reject('FORMAT_STATEMENT_MISMATCH', 'release members');
 }
@@ -799,7 +812,12 @@ function validatePolicy(policy: Policy): void {
 }
 
 /** §5.1: M = "OAPPv<version>" SP dec(len T) SP T SP dec(len S) SP S SP dec(len X) SP X. */
-export function signingMessage(kind: Kind, statement: Uint8Array, signText: Uint8Array, version: Version): Uint8Array {
+export function signingMessage(
+  kind: Kind,
+  statement: Uint8Array,
+  signText: Uint8Array,
+  version: Version,
+): Uint8Array {
   const type = utf8.encode(`application/vnd.oapp.statement.${kind}+json`);
   const field = (bytes: Uint8Array): Uint8Array => concat(utf8.encode(` ${bytes.length} `), bytes);
   return concat(utf8.encode(`OAPPv${version}`), field(type), field(statement), field(signText));
@@ -1104,7 +1122,11 @@ export function verifyBootstrapSignature(
   now?: Date,
 ): { sequence: number; createdAt: string; expiresAt: string | null } {
   if (signatureFile.length > 131_072) reject('FORMAT_SECTION_TOO_LARGE');
-  const root = formatFirst(parseStrictJson(signatureFile, false), 'oapp-bootstrap-signature/v1', 'signature file');
+  const root = formatFirst(
+    parseStrictJson(signatureFile, false),
+    'oapp-bootstrap-signature/v1',
+    'signature file',
+  );
   for (const name of root.keys())
     if (!['format', 'statement', 'signatures'].includes(name)) reject('FORMAT_UNKNOWN_FIELD', name);
   const statementBytes = decodeCanonicalBase64(stringMember(root, 'statement'), 'FORMAT_BAD_BASE64');
@@ -1116,7 +1138,11 @@ export function verifyBootstrapSignature(
   if (signaturesBytes.length > 71_808) reject('FORMAT_SECTION_TOO_LARGE');
   const records = parseSignatures(signaturesBytes);
   checkSignatures(
-    { requiredSigners: [], additionalSigners: administrators.keys, requiredAdditionalSignerCount: administrators.threshold },
+    {
+      requiredSigners: [],
+      additionalSigners: administrators.keys,
+      requiredAdditionalSignerCount: administrators.threshold,
+    },
     'bootstrap',
     2,
     statementBytes,

@@ -53,7 +53,14 @@ interface Index {
   string: { file: string; plaintext: string; agentStringSecretKeys: string };
   administrators: { keys: string[]; threshold: number };
   signedBootstrap: { file: string; vector: string };
-  plainBootstrap: { file: string; signature: string; contentSha256: string; sequence: number; createdAt: string; expiresAt: string };
+  plainBootstrap: {
+    file: string;
+    signature: string;
+    contentSha256: string;
+    sequence: number;
+    createdAt: string;
+    expiresAt: string;
+  };
   negativeInputs: Record<
     string,
     {
@@ -101,7 +108,9 @@ async function open(bytes: Uint8Array, feed: keyof typeof feeds, file?: string) 
             now: inputs.freshness?.now === undefined ? undefined : new Date(inputs.freshness.now),
           },
         };
-  return source instanceof Uint8Array ? openPackage(source, o) : openPackage(source as Iterable<Uint8Array>, o);
+  return source instanceof Uint8Array
+    ? openPackage(source, o)
+    : openPackage(source as Iterable<Uint8Array>, o);
 }
 
 /** SPEC.md §14: how each kind of negative file is read (by its extension). */
@@ -140,7 +149,9 @@ describe('valid vectors (testdata/vectors)', () => {
   it('S173 opens v2-bootstrap-signed.b64 with the administrators, and verifies bootstrap.json.sig', async () => {
     const text = readFileSync(join(testdata, 'vectors', index.signedBootstrap.file), 'utf8');
     const opened = await openEncryptedBootstrap(text, bootstrapTuple!, { administrators });
-    expect(encodeHex(sha256(opened.content))).toBe(index.vectors[index.signedBootstrap.vector]!.contentSha256);
+    expect(encodeHex(sha256(opened.content))).toBe(
+      index.vectors[index.signedBootstrap.vector]!.contentSha256,
+    );
     expect(opened.signers.additional.map((s) => s.id)).toEqual(index.administrators.keys);
     expect(opened.release.sequence).toBe(index.vectors[index.signedBootstrap.vector]!.sequence);
     const sig = readFileSync(join(testdata, 'vectors', index.plainBootstrap.signature), 'utf8');
@@ -170,7 +181,9 @@ describe('negative corpus (testdata/negative)', () => {
     for (const f of Object.keys(index.negativeInputs)) expect(corpus.map((v) => v.file)).toContain(f);
   });
   for (const v of corpus) {
-    const fed = v.file.endsWith('.oapp') ? (Object.keys(feeds) as (keyof typeof feeds)[]) : (['whole'] as const);
+    const fed = v.file.endsWith('.oapp')
+      ? (Object.keys(feeds) as (keyof typeof feeds)[])
+      : (['whole'] as const);
     for (const feed of fed) {
       it(`rejects ${v.file.replace(/^.*--/, '')} fed ${feed} with ${v.code}`, async () => {
         await expect(reject(v.file, v.bytes, feed)).rejects.toThrowCode('OappError', v.code);
