@@ -7,6 +7,7 @@ import {
   encryptBootstrapCommand,
   encryptStringCommand,
 } from './commands/encrypt.js';
+import { signBootstrapCommand, verifyBootstrapCommand } from './commands/bootstrap-signature.js';
 import { keygenCommand } from './commands/keygen.js';
 import { packageCommand } from './commands/package.js';
 import { testCommand } from './commands/test.js';
@@ -51,6 +52,8 @@ export function createProgram(ctx: Context, done: (code: number) => void): Comma
     encryptStringCommand,
     encryptBootstrapCommand,
     decryptBootstrapCommand,
+    signBootstrapCommand,
+    verifyBootstrapCommand,
     compileCommand,
     hashCommand,
     buildCommand,

@@ -17,6 +17,11 @@ export const CLI_ERROR_CODES = [
   'CLI_FILE_UNWRITABLE',
   /** The bootstrap given to `--bootstrap` has no usable record (unknown `--deployment`, no `packaging`, …). */
   'CLI_DEPLOYMENT',
+  /**
+   * `verify-bootstrap`: the bootstrap carries no signature at all (a plain one without its `.sig` file, an
+   * encrypted one without signature records): refused, exit 1 (the agent's AGENT_BOOTSTRAP_UNSIGNED).
+   */
+  'CLI_BOOTSTRAP_UNSIGNED',
   /** An unexpected failure (a bug): reported without a stack trace. */
   'CLI_INTERNAL',
 ] as const;

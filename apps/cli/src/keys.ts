@@ -229,3 +229,53 @@ export async function loadKeyTuple(src: string, flag: string, env: Env, warn: Wa
     return tuple;
   });
 }
+
+/** One administrator key (a `sign` public key) with the id it is reported under. */
+export interface AdminKey {
+  readonly id: string;
+  readonly publicKey: Uint8Array;
+}
+
+/** A list of 64-hex keys: comma- or line-separated, `#` comments and blank lines ignored (the agent's form). */
+function hexList(text: string): string[] | undefined {
+  const words = text
+    .split('\n')
+    .map((line) => line.replace(/#.*$/, ''))
+    .join(',')
+    .split(/[\s,]+/)
+    .filter((w) => w !== '');
+  return words.length > 0 && words.every((w) => /^[0-9a-fA-F]{64}$/.test(w)) ? words : undefined;
+}
+
+/**
+ * Reads administrator keys (Ed25519 `sign` public keys) from each source: a key record or key-gen JSON (a secret
+ * record gives its public half), bare hex, or — the form of the agent's `AGENT_BOOTSTRAP_ADMIN_KEYS` and
+ * `AGENT_BOOTSTRAP_ADMIN_KEYS_FILE` — several 64-hex keys separated by commas or lines, with `#` comments.
+ * A key of a list of several is reported as `<source id>#<n>`.
+ * @throws {@link CliError} `CLI_KEY_SOURCE`; `CRYPTO_*` codes as usage errors.
+ */
+export async function loadAdminKeys(
+  srcs: readonly string[],
+  flag: string,
+  env: Env,
+  warn: Warn,
+): Promise<AdminKey[]> {
+  const out: AdminKey[] = [];
+  for (const src of srcs) {
+    const source = readSource(src, env, flag);
+    const list = source.text.trim().startsWith('{') ? undefined : hexList(source.text);
+    if (list === undefined) {
+      const k = await loadKey(src, { purpose: 'sign', type: 'public' }, flag, env, warn);
+      out.push({ id: k.id, publicKey: k.key.bytes });
+      continue;
+    }
+    for (const [i, keyHex] of list.entries()) {
+      const id = list.length === 1 ? source.id : `${source.id}#${i + 1}`;
+      const key = await asUsage(`${source.where}, key ${i + 1}`, () =>
+        parseKey({ id, purpose: 'sign', type: 'public', keyHex }),
+      );
+      out.push({ id, publicKey: key.bytes });
+    }
+  }
+  return out;
+}

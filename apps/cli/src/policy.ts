@@ -9,6 +9,7 @@ import {
   validatePolicy,
   verifyPackage,
   type DeploymentPolicy,
+  type FreshnessOptions,
   type TrustedKey,
   type VerifiedPackage,
 } from '@org/oapp-format';
@@ -187,20 +188,31 @@ const RULE_CODES = new Set([
   'POLICY_SIGNATURE_INVALID',
   'POLICY_REQUIRED_SIGNER_MISSING',
   'POLICY_SIGNER_THRESHOLD_NOT_MET',
+  // The freshness check (oapp-format SPEC.md §6 step 13a): the floor, the remembered newest, the expiry.
+  'POLICY_BELOW_MINIMUM',
+  'POLICY_ROLLBACK',
+  'POLICY_SEQUENCE_REUSED',
+  'POLICY_EXPIRED',
 ]);
 
 /**
  * Verifies a package against a policy (oapp-format `verifyPackage`, no decryption) and, when a policy rule fails,
  * reports every failed rule, not just the first: each rule is re-judged by `verifyPackage` itself under a
  * policy that isolates it (the other rules set to what the package shows), so no rule is re-implemented here.
+ * The freshness rules (the policy's floor, `freshness.newest`, the expiry) are judged together, as one more rule.
  * Format and crypto errors (nothing further can be judged) are thrown.
  * @throws `FORMAT_*`, `CRYPTO_*`, `POLICY_INVALID` from oapp-format.
  */
-export async function checkPolicy(input: Input, policy: DeploymentPolicy): Promise<PolicyReport> {
-  const run = (p: DeploymentPolicy) => verifyPackage(input.open(), { policy: p, kind: 'app' });
+export async function checkPolicy(
+  input: Input,
+  policy: DeploymentPolicy,
+  freshness?: FreshnessOptions,
+): Promise<PolicyReport> {
+  const run = (p: DeploymentPolicy, f?: FreshnessOptions) =>
+    verifyPackage(input.open(), { policy: p, kind: 'app', freshness: f });
   let first: unknown;
   try {
-    return { ok: true, verified: await run(policy) };
+    return { ok: true, verified: await run(policy, freshness) };
   } catch (err) {
     if (!isCodedError(err) || !RULE_CODES.has(err.code)) throw err;
     first = err;
@@ -214,14 +226,20 @@ export async function checkPolicy(input: Input, policy: DeploymentPolicy): Promi
     requiredSigners: [],
     additionalSigners: [],
     requiredAdditionalSignerCount: 0,
+    // The expiry is checked under every policy: with the caller's clock and skew, it is one rule, not one per attempt.
+    clockSkewSeconds: policy.clockSkewSeconds,
   };
+  const clock: FreshnessOptions = { now: freshness?.now };
   const failures: RuleFailure[] = [];
   const add = (f: RuleFailure) => {
     if (!failures.some((x) => x.code === f.code && x.message === f.message)) failures.push(f);
   };
-  const attempt = async (p: DeploymentPolicy): Promise<VerifiedPackage | undefined> => {
+  const attempt = async (
+    p: DeploymentPolicy,
+    f: FreshnessOptions = clock,
+  ): Promise<VerifiedPackage | undefined> => {
     try {
-      return await run(p);
+      return await run(p, f);
     } catch (err) {
       if (!isCodedError(err)) throw err;
       add(describeError(err));
@@ -229,6 +247,8 @@ export async function checkPolicy(input: Input, policy: DeploymentPolicy): Promi
     }
   };
   await attempt({ ...neutral, packageId: policy.packageId });
+  const { minimumSequence, allowDowngradeTo } = policy;
+  await attempt({ ...neutral, minimumSequence, allowDowngradeTo }, freshness);
   await attempt({ ...neutral, packagerIdentities: policy.packagerIdentities });
   for (const s of policy.requiredSigners) await attempt({ ...neutral, requiredSigners: [s] });
   const usable: TrustedKey[] = [];
@@ -238,10 +258,10 @@ export async function checkPolicy(input: Input, policy: DeploymentPolicy): Promi
   const k = policy.requiredAdditionalSignerCount;
   if (k > usable.length) {
     // Some additional signatures are invalid (reported above); the rest cannot reach K.
-    const v = await run({ ...neutral, additionalSigners: usable });
+    const v = await attempt({ ...neutral, additionalSigners: usable });
     add({
       code: 'POLICY_SIGNER_THRESHOLD_NOT_MET',
-      message: `${v.signers.additional.length} of ${k} required additional signatures found`,
+      message: `${v?.signers.additional.length ?? usable.length} of ${k} required additional signatures found`,
     });
   } else if (k > 0) {
     await attempt({ ...neutral, additionalSigners: usable, requiredAdditionalSignerCount: k });

@@ -1,4 +1,4 @@
-import { openPackage } from '@org/oapp-format';
+import { openPackage, type FreshnessOptions } from '@org/oapp-format';
 import { hashWorkflow, readPackagedWorkflow } from '@org/workflow-compiler';
 import { DEFAULT_LIMITS } from '@org/workflow-runtime';
 import { CliError, EXIT_FAILURE, isCodedError } from './errors.js';
@@ -22,7 +22,11 @@ export interface StartupContent {
  *   oapp-format (`CRYPTO_*`, `FORMAT_*`) and workflow-compiler (`WORKFLOW_NOT_CANONICAL`, `WORKFLOW_NOT_COMPILED`,
  *   `WORKFLOW_JSON_*`, `WORKFLOW_SCHEMA_INVALID`, …) with the deployment id in front (exit 1).
  */
-export async function checkStartupContent(input: Input, resolved: ResolvedPolicy): Promise<StartupContent> {
+export async function checkStartupContent(
+  input: Input,
+  resolved: ResolvedPolicy,
+  freshness?: FreshnessOptions,
+): Promise<StartupContent> {
   const deployment = `deployment "${resolved.deploymentId ?? ''}"`;
   if (resolved.deploymentKey === undefined) {
     throw new CliError(
@@ -36,6 +40,7 @@ export async function checkStartupContent(input: Input, resolved: ResolvedPolicy
       recipientSecretKey: resolved.deploymentKey,
       kind: 'app',
       maxPlaintextBytes: DEFAULT_LIMITS.maxPackageBytes,
+      freshness,
     });
     return { workflowHash: hashWorkflow(readPackagedWorkflow(content)) };
   } catch (err) {

@@ -4,4 +4,4 @@ import { createRequire } from 'node:module';
 export const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /** What `oapp --version`, `oapp -v` and `oapp version` print. */
-export const VERSION_TEXT = `oapp ${VERSION} (package format oapp/v1)`;
+export const VERSION_TEXT = `oapp ${VERSION} (package format oapp/v2; reads oapp/v1)`;

@@ -58,7 +58,7 @@ describe('conventions', () => {
     const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
-    expect(r.out).toBe(`oapp ${version} (package format oapp/v1)\n`);
+    expect(r.out).toBe(`oapp ${version} (package format oapp/v2; reads oapp/v1)\n`);
   });
 
   it('no command, an unknown command or option, a missing operand: exit 2, one CLI_USAGE line', async () => {

@@ -41,9 +41,18 @@ beforeAll(async () => {
 describe('completionScript', () => {
   it('the help lists every command, the new ones too', () => {
     expect(commands).toEqual(
-      expect.arrayContaining(['keygen', 'test', 'version', 'completion', 'man', 'help']),
+      expect.arrayContaining([
+        'keygen',
+        'test',
+        'version',
+        'completion',
+        'man',
+        'help',
+        'sign-bootstrap',
+        'verify-bootstrap',
+      ]),
     );
-    expect(commands).toHaveLength(17);
+    expect(commands).toHaveLength(19);
   });
 
   // How each script names a command: a case arm (bash), a _describe entry (zsh), a subcommand candidate (fish).
@@ -73,6 +82,8 @@ describe('completionScript', () => {
       't oapp completion ""',
       't oapp help ver',
       't oapp man --',
+      't oapp verify-bootstrap --ad',
+      't oapp package --format-version ""',
     ].join('\n');
     const r = await bash([], probe);
     expect(r.stderr).toBe('');
@@ -81,8 +92,10 @@ describe('completionScript', () => {
       '--purpose --public-out',
       'authenticated anonymous',
       'bash zsh fish',
-      'verify version',
+      'verify verify-bootstrap version',
       '--help',
+      '--admin-key',
+      '1 2',
       '',
     ]);
   });

@@ -179,7 +179,7 @@ describe('oapp at the repository root (issue 27)', () => {
     () => {
       const r = spawnSync('pnpm', ['exec', 'oapp', '--version'], { cwd: ROOT, encoding: 'utf8' });
       expect(r.stderr).toBe('');
-      expect(r.stdout).toMatch(/^oapp \d+\.\d+\.\d+\S* \(package format oapp\/v1\)\n$/);
+      expect(r.stdout).toMatch(/^oapp \d+\.\d+\.\d+\S* \(package format oapp\/v2; reads oapp\/v1\)\n$/);
       expect(r.status).toBe(0);
     },
     // pnpm's own start-up (about 1-2 s on this shared 2-core machine) before node runs oapp.

@@ -190,6 +190,7 @@ describe('fix-27: every output path is checked before anything is written', () =
     'encrypt-string': ['encrypt-string', 'none.txt', ...missing],
     'encrypt-bootstrap': ['encrypt-bootstrap', 'none.json', ...missing],
     'decrypt-bootstrap': ['decrypt-bootstrap', 'none.enc', '--key-tuple', 'none.key'],
+    'sign-bootstrap': ['sign-bootstrap', 'none.json', '--sign-key', 'none.key'],
     compile: ['compile', 'none.json'],
     build: ['build', 'none.json'],
     test: ['test', 'none.config.json'],

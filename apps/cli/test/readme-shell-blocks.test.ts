@@ -50,7 +50,11 @@ const NOT_RUN: Record<string, string> = {
     'command reference',
   'apps/cli/README.md: oapp package --raw large.bin -o large.oapp --package-id data-1 --packager-key packager.key --recipient site.pub':
     'command reference',
+  'apps/cli/README.md: oapp package workflow.json -o hello-app.oapp --package-id hello-app --packager-key packager.key \\':
+    'command reference; test/release.test.ts runs these options',
   'apps/cli/README.md: oapp inspect hello-app.oapp': 'command reference',
+  'apps/cli/README.md: oapp sign-bootstrap bootstrap.json --sign-key admin.key --sequence 3':
+    'command reference; test/bootstrap-signature.test.ts runs these commands',
   'apps/cli/README.md: oapp verify --bootstrap bootstrap.json --deployment hello-1': 'command reference',
   'apps/cli/README.md: oapp open --bootstrap bootstrap.json -o workflow.json': 'command reference',
   'apps/cli/README.md: oapp envelope hello-app.oapp -o hello-endorsed.oapp --bootstrap receiver.json \\':

@@ -59,6 +59,11 @@ describe('keygen → package → inspect → verify → open', () => {
       workflowHash: hashWorkflow(workflow),
       recipients: 1,
       signatures: 0,
+      // The release the package says (oapp-format format 2, issue 29): test/release.test.ts has the options.
+      formatVersion: 2,
+      sequence: expect.any(Number),
+      createdAt: expect.any(String),
+      expiresAt: null,
     });
   });
 
@@ -69,7 +74,13 @@ describe('keygen → package → inspect → verify → open', () => {
     expect(text.out).toContain('"release 1"');
     const r = await run(['inspect', 'hello.oapp', '--json']);
     const j = r.json();
-    expect(j).toMatchObject({ ok: true, kind: 'app', packageId: 'hello-app', format: 'oapp/v1' });
+    expect(j).toMatchObject({
+      ok: true,
+      kind: 'app',
+      packageId: 'hello-app',
+      format: 'oapp/v2',
+      formatVersion: 2,
+    });
     expect(j.signatures).toEqual([expect.objectContaining({ signText: 'release 1', valid: true })]);
     expect(j.recipients).toHaveLength(1);
   });

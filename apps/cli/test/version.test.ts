@@ -12,6 +12,6 @@ describe('VERSION_TEXT', () => {
     const r = await oapp([arg]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
-    expect(r.out).toBe(`oapp ${version} (package format oapp/v1)\n`);
+    expect(r.out).toBe(`oapp ${version} (package format oapp/v2; reads oapp/v1)\n`);
   });
 });

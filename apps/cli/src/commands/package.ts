@@ -1,9 +1,11 @@
+import { inspectPackage } from '@org/oapp-format';
 import { canonicalize, hashWorkflow, parseStrictJson } from '@org/workflow-compiler';
 import { Command } from 'commander';
 import { collect, type Context } from '../context.js';
 import { asUsage, CliError } from '../errors.js';
 import { memoryInput, packageInput, readInput, writePackage, type Input } from '../io.js';
 import { checkOutputs } from '../output-paths.js';
+import { addReleaseOptions, releaseOptionsOf, type ReleaseOptionValues } from '../release.js';
 import {
   addSealOptions,
   KEY_SOURCE_HELP,
@@ -13,7 +15,7 @@ import {
 } from './shared.js';
 import { compileFile, dirsFor } from './workflows.js';
 
-interface PackageOptions extends SealFlags {
+interface PackageOptions extends SealFlags, ReleaseOptionValues {
   output: string;
   packageId: string;
   license?: string;
@@ -29,6 +31,17 @@ async function licenseOf(path: string | undefined): Promise<Record<string, unkno
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new CliError('CLI_USAGE', `--license ${path}: must hold a JSON object`);
   return value;
+}
+
+/** The release of the package written to `path` (`--json` writes to a file), as its HEADER says (raw values). */
+async function releaseSummary(path: string) {
+  const written = await packageInput(path);
+  try {
+    const { formatVersion, sequence, createdAt, expiresAt } = await inspectPackage(written.open());
+    return { formatVersion, sequence, createdAt, expiresAt };
+  } finally {
+    await written.dispose();
+  }
 }
 
 /** `oapp package`: like POST /workflow-package. */
@@ -50,16 +63,20 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
     .option(
       '--raw',
       'package the input bytes as they are, streamed (no compile step, no workflow hash): large content',
-    )
+    );
+  addReleaseOptions(cmd, 'package', true)
     .option('--json', 'print a JSON summary')
     .addHelpText(
       'after',
-      `\n${KEY_SOURCE_HELP}\n\nExample:\n  oapp package workflow.json -o hello.oapp --package-id hello-app --packager-key packager.key \\\n` +
-        '    --recipient deployment.pub --signer author.key --sign-text "release 1"',
+      `\n${KEY_SOURCE_HELP}\n\nExamples:\n  oapp package workflow.json -o hello.oapp --package-id hello-app --packager-key packager.key \\\n` +
+        '    --recipient deployment.pub --signer author.key --sign-text "release 1"\n' +
+        '  oapp package workflow.json -o hello.oapp --package-id hello-app --packager-key packager.key \\\n' +
+        '    --recipient deployment.pub --signer author.key --sign-text "release 2" --sequence 2 --expires-in 90d',
     )
     .action(async (workflow: string, o: PackageOptions) => {
       refuseJsonWithStdout(o.json, o.output);
       checkOutputs([{ path: o.output, flag: '-o' }]);
+      const release = releaseOptionsOf(o);
       const keys = await loadSealKeys(ctx, o);
       const license = await licenseOf(o.license);
       if (o.raw === true && o.resourceDir !== undefined)
@@ -86,6 +103,7 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
             recipients: keys.recipients,
             signers: keys.signers,
             license,
+            ...release,
           },
           content,
         );
@@ -98,6 +116,7 @@ export function packageCommand(ctx: Context, done: (code: number) => void): Comm
             ...(workflowHash === undefined ? {} : { workflowHash }),
             recipients: keys.recipients.length,
             signatures: keys.signers.length,
+            ...(await releaseSummary(o.output)),
           });
         }
       } finally {

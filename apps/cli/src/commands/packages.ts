@@ -3,7 +3,10 @@ import {
   displayText,
   fingerprint,
   inspectPackage,
+  type FreshnessOptions,
   type PackageInspection,
+  type PackageRelease,
+  type RollbackVerdict,
   type VerifiedPackage,
 } from '@org/oapp-format';
 import type { Key } from '@org/envelope-crypto';
@@ -14,6 +17,13 @@ import { openPackageTo, packageInput, repackageTo, type Input } from '../io.js';
 import { checkOutputs } from '../output-paths.js';
 import { loadKey } from '../keys.js';
 import { checkPolicy, resolvePolicy, type ResolvedPolicy, type RuleFailure } from '../policy.js';
+import {
+  addFreshnessOptions,
+  freshnessFlagsOf,
+  freshnessGiven,
+  type FreshnessFlags,
+  type FreshnessOptionValues,
+} from '../release.js';
 import { checkStartupContent, type StartupContent } from '../startup-check.js';
 import {
   addPolicyOptions,
@@ -46,10 +56,40 @@ function signatureLine(s: PackageInspection['signatures'][number]): string {
       text ${quoted(s.signText)}`;
 }
 
+/** What a release says, in display form: `format 2, sequence 12, expires "…"`. */
+function releaseText(r: {
+  formatVersion: number;
+  sequence: number | null;
+  expiresAt: string | null;
+}): string {
+  const sequence = r.sequence === null ? 'no sequence (unversioned)' : `sequence ${r.sequence}`;
+  const expires = r.expiresAt === null ? 'never expires' : `expires ${quoted(r.expiresAt)}`;
+  return `format ${r.formatVersion}, ${sequence}, ${expires}`;
+}
+
+function rollbackText(r: RollbackVerdict): string {
+  return r.code === null ? `${r.verdict} (accepted)` : `REFUSED ${r.code}: ${r.message ?? ''}`;
+}
+
+/**
+ * The freshness inputs of `--newest`/`--now` for a package whose content has `contentSha256`: `--newest SEQ`
+ * without a digest counts a package of that very sequence as the same release.
+ */
+function freshnessOptionsOf(f: FreshnessFlags, contentSha256: string): FreshnessOptions {
+  const n = f.newest;
+  return {
+    newest:
+      n === undefined ? undefined : { sequence: n.sequence, contentSha256: n.contentSha256 ?? contentSha256 },
+    now: f.now,
+  };
+}
+
 function inspectionText(i: PackageInspection, withPolicy: boolean): string {
   const lines = [
     `package     ${quoted(i.packageId)} (${i.kind}, ${i.format})`,
     `created     ${quoted(i.createdAt)}`,
+    `release     ${releaseText(i)}`,
+    ...(i.rollback === null ? [] : [`rollback    ${rollbackText(i.rollback)}`]),
     `content     ${quoted(i.content.mediaType)}, ${i.content.size} bytes, sha256 ${i.content.sha256}`,
     `packager    ${i.packager.fingerprint}  ${i.packager.publicKeyHex}`,
     `recipients  ${i.recipients.length}: ${i.recipients.map((r) => r.fingerprint).join(' ')}`,
@@ -69,25 +109,40 @@ function policyGiven(o: PolicyOptionValues): boolean {
 
 /** `oapp inspect`: like POST /workflow-inspect. */
 export function inspectCommand(ctx: Context, done: Done): Command {
-  return addPolicyOptions(
-    new Command('inspect')
-      .description(
-        'show what a package says without any secret key; checks every signature, decides nothing (with a policy: marks which signers it names)',
-      )
-      .argument('<package>', '.oapp file, or - for stdin'),
+  return addFreshnessOptions(
+    addPolicyOptions(
+      new Command('inspect')
+        .description(
+          "show what a package says without any secret key; checks every signature, decides nothing (with a policy: marks which signers it names; with a policy, --newest or --now: the agent's rollback verdict)",
+        )
+        .argument('<package>', '.oapp file, or - for stdin'),
+    ),
   )
-    .option('--json', 'print the /workflow-inspect response {ok, ...}')
+    .option(
+      '--json',
+      'print the /workflow-inspect response {ok, ...} (with a policy, --newest or --now: and rollback)',
+    )
     .addHelpText(
       'after',
-      '\nExample:\n  oapp inspect hello.oapp\n  oapp inspect hello.oapp --bootstrap bootstrap.json',
+      '\nExamples:\n  oapp inspect hello.oapp\n  oapp inspect hello.oapp --bootstrap bootstrap.json --newest 1767225600',
     )
     .action(async (pkg: string, o: VerifyOptions) => {
+      const fresh = freshnessFlagsOf(o);
       const policy = policyGiven(o)
         ? (await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m))).policy
         : undefined;
       const input = await packageInput(pkg);
       try {
-        const inspection = await inspectPackage(input.open(), { policy });
+        // A `--newest` without a digest takes the package's own (read by a first pass over its prefix).
+        const needSha = fresh.newest !== undefined && fresh.newest.contentSha256 === undefined;
+        const given = freshnessGiven(fresh) && !needSha ? freshnessOptionsOf(fresh, '') : undefined;
+        const first = await inspectPackage(input.open(), { policy, freshness: given });
+        const inspection = needSha
+          ? await inspectPackage(input.open(), {
+              policy,
+              freshness: freshnessOptionsOf(fresh, first.content.sha256),
+            })
+          : first;
         if (o.json === true) ctx.printJson({ ok: true, ...inspection });
         else ctx.print(inspectionText(inspection, policy !== undefined));
       } finally {
@@ -111,7 +166,15 @@ function summary(v: VerifiedPackage) {
     packageId: v.parsed.header.packageId,
     packager: { id: v.packager.id, fingerprint: fingerprint(v.packager.publicKey) },
     signers: v.signers,
+    release: v.release,
   };
+}
+
+function releaseLines(r: PackageRelease): string[] {
+  return [
+    `  release              ${releaseText(r)}, created ${quoted(r.createdAt)}`,
+    `  rollback             ${r.verdict} (accepted)`,
+  ];
 }
 
 function verifiedText(v: VerifiedPackage, content: StartupContent | undefined): string {
@@ -127,6 +190,7 @@ function verifiedText(v: VerifiedPackage, content: StartupContent | undefined): 
       : [
           `  unknown signers      ${v.signers.ignored} record(s) of keys the policy does not name: not verified, not counted`,
         ]),
+    ...releaseLines(v.release),
     ...(content === undefined
       ? []
       : [`  content              compiled workflow, hash ${content.workflowHash}`]),
@@ -145,8 +209,21 @@ function reportFailures(
   return EXIT_FAILURE;
 }
 
-interface VerifyOptions extends PolicyOptionValues {
+interface VerifyOptions extends PolicyOptionValues, FreshnessOptionValues {
   json?: boolean;
+}
+
+/**
+ * The freshness inputs of `--newest`/`--now` for `input` (a `--newest` without a digest takes the package's own
+ * content digest, read from its HEADER); undefined when neither was given.
+ */
+async function freshnessFor(input: Input, f: FreshnessFlags): Promise<FreshnessOptions | undefined> {
+  if (!freshnessGiven(f)) return undefined;
+  const sha =
+    f.newest !== undefined && f.newest.contentSha256 === undefined
+      ? (await inspectPackage(input.open())).content.sha256
+      : '';
+  return freshnessOptionsOf(f, sha);
 }
 
 /** Verifies `input` under the policy; on a rule failure reports them all and returns undefined. */
@@ -156,8 +233,9 @@ async function verified(
   resolved: ResolvedPolicy,
   json: boolean | undefined,
   done: Done,
+  freshness?: FreshnessOptions,
 ): Promise<VerifiedPackage | undefined> {
-  const report = await checkPolicy(input, resolved.policy);
+  const report = await checkPolicy(input, resolved.policy, freshness);
   if (report.ok) return report.verified;
   done(reportFailures(ctx, json, input.name, report.failures));
   return undefined;
@@ -165,29 +243,39 @@ async function verified(
 
 /** `oapp verify`. */
 export function verifyCommand(ctx: Context, done: Done): Command {
-  return addPolicyOptions(
-    new Command('verify')
-      .description(
-        "verify a package against a deployment's policy without decrypting it (reports every failed rule); with --bootstrap, the agent's whole start-up check: opened with the record's key, content a canonical compiled workflow",
-      )
-      .argument('[package]', ".oapp file or - (default with --bootstrap: the record's remoteConfiguration)"),
+  return addFreshnessOptions(
+    addPolicyOptions(
+      new Command('verify')
+        .description(
+          "verify a package against a deployment's policy without decrypting it (reports every failed rule, the rollback and expiry checks included); with --bootstrap, the agent's whole start-up check: opened with the record's key, content a canonical compiled workflow",
+        )
+        .argument(
+          '[package]',
+          ".oapp file or - (default with --bootstrap: the record's remoteConfiguration)",
+        ),
+    ),
   )
     .option('--json', 'print a JSON report')
     .addHelpText(
       'after',
       `\n${KEY_SOURCE_HELP}\n\nExamples:\n  oapp verify --bootstrap bootstrap.json --deployment hello-1\n` +
-        '  oapp verify hello.oapp --package-id hello-app --packager packager.pub --required-signer author.pub',
+        '  oapp verify hello.oapp --package-id hello-app --packager packager.pub --required-signer author.pub\n' +
+        '  oapp verify --bootstrap bootstrap.json --newest 1767225600 --now 2027-01-31T00:00:00Z',
     )
     .action(async (pkg: string | undefined, o: VerifyOptions) => {
+      const fresh = freshnessFlagsOf(o);
       const resolved = await resolvePolicy(policyFlagsOf(o), ctx.env, (m) => ctx.warn(m));
       const input = await packageInput(packagePathOf(pkg, resolved));
       try {
-        const v = await verified(ctx, input, resolved, o.json, done);
+        const freshness = await freshnessFor(input, fresh);
+        const v = await verified(ctx, input, resolved, o.json, done, freshness);
         if (v === undefined) return;
         // With a bootstrap record, also what the agent checks next at start-up (issue 27): a package it would
         // refuse is not reported as verified.
         const content =
-          resolved.deploymentId === undefined ? undefined : await checkStartupContent(input, resolved);
+          resolved.deploymentId === undefined
+            ? undefined
+            : await checkStartupContent(input, resolved, freshness);
         if (o.json === true) ctx.printJson({ ok: true, package: input.name, ...summary(v), ...content });
         else ctx.print(verifiedText(v, content));
         done(0);

@@ -53,14 +53,48 @@ export function addSealOptions(cmd: Command, signing: boolean, single = false): 
   return cmd;
 }
 
-function pairTexts(signers: number, texts: readonly string[]): string[] {
+function pairTexts(signers: number, texts: readonly string[], flag = '--signer'): string[] {
   if (signers === 0 && texts.length === 0) return [];
   if (texts.length === signers) return [...texts];
   if (texts.length === 1 && signers > 0) return Array.from({ length: signers }, () => texts[0]!);
   throw new CliError(
     'CLI_USAGE',
-    `${signers} --signer and ${texts.length} --sign-text: give one --sign-text per --signer, or one for all`,
+    signers === 0
+      ? `--sign-text needs ${flag}`
+      : `${signers} ${flag} and ${texts.length} --sign-text: give one --sign-text per ${flag}, or one for all`,
   );
+}
+
+/** The text a bootstrap signature covers when no `--sign-text` is given. */
+export const DEFAULT_BOOTSTRAP_SIGN_TEXT = 'bootstrap';
+
+/** Adds the administrator signing options of a bootstrap: `--sign-key` (repeatable) and `--sign-text`. */
+export function addBootstrapSignOptions(cmd: Command, required: boolean): Command {
+  const help = 'administrator: sign secret key (FILE or env://NAME); repeatable';
+  (required ? cmd.requiredOption.bind(cmd) : cmd.option.bind(cmd))('--sign-key <src>', help, collect);
+  return cmd.option(
+    '--sign-text <text>',
+    `text covered by the signature, one per --sign-key (or one for all; default "${DEFAULT_BOOTSTRAP_SIGN_TEXT}")`,
+    collect,
+  );
+}
+
+/**
+ * The signers of `--sign-key` with their texts (`--sign-text`: one per key, one for all, or the default).
+ * @throws {@link CliError} usage errors.
+ */
+export async function loadBootstrapSigners(
+  ctx: Context,
+  o: { signKey?: readonly string[] | undefined; signText?: readonly string[] | undefined },
+): Promise<PackageSigner[]> {
+  const srcs = o.signKey ?? [];
+  const texts =
+    srcs.length > 0 && o.signText === undefined ? [DEFAULT_BOOTSTRAP_SIGN_TEXT] : (o.signText ?? []);
+  const paired = pairTexts(srcs.length, texts, '--sign-key');
+  const keys = await loadKeys(srcs, { purpose: 'sign', type: 'secret' }, '--sign-key', ctx.env, (m) =>
+    ctx.warn(m),
+  );
+  return keys.map((k, i) => ({ secretKey: k.key, signText: paired[i]! }));
 }
 
 /**

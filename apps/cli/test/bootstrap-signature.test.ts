@@ -1,0 +1,403 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseKey } from '@org/envelope-crypto';
+import { encryptBootstrap, verifyBootstrapSignature } from '@org/oapp-format';
+import sodium from 'libsodium-wrappers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { keyHex, oapp, tempDir } from './helpers.js';
+
+// Issue 29 §2 from the command line: `sign-bootstrap` writes the detached signature of a plain bootstrap,
+// `encrypt-bootstrap --sign-key` signs an encrypted one, and `verify-bootstrap` (and `decrypt-bootstrap
+// --admin-key`) make the check an agent given administrator keys makes at start-up (S173).
+
+const dir = tempDir();
+const run = (args: string[], env?: Record<string, string>, input?: string) =>
+  oapp(args, { cwd: dir, env, input });
+const at = (f: string) => join(dir, f);
+const hex = (f: string) => keyHex(at(f));
+const BOOTSTRAP = [{ deploymentId: 'd1', remoteConfiguration: 'x.oapp' }];
+const FORGED = [{ deploymentId: 'd1', remoteConfiguration: '/tmp/attacker.oapp' }];
+const seal = ['--packager-key', 'packager.key', '--recipient', 'agent.pub'];
+const opener = ['--key', 'agent.key', '--sender', 'packager.pub'];
+
+beforeAll(async () => {
+  await sodium.ready;
+  for (const k of ['packager', 'agent'])
+    expect((await run(['keygen', '--purpose', 'authenticated', '-o', `${k}.key`])).code).toBe(0);
+  for (const k of ['admin', 'admin2', 'other'])
+    expect((await run(['keygen', '--purpose', 'sign', '-o', `${k}.key`])).code).toBe(0);
+  writeFileSync(at('bootstrap.json'), JSON.stringify(BOOTSTRAP));
+  const signed = await run([
+    'sign-bootstrap',
+    'bootstrap.json',
+    '--sign-key',
+    'admin.key',
+    '--sequence',
+    '3',
+  ]);
+  expect(signed.stderr).toBe('');
+  expect(signed.code).toBe(0);
+});
+
+/** A copy of bootstrap.json (and, unless `sig` is false, its signature) under another name. */
+function copy(name: string, bytes: string | Buffer = readFileSync(at('bootstrap.json')), sig = true): void {
+  writeFileSync(at(name), bytes);
+  if (sig) writeFileSync(at(`${name}.sig`), readFileSync(at('bootstrap.json.sig')));
+}
+
+describe('sign-bootstrap → verify-bootstrap (plain bootstrap and its .sig)', () => {
+  it('writes <bootstrap>.sig that oapp-format verifies; verify-bootstrap accepts it, exit 0', async () => {
+    const sig = readFileSync(at('bootstrap.json.sig'), 'utf8');
+    expect(JSON.parse(sig)).toMatchObject({ format: 'oapp-bootstrap-signature/v1' });
+    const info = verifyBootstrapSignature(readFileSync(at('bootstrap.json')), sig, {
+      administrators: {
+        keys: [
+          {
+            id: 'admin',
+            publicKey: parseKey({ id: 'a', purpose: 'sign', type: 'public', keyHex: hex('admin.pub') }).bytes,
+          },
+        ],
+        threshold: 1,
+      },
+    });
+    expect(info.sequence).toBe(3);
+    const r = await run(['verify-bootstrap', 'bootstrap.json', '--admin-key', 'admin.pub']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^verified: bootstrap "bootstrap.json"$/m);
+    expect(r.out).toMatch(/^ {2}signed by {4}"admin" \([0-9a-f]{16}\) \(1 of 1 administrators required\)$/m);
+    expect(r.out).toMatch(/^ {2}sequence {5}3$/m);
+    expect(r.out).toMatch(/^ {2}expires {6}never$/m);
+  });
+
+  it('--json: the signature, sequence, times and the administrators found, raw', async () => {
+    const r = await run(['verify-bootstrap', 'bootstrap.json', '--admin-key', 'admin.pub', '--json']);
+    expect(r.json()).toMatchObject({
+      ok: true,
+      bootstrap: 'bootstrap.json',
+      encrypted: false,
+      signature: 'bootstrap.json.sig',
+      sequence: 3,
+      expiresAt: null,
+      signers: [{ id: 'admin', fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/) }],
+    });
+  });
+
+  it('sign-bootstrap --json reports what the file says; -o names it; --expires-in sets the expiry', async () => {
+    const r = await run([
+      'sign-bootstrap',
+      'bootstrap.json',
+      '-o',
+      'b.sig',
+      '--json',
+      '--sign-key',
+      'admin.key',
+      '--sign-key',
+      'admin2.key',
+      '--sign-text',
+      'ops',
+      '--expires-in',
+      '2d',
+      '--sequence',
+      '9',
+    ]);
+    expect(r.code).toBe(0);
+    const j = r.json();
+    expect(j).toMatchObject({ ok: true, output: 'b.sig', sequence: 9, signatures: 2 });
+    expect(Date.parse(j.expiresAt) - Date.parse(j.createdAt)).toBe(2 * 86_400_000);
+    expect(j.bytes).toBe(readFileSync(at('b.sig')).length);
+    const both = ['--admin-key', 'admin.pub', '--admin-key', 'admin2.pub', '--signature', 'b.sig'];
+    expect((await run(['verify-bootstrap', 'bootstrap.json', ...both, '--threshold', '2'])).code).toBe(0);
+    // The signature's expiry, with the agent's 300 s of clock skew.
+    const past = new Date(Date.parse(j.expiresAt) + 301_000).toISOString();
+    const expired = await run(['verify-bootstrap', 'bootstrap.json', ...both, '--now', past]);
+    expect(expired.code).toBe(1);
+    expect(expired.stderr).toMatch(/^oapp: POLICY_EXPIRED: /);
+  });
+
+  it('S173: a bootstrap without its .sig → exit 1, CLI_BOOTSTRAP_UNSIGNED', async () => {
+    copy('unsigned.json', undefined, false);
+    const r = await run(['verify-bootstrap', 'unsigned.json', '--admin-key', 'admin.pub', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^oapp: CLI_BOOTSTRAP_UNSIGNED: unsigned.json has no signature: unsigned.json.sig does not exist/,
+    );
+    expect(r.json()).toMatchObject({ ok: false, errors: [{ code: 'CLI_BOOTSTRAP_UNSIGNED' }] });
+  });
+
+  it('S173: signed by another key than the administrators → exit 1, POLICY_SIGNER_THRESHOLD_NOT_MET', async () => {
+    copy('other.json', undefined, false);
+    expect((await run(['sign-bootstrap', 'other.json', '--sign-key', 'other.key'])).code).toBe(0);
+    const r = await run(['verify-bootstrap', 'other.json', '--admin-key', 'admin.pub']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
+  });
+
+  it('S173: any byte of the bootstrap changed after signing → exit 1, CRYPTO_CONTENT_MISMATCH', async () => {
+    const original = readFileSync(at('bootstrap.json'));
+    for (const i of [0, original.length >> 1, original.length - 1]) {
+      const changed = Buffer.from(original);
+      changed[i] = changed[i]! ^ 0x01;
+      copy('changed.json', changed);
+      const r = await run(['verify-bootstrap', 'changed.json', '--admin-key', 'admin.pub']);
+      expect(r.code, `byte ${i}`).toBe(1);
+      expect(r.stderr).toMatch(/^oapp: CRYPTO_CONTENT_MISMATCH: /);
+    }
+    // A trailing newline added is a changed byte too.
+    copy('newline.json', Buffer.concat([original, Buffer.from('\n')]));
+    expect((await run(['verify-bootstrap', 'newline.json', '--admin-key', 'admin.pub'])).code).toBe(1);
+  });
+
+  it('S173: a changed signature file → exit 1 (refused, never accepted)', async () => {
+    const sig = readFileSync(at('bootstrap.json.sig'), 'utf8');
+    const parsed = JSON.parse(sig) as { signatures: string };
+    const raw = Buffer.from(parsed.signatures, 'base64');
+    raw[raw.length - 1] = raw[raw.length - 1]! ^ 0x01;
+    writeFileSync(at('tampered.sig'), JSON.stringify({ ...parsed, signatures: raw.toString('base64') }));
+    const r = await run([
+      'verify-bootstrap',
+      'bootstrap.json',
+      '--signature',
+      'tampered.sig',
+      '--admin-key',
+      'admin.pub',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^oapp: (POLICY_SIGNATURE_INVALID|FORMAT_[A-Z_]+): /);
+    writeFileSync(at('garbage.sig'), 'not json');
+    const g = await run([
+      'verify-bootstrap',
+      'bootstrap.json',
+      '--signature',
+      'garbage.sig',
+      '--admin-key',
+      'admin.pub',
+    ]);
+    expect(g.code).toBe(1);
+    expect(g.stderr).toMatch(/^oapp: FORMAT_/);
+  });
+
+  it('two administrators with --threshold 2 and one signature → exit 1; --threshold above the keys → exit 2', async () => {
+    const two = ['--admin-key', 'admin.pub', '--admin-key', 'admin2.pub'];
+    const short = await run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '2']);
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
+    const over = await run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '3']);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/^oapp: CLI_USAGE: --threshold must be a whole number from 1 to 2/);
+  });
+
+  it('reads the administrators as the agent does: AGENT_BOOTSTRAP_ADMIN_KEYS(_FILE), AGENT_BOOTSTRAP_ADMIN_THRESHOLD', async () => {
+    const keys = `${hex('admin2.pub')},${hex('admin.pub')}`;
+    expect(
+      (await run(['verify-bootstrap', 'bootstrap.json'], { AGENT_BOOTSTRAP_ADMIN_KEYS: keys })).code,
+    ).toBe(0);
+    writeFileSync(
+      at('admins.txt'),
+      `# the administrators\n${hex('admin.pub')}\n\n${hex('admin2.pub')}  # second\n`,
+    );
+    const file = { AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: 'admins.txt' };
+    expect((await run(['verify-bootstrap', 'bootstrap.json'], file)).code).toBe(0);
+    const k2 = await run(['verify-bootstrap', 'bootstrap.json'], {
+      ...file,
+      AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '2',
+    });
+    expect(k2.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
+    // The list file through --admin-key too; both variables set is the agent's configuration error.
+    expect((await run(['verify-bootstrap', 'bootstrap.json', '--admin-key', 'admins.txt'])).code).toBe(0);
+    const both = await run(['verify-bootstrap', 'bootstrap.json'], {
+      ...file,
+      AGENT_BOOTSTRAP_ADMIN_KEYS: keys,
+    });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(
+      /^oapp: CLI_USAGE: AGENT_BOOTSTRAP_ADMIN_KEYS and AGENT_BOOTSTRAP_ADMIN_KEYS_FILE are both set/,
+    );
+    const none = await run(['verify-bootstrap', 'bootstrap.json']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^oapp: CLI_USAGE: give the administrators/);
+  });
+
+  it('S153: an administrator key as hex on the command line is refused; a file or env://NAME holds it', async () => {
+    const r = await run(['verify-bootstrap', 'bootstrap.json', '--admin-key', hex('admin.pub')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^oapp: CLI_KEY_ON_COMMAND_LINE: the value of --admin-key /);
+    const env = await run(['verify-bootstrap', 'bootstrap.json', '--admin-key', 'env://ADMIN'], {
+      ADMIN: hex('admin.pub'),
+    });
+    expect(env.code).toBe(0);
+  });
+
+  it('sign-bootstrap refuses an invalid bootstrap (exit 1) and an encrypted one (exit 2), and writes nothing', async () => {
+    writeFileSync(at('invalid.json'), '[{"deploymentId":"d1"}]');
+    const invalid = await run(['sign-bootstrap', 'invalid.json', '--sign-key', 'admin.key']);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^oapp: WORKFLOW_/);
+    expect(existsSync(at('invalid.json.sig'))).toBe(false);
+    expect((await run(['encrypt-bootstrap', 'bootstrap.json', '-o', 'plain.enc', ...seal])).code).toBe(0);
+    const enc = await run(['sign-bootstrap', 'plain.enc', '--sign-key', 'admin.key']);
+    expect(enc.code).toBe(2);
+    expect(enc.stderr).toMatch(/^oapp: CLI_USAGE: plain.enc is an encrypted bootstrap/);
+    const noKey = await run(['sign-bootstrap', 'bootstrap.json']);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/^oapp: CLI_USAGE: .*--sign-key/);
+  });
+});
+
+/**
+ * S173's last case: an encrypted bootstrap made by someone holding only the deployment's secret key (the agent's
+ * AGENT_BOOTSTRAP_SECRETKEY). crypto_box's key is the same from either side, so the holder can seal a stanza the
+ * agent opens as if the packager had: a bootstrap "from" the deployment to the packager, with the HEADER's
+ * packager, the stanza's hint and its HEADER digest rewritten. Without administrator keys the agent takes it.
+ */
+function forgeWithDeploymentKey(content: string): string {
+  const deploymentSecret = parseKey({
+    id: 'd',
+    purpose: 'authenticated',
+    type: 'secret',
+    keyHex: hex('agent.key'),
+  });
+  const packagerPublic = parseKey({
+    id: 'p',
+    purpose: 'authenticated',
+    type: 'public',
+    keyHex: hex('packager.pub'),
+  });
+  const pkg = Buffer.from(
+    encryptBootstrap(Buffer.from(content), {
+      packagerSecretKey: deploymentSecret,
+      recipients: [packagerPublic],
+    }),
+    'base64',
+  );
+  const sections: { start: number; length: number }[] = [];
+  for (let off = 12; off < pkg.length;) {
+    const length = pkg.readUInt32BE(off + 1);
+    sections.push({ start: off + 5, length });
+    off += 5 + length;
+  }
+  const [header, , recipients] = sections;
+  const headerText = pkg.subarray(header!.start, header!.start + header!.length);
+  const swapped = Buffer.from(
+    headerText.toString('latin1').replace(hex('agent.pub'), hex('packager.pub')),
+    'latin1',
+  );
+  expect(swapped.length).toBe(headerText.length);
+  swapped.copy(pkg, header!.start);
+  const digest = createHash('sha256').update(swapped).digest();
+  const s = recipients!.start;
+  const nonce = pkg.subarray(s + 8, s + 32);
+  const k = sodium.crypto_box_beforenm(
+    sodium.from_hex(hex('packager.pub')),
+    sodium.from_hex(hex('agent.key')),
+  );
+  const inner = sodium.crypto_box_open_easy_afternm(pkg.subarray(s + 32, s + 112), nonce, k);
+  const box = sodium.crypto_box_easy_afternm(Buffer.concat([inner.subarray(0, 32), digest]), nonce, k);
+  Buffer.from(box).copy(pkg, s + 32);
+  createHash('sha256')
+    .update(Buffer.from(hex('agent.pub'), 'hex'))
+    .digest()
+    .copy(pkg, s, 0, 8);
+  return pkg.toString('base64');
+}
+
+describe('encrypt-bootstrap --sign-key → verify-bootstrap / decrypt-bootstrap --admin-key (encrypted bootstrap)', () => {
+  beforeAll(async () => {
+    const r = await run([
+      'encrypt-bootstrap',
+      'bootstrap.json',
+      '-o',
+      'signed.enc',
+      ...seal,
+      '--sign-key',
+      'admin.key',
+      '--sequence',
+      '4',
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect((await run(['encrypt-bootstrap', 'bootstrap.json', '-o', 'unsigned.enc', ...seal])).code).toBe(0);
+  });
+
+  it('verify-bootstrap opens it with the agent key tuple and finds the administrator, exit 0', async () => {
+    const r = await run(['verify-bootstrap', 'signed.enc', ...opener, '--admin-key', 'admin.pub', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.json()).toMatchObject({ ok: true, encrypted: true, sequence: 4, signers: [{ id: 'admin' }] });
+    const tuple = { AGENT_BOOTSTRAP_SECRETKEY: `${hex('packager.pub')}/${hex('agent.key')}` };
+    const text = await run(['verify-bootstrap', 'signed.enc', '--admin-key', 'admin.pub'], tuple);
+    expect(text.out).toMatch(/^verified: bootstrap "signed.enc" \(encrypted\)$/m);
+  });
+
+  it('decrypt-bootstrap --admin-key gives the bootstrap of a signed one, refuses an unsigned one (exit 1)', async () => {
+    const ok = await run(['decrypt-bootstrap', 'signed.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out)).toEqual(BOOTSTRAP);
+    const refused = await run(['decrypt-bootstrap', 'unsigned.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
+    expect(refused.out).toBe('');
+  });
+
+  it('S173: unsigned → CLI_BOOTSTRAP_UNSIGNED; signed by another key → POLICY_SIGNER_THRESHOLD_NOT_MET (exit 1)', async () => {
+    const unsigned = await run(['verify-bootstrap', 'unsigned.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.stderr).toMatch(/^oapp: CLI_BOOTSTRAP_UNSIGNED: /);
+    expect(
+      (
+        await run([
+          'encrypt-bootstrap',
+          'bootstrap.json',
+          '-o',
+          'other.enc',
+          ...seal,
+          '--sign-key',
+          'other.key',
+        ])
+      ).code,
+    ).toBe(0);
+    const other = await run(['verify-bootstrap', 'other.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
+  });
+
+  it('S173: a byte of the encrypted bootstrap changed → exit 1', async () => {
+    const bytes = Buffer.from(readFileSync(at('signed.enc'), 'utf8'), 'base64');
+    for (const i of [20, bytes.length >> 1, bytes.length - 1]) {
+      const changed = Buffer.from(bytes);
+      changed[i] = changed[i]! ^ 0x01;
+      writeFileSync(at('changed.enc'), changed.toString('base64'));
+      const r = await run(['verify-bootstrap', 'changed.enc', ...opener, '--admin-key', 'admin.pub']);
+      expect(r.code, `byte ${i}`).toBe(1);
+      expect(r.stderr).toMatch(/^oapp: (FORMAT|CRYPTO|POLICY)_[A-Z_]+: /);
+    }
+  });
+
+  it('S173: one forged with the deployment’s own secret key: the agent’s tuple opens it, the administrators refuse it', async () => {
+    writeFileSync(at('forged.enc'), forgeWithDeploymentKey(JSON.stringify(FORGED)));
+    // Without administrator keys it passes for the packager's: that is the attack.
+    const opened = await run(['decrypt-bootstrap', 'forged.enc', ...opener]);
+    expect(opened.code).toBe(0);
+    expect(JSON.parse(opened.out)).toEqual(FORGED);
+    const r = await run(['verify-bootstrap', 'forged.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^oapp: CLI_BOOTSTRAP_UNSIGNED: /);
+    const d = await run(['decrypt-bootstrap', 'forged.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(d.code).toBe(1);
+    expect(d.out).toBe('');
+  });
+
+  it('--format-version 1 with --sign-key → exit 2, CLI_USAGE (a format 1 bootstrap has no signatures)', async () => {
+    const r = await run([
+      'encrypt-bootstrap',
+      'bootstrap.json',
+      ...seal,
+      '--sign-key',
+      'admin.key',
+      '--format-version',
+      '1',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^oapp: CLI_USAGE: --sign-key: a format 1 bootstrap has no signatures/);
+  });
+});
