@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decryptString, parseKey, parseKeyTuple } from '@org/envelope-crypto';
-import { decryptBootstrap, openPackage, policyFromBootstrap } from '@org/oapp-format';
+import {
+  decryptBootstrap,
+  inspectPackage,
+  openEncryptedBootstrap,
+  openPackage,
+  policyFromBootstrap,
+} from '@org/oapp-format';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   APP,
@@ -26,6 +32,7 @@ import {
   BOOTSTRAP,
   encryptKeys,
   envelopeBody,
+  newKey,
   packageKeys,
   packageRequest,
   spec,
@@ -231,6 +238,52 @@ describe('/bootstrap-encrypt: a bootstrap from either front-end decrypts with th
     },
     15_000,
   );
+});
+
+describe('issue 29: the release and the administrators’ signatures, from either front-end', () => {
+  it('/workflow-package with sequence and expiresAt: both packages say the same release', async () => {
+    const pk = packageKeys();
+    const expiresAt = '2099-01-31T12:00:00.000Z';
+    const r = await both(f, 'x-release', () =>
+      multipart('/workflow-package', () => form(packageRequest(pk, { sequence: 77, expiresAt }), workflow), {
+        accept: 'application/octet-stream',
+      }),
+    );
+    const [express, agent] = [await seen(r.express), await seen(r.agent)];
+    expect(express.status).toBe(200);
+    expect(shape(agent)).toEqual(shape(express));
+    for (const s of [express, agent]) {
+      const shown = await inspectPackage(Buffer.from(s.body, 'latin1'));
+      expect(shown).toMatchObject({ formatVersion: 2, sequence: 77, expiresAt });
+    }
+  });
+
+  it('/bootstrap-encrypt with signers: both bootstraps open for an agent given the administrator key', async () => {
+    const e = encryptKeys();
+    const admin = newKey('admin', 'sign');
+    const body = {
+      ...e.body(['alice']),
+      keys: [...e.body(['alice']).keys, spec(admin, 'secret')],
+      signers: [{ key: 'admin', signText: 'ops' }],
+      sequence: 5,
+    };
+    const r = await both(f, 'x-bootstrap-signed', () =>
+      multipart('/bootstrap-encrypt', () => form(body, BOOTSTRAP), { accept: 'text/plain' }),
+    );
+    const [express, agent] = [await seen(r.express), await seen(r.agent)];
+    expect(express.status).toBe(200);
+    expect(shape(agent)).toEqual(shape(express));
+    const administrators = {
+      keys: [{ id: 'admin', publicKey: parseKey(spec(admin, 'public')).bytes }],
+      threshold: 1,
+    };
+    const tuple = parseKeyTuple(`${e.packager.publicHex}/${e.alice.secretHex}`);
+    for (const s of [express, agent]) {
+      const opened = await openEncryptedBootstrap(s.body, tuple, { administrators });
+      expect(new TextDecoder().decode(opened.content)).toBe(BOOTSTRAP);
+      expect(opened.release.sequence).toBe(5);
+    }
+  });
 });
 
 describe('/string-encrypt: a -2/ string from either front-end opens with decryptString', () => {

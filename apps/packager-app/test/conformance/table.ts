@@ -309,6 +309,67 @@ const BODY_PART: Case[] = [
   ],
 ];
 
+/** The release members (issue 29): judged the same by both, before the keys. */
+const RELEASE: Case[] = [
+  ...(
+    [
+      ['a negative sequence', 'c-rel-negative', { sequence: -1 }],
+      ['a fractional sequence', 'c-rel-fraction', { sequence: 1.5 }],
+      ['an expiresAt that is not a UTC time', 'c-rel-time', { expiresAt: '2099-01-01T00:00:00+01:00' }],
+      ['an expiresAt no calendar has', 'c-rel-calendar', { expiresAt: '2027-02-30T00:00:00.000Z' }],
+      ['an expiresAt in the past', 'c-rel-past', { expiresAt: '2020-01-01T00:00:00.000Z' }],
+      ['formatVersion 3', 'c-rel-version', { formatVersion: 3 }],
+      ['formatVersion 1 with a sequence', 'c-rel-v1-sequence', { formatVersion: 1, sequence: 2 }],
+    ] as const
+  ).map(([what, id, extra]): Case => [
+    `/workflow-package, ${what}`,
+    id,
+    () => multipart('/workflow-package', () => form(packageRequest(k, extra), workflow)),
+    422,
+    'REQUEST_FIELD_INVALID',
+  ]),
+  [
+    '/workflow-package, a sequence above 2^53 - 1 (not an exact JSON number)',
+    'c-rel-huge',
+    () => multipart('/workflow-package', () => form(packageRequest(k, { sequence: 2 ** 53 }), workflow)),
+    400,
+    'REQUEST_BODY_NOT_JSON',
+  ],
+  [
+    '/bootstrap-encrypt, formatVersion 1 with signers',
+    'c-rel-v1-signers',
+    () =>
+      multipart('/bootstrap-encrypt', () =>
+        form(
+          e.body(['alice'], { formatVersion: 1, signers: [{ key: 'packager', signText: 'x' }] }),
+          BOOTSTRAP,
+        ),
+      ),
+    422,
+    'REQUEST_FIELD_INVALID',
+  ],
+  [
+    '/bootstrap-encrypt, a signer key id not in keys',
+    'c-rel-signer-unknown',
+    () =>
+      multipart('/bootstrap-encrypt', () =>
+        form(e.body(['alice'], { signers: [{ key: 'nobody', signText: 'x' }] }), BOOTSTRAP),
+      ),
+    422,
+    'REQUEST_UNKNOWN_KEY_ID',
+  ],
+  [
+    '/bootstrap-encrypt, an authenticated key as signer',
+    'c-rel-signer-purpose',
+    () =>
+      multipart('/bootstrap-encrypt', () =>
+        form(e.body(['alice'], { signers: [{ key: 'packager', signText: 'x' }] }), BOOTSTRAP),
+      ),
+    400,
+    'CRYPTO_WRONG_KEY_PURPOSE',
+  ],
+];
+
 const KEYS: Case[] = [
   [
     'two keys with one id',
@@ -882,6 +943,7 @@ describe('the same answers from the Express service and the agent', () => {
   describe('good requests', () => table(GOOD, 10_000));
   describe('Accept and media type', () => table(NEGOTIATION));
   describe('the JSON body part', () => table(BODY_PART));
+  describe('the release members and bootstrap signers (issue 29)', () => table(RELEASE));
   describe('keys', () => table(KEYS));
   describe('parts', () => table(PARTS));
   // Two uploads of up to 32 MiB each over loopback, in this process: up to 2 s on a shared 2-core machine.
