@@ -80,8 +80,11 @@ const headerCsp = [...common, "frame-ancestors 'none'"].join('; ');
 const template = readFileSync(join(root, 'src/page/index.html'), 'utf8');
 const html = template
   .replace('%CSP%', () => metaCsp)
-  .replace('%STYLE%', () => style)
-  .replace('%SCRIPT%', () => script);
+  .replace(/<!-- %STYLE%[^>]*-->/, () => `<style>${style}</style>`)
+  .replace(/<!-- %SCRIPT%[^>]*-->/, () => `<script>${script}</script>`);
+if (html.includes('%STYLE%') || html.includes('%SCRIPT%') || html.includes('%CSP%')) {
+  throw new Error('inspect-page: a placeholder of src/page/index.html was left unfilled');
+}
 const dist = join(root, 'dist');
 mkdirSync(dist, { recursive: true });
 writeFileSync(join(dist, 'inspect.html'), html);

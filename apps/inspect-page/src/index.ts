@@ -65,17 +65,22 @@ export interface PageAnswer {
  * The answer to `method` with the request's `If-None-Match` header: GET and HEAD get the page (HEAD without a
  * body; 304 when the ETag matches), anything else 405 with `Allow: GET, HEAD`.
  */
-export function inspectPageAnswer(method: string, ifNoneMatch?: string | undefined): PageAnswer {
+export function inspectPageAnswer(method: string, ifNoneMatch?: string): PageAnswer {
   if (method !== 'GET' && method !== 'HEAD') {
     return {
       status: 405,
-      headers: { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' },
+      headers: {
+        Allow: 'GET, HEAD',
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      },
       body: new TextEncoder().encode('405 method not allowed: the page answers GET and HEAD\n'),
     };
   }
   const headers = inspectPageHeaders();
   const etag = headers['ETag']!;
-  const matches = ifNoneMatch !== undefined && ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*');
+  const matches =
+    ifNoneMatch !== undefined && ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*');
   if (matches) return { status: 304, headers, body: new Uint8Array(0) };
   const html = inspectPageHtml();
   return {

@@ -31,7 +31,10 @@ export interface RequestSeen {
 
 export class Browser {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (r: Record<string, unknown>) => void; reject: (e: Error) => void }
+  >();
   private readonly listeners = new Set<(m: Message) => void>();
   private buffer = '';
 
@@ -101,7 +104,11 @@ export class Browser {
     for (const l of this.listeners) l(m);
   }
 
-  send(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<Record<string, unknown>> {
+  send(
+    method: string,
+    params: Record<string, unknown> = {},
+    sessionId?: string,
+  ): Promise<Record<string, unknown>> {
     const id = this.nextId++;
     const msg: Message = { id, method, params, ...(sessionId === undefined ? {} : { sessionId }) };
     return new Promise((resolve, reject) => {
@@ -117,7 +124,9 @@ export class Browser {
 
   /** A new tab, with the network recorder on before anything is loaded. */
   async newPage(): Promise<Page> {
-    const { targetId } = (await this.send('Target.createTarget', { url: 'about:blank' })) as { targetId: string };
+    const { targetId } = (await this.send('Target.createTarget', { url: 'about:blank' })) as {
+      targetId: string;
+    };
     const { sessionId } = (await this.send('Target.attachToTarget', { targetId, flatten: true })) as {
       sessionId: string;
     };
@@ -187,7 +196,10 @@ export class Page {
       expression,
       awaitPromise: true,
       returnByValue: true,
-    })) as { result: { value?: T }; exceptionDetails?: { text: string; exception?: { description?: string } } };
+    })) as {
+      result: { value?: T };
+      exceptionDetails?: { text: string; exception?: { description?: string } };
+    };
     if (r.exceptionDetails !== undefined) {
       throw new Error(`page error: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
     }
@@ -234,7 +246,10 @@ export class Page {
   }
 
   async screenshot(): Promise<Buffer> {
-    const { data } = (await this.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true })) as {
+    const { data } = (await this.send('Page.captureScreenshot', {
+      format: 'png',
+      captureBeyondViewport: true,
+    })) as {
       data: string;
     };
     return Buffer.from(data, 'base64');

@@ -24,7 +24,9 @@ const MIB = 1024 * 1024;
 // Without Chromium the suite is skipped on a developer's machine, never in CI (scripts/test.sh installs it).
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser && process.env['CI'] !== undefined) {
-  throw new Error('Chromium is missing at /usr/bin/chromium: apt-get install -y chromium (scripts/test.sh does)');
+  throw new Error(
+    'Chromium is missing at /usr/bin/chromium: apt-get install -y chromium (scripts/test.sh does)',
+  );
 }
 
 interface Keys {
@@ -37,8 +39,18 @@ interface Keys {
   add2: KeyPair;
 }
 
-const pub = (id: string, k: KeyPair) => ({ id, purpose: k.purpose, type: 'public', keyHex: keyToHex(k.publicKey!) });
-const sec = (id: string, k: KeyPair) => ({ id, purpose: k.purpose, type: 'secret', keyHex: keyToHex(k.secretKey) });
+const pub = (id: string, k: KeyPair) => ({
+  id,
+  purpose: k.purpose,
+  type: 'public',
+  keyHex: keyToHex(k.publicKey!),
+});
+const sec = (id: string, k: KeyPair) => ({
+  id,
+  purpose: k.purpose,
+  type: 'secret',
+  keyHex: keyToHex(k.secretKey),
+});
 
 /** A bootstrap with one deployment record, its own secret key included as in real ones (the page leaves it out). */
 function bootstrap(keys: Keys, packaging: Record<string, unknown>, pkgPath: string): string {
@@ -46,7 +58,12 @@ function bootstrap(keys: Keys, packaging: Record<string, unknown>, pkgPath: stri
     {
       deploymentId: 'hello-1',
       remoteConfiguration: pkgPath,
-      packaging: { packageId: 'hello-app', packagerIdentities: ['packager'], requiredSigners: [{ id: 'author' }], ...packaging },
+      packaging: {
+        packageId: 'hello-app',
+        packagerIdentities: ['packager'],
+        requiredSigners: [{ id: 'author' }],
+        ...packaging,
+      },
       keys: [
         pub('packager', keys.packager),
         pub('other-packager', keys.otherPackager),
@@ -89,15 +106,24 @@ const READ_PAGE = `(() => {
 async function show(page: Page, pkg: string, policy = ''): Promise<Shown> {
   const runs = await page.evaluate<number>('Number(document.body.dataset.runs ?? 0)');
   // A file input fires no change event for the file it already holds: empty it first.
-  await page.evaluate(`document.getElementById('policy').value = ${JSON.stringify(policy)}; document.getElementById('file').value = ''`);
+  await page.evaluate(
+    `document.getElementById('policy').value = ${JSON.stringify(policy)}; document.getElementById('file').value = ''`,
+  );
   await page.setInputFiles('#file', [pkg]);
-  await page.waitFor(`Number(document.body.dataset.runs ?? 0) > ${runs} && document.body.dataset.state === 'done'`);
+  await page.waitFor(
+    `Number(document.body.dataset.runs ?? 0) > ${runs} && document.body.dataset.state === 'done'`,
+  );
   return page.evaluate<Shown>(READ_PAGE);
 }
 
 /** The policy of `packaging` (over the keys of {@link bootstrap}) as `oapp verify`'s options, key files in `dir`. */
 function policyFlags(keys: Keys, dir: string, packaging: Record<string, unknown>): string[] {
-  const p = { packageId: 'hello-app', packagerIdentities: ['packager'], requiredSigners: ['author'], ...packaging } as {
+  const p = {
+    packageId: 'hello-app',
+    packagerIdentities: ['packager'],
+    requiredSigners: ['author'],
+    ...packaging,
+  } as {
     packageId: string;
     packagerIdentities: string[];
     requiredSigners: (string | { id: string })[];
@@ -124,7 +150,9 @@ function policyFlags(keys: Keys, dir: string, packaging: Record<string, unknown>
     ...p.packagerIdentities.flatMap((id) => ['--packager', keyFile(id)]),
     ...p.requiredSigners.flatMap((x) => ['--required-signer', keyFile(idOf(x))]),
     ...(p.additionalSigners ?? []).flatMap((id) => ['--additional-signer', keyFile(id)]),
-    ...(p.requiredAdditionalSignerCount === undefined ? [] : ['--threshold', String(p.requiredAdditionalSignerCount)]),
+    ...(p.requiredAdditionalSignerCount === undefined
+      ? []
+      : ['--threshold', String(p.requiredAdditionalSignerCount)]),
   ];
 }
 
@@ -177,7 +205,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
       recipients: [keys.deployment.publicKey as Key],
       chunkSize: 1024,
     };
-    goodBytes = await createPackage({
+    goodBytes = createPackage({
       ...common,
       packageId: 'hello-app',
       content,
@@ -190,7 +218,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
     good = file('good.oapp', goodBytes);
     hostile = file(
       'hostile.oapp',
-      await createPackage({
+      createPackage({
         ...common,
         packageId: 'hello-app',
         content,
@@ -252,7 +280,9 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
       it('accepts the good package under its bootstrap, rule by rule, like oapp verify; secret keys left out', async () => {
         const b = bootstrap(keys, {}, good);
         const s = await show(page, good, b);
-        expect(s.verdict).toMatch(/^ACCEPTED by the policy \(deployment "hello-1"\) \(1 secret key\(s\) in the policy were left out, unread\)$/);
+        expect(s.verdict).toMatch(
+          /^ACCEPTED by the policy \(deployment "hello-1"\) \(1 secret key\(s\) in the policy were left out, unread\)$/,
+        );
         expect(s.rules.map((r) => r.result)).toEqual(['pass', 'pass', 'pass']);
         expect(await cliCodes(good, policyFlags(keys, dir, {}))).toEqual([]);
         expect(s.signatures[0]!.status).toBe('valid, required signer "author"');
@@ -262,7 +292,11 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         const cases: [string, Record<string, unknown>, string[]][] = [
           ['package id', { packageId: 'other-app' }, ['POLICY_PACKAGE_ID_MISMATCH']],
           ['packager', { packagerIdentities: ['other-packager'] }, ['POLICY_PACKAGER_NOT_TRUSTED']],
-          ['required signer', { requiredSigners: ['author', 'stranger'] }, ['POLICY_REQUIRED_SIGNER_MISSING']],
+          [
+            'required signer',
+            { requiredSigners: ['author', 'stranger'] },
+            ['POLICY_REQUIRED_SIGNER_MISSING'],
+          ],
           [
             'threshold',
             { additionalSigners: ['add1', 'add2'], requiredAdditionalSignerCount: 2 },
@@ -334,6 +368,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         expect(s.signatures[0]!.text).toBe('"approved\\u{202E}\\u{200B}gnp.exe\\u{0007}"');
         expect(s.rows['license']).toBe('{"name":"MIT\\u{2066}\\u{0000}","note":"\\u{202E}reversed"}');
         for (const text of [s.bodyText, s.report]) {
+          // eslint-disable-next-line no-control-regex -- the characters that must never reach the page
           expect(text).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\u202e\u2066]/);
         }
         expect(s.report).toContain('\\u{202E}');
@@ -364,7 +399,9 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         await focusTo('run');
         const runs = await page.evaluate<number>('Number(document.body.dataset.runs)');
         await page.press('Enter');
-        await page.waitFor(`Number(document.body.dataset.runs) > ${runs} && document.body.dataset.state === 'done'`);
+        await page.waitFor(
+          `Number(document.body.dataset.runs) > ${runs} && document.body.dataset.state === 'done'`,
+        );
         const s = await page.evaluate<Shown>(READ_PAGE);
         expect(s.verdict).toMatch(/^REFUSED/);
         await focusTo('copy-text');
@@ -414,7 +451,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
           recipients: [keys.deployment.publicKey as Key],
           signers: [{ secretKey: keys.author.secretKey, signText: 'release 1' }],
           contentSize: size,
-          content: (async function* () {
+          content: (function* () {
             for (let n = 0; n < size / MIB; n++) yield piece;
           })(),
           chunkSize: MIB,
@@ -429,7 +466,9 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
     try {
       await page.goto(`${base}/inspect`);
       await page.waitFor(`document.body.dataset.state === 'ready'`);
-      await page.evaluate(`document.getElementById('policy').value = ${JSON.stringify(readFileSync(b, 'utf8'))}, undefined`);
+      await page.evaluate(
+        `document.getElementById('policy').value = ${JSON.stringify(readFileSync(b, 'utf8'))}, undefined`,
+      );
       const t0 = performance.now();
       await page.setInputFiles('#file', [big]);
       // While the payload is hashed the page answers: each evaluation below is a task between two pieces.

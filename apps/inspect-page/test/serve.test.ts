@@ -23,7 +23,7 @@ describe('the built page', () => {
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("form-action 'none'");
     // The same policy, less frame-ancestors, in the file itself (for the page opened from the file system).
-    const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(page)![1]!;
+    const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)"\s*\/?>/.exec(page)![1]!;
     expect(meta).toBe(csp.replace("; frame-ancestors 'none'", ''));
   });
 

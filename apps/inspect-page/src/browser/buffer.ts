@@ -57,29 +57,8 @@ function decodeHex(text: string): Uint8Array {
 
 type Encoding = 'hex' | 'base64' | 'base64url' | 'utf8' | 'utf-8';
 
-export class Buffer extends Uint8Array {
-  static from(value: ArrayBufferLike | string, a?: number | Encoding, b?: number): Buffer {
-    if (typeof value === 'string') {
-      const bytes =
-        a === 'hex'
-          ? decodeHex(value)
-          : a === 'base64' || a === 'base64url'
-            ? decodeB64(value)
-            : new TextEncoder().encode(value);
-      return new Buffer(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    }
-    return new Buffer(value, a as number | undefined, b);
-  }
-
-  static alloc(n: number): Buffer {
-    return new Buffer(n);
-  }
-
-  static byteLength(text: string, encoding: Encoding = 'utf8'): number {
-    if (encoding !== 'utf8' && encoding !== 'utf-8') throw new TypeError(`Buffer.byteLength: ${encoding}`);
-    return new TextEncoder().encode(text).length;
-  }
-
+/** A byte view whose toString speaks the encodings above, as a Node Buffer's does. */
+class BufferView extends Uint8Array {
   override toString(encoding: Encoding = 'utf8'): string {
     if (encoding === 'hex') {
       let out = '';
@@ -91,3 +70,24 @@ export class Buffer extends Uint8Array {
     return new TextDecoder().decode(this);
   }
 }
+
+function view(bytes: Uint8Array): BufferView {
+  return new BufferView(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
+}
+
+export const Buffer = {
+  /** A view of (buffer, offset, length), or the bytes of a string in an encoding. */
+  from(value: ArrayBuffer | string, a?: number | Encoding, b?: number): BufferView {
+    if (typeof value !== 'string') return new BufferView(value, a as number | undefined, b);
+    if (a === 'hex') return view(decodeHex(value));
+    if (a === 'base64' || a === 'base64url') return view(decodeB64(value));
+    return view(new TextEncoder().encode(value));
+  },
+  alloc(n: number): BufferView {
+    return new BufferView(n);
+  },
+  byteLength(text: string, encoding: Encoding = 'utf8'): number {
+    if (encoding !== 'utf8' && encoding !== 'utf-8') throw new TypeError(`Buffer.byteLength: ${encoding}`);
+    return new TextEncoder().encode(text).length;
+  },
+};

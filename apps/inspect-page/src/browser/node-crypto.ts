@@ -36,7 +36,7 @@ export function hkdfSync(
 ): ArrayBuffer {
   if (digest !== 'sha256') unavailable(`hkdfSync('${digest}')`);
   const out = hkdf(sha256, ikm, salt, info, length);
-  return out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) as ArrayBuffer;
+  return out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength);
 }
 
 /** Web Crypto's CSPRNG, in the 64 KiB pieces getRandomValues accepts. */

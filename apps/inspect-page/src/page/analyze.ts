@@ -124,7 +124,12 @@ async function checkPayload(
   const total = i.payload.ciphertextBytes;
   const start = src.size - total;
   if (start < 0) {
-    return { expectedSha256, actualSha256: null, matches: false, problem: 'the file is shorter than its payload' };
+    return {
+      expectedSha256,
+      actualSha256: null,
+      matches: false,
+      problem: 'the file is shorter than its payload',
+    };
   }
   const h = createSha256();
   let done = 0;
@@ -170,16 +175,19 @@ export function parsePolicyText(text: string, deploymentId?: string): ParsedPoli
     typeof v === 'object' && v !== null && !Array.isArray(v);
   const usable = records.filter((r): r is Record<string, unknown> => isObject(r) && isObject(r['packaging']));
   if (usable.length === 0) {
-    policyError('no deployment record with a "packaging" block (give a bootstrap, a record, or {packaging, keys})');
+    policyError(
+      'no deployment record with a "packaging" block (give a bootstrap, a record, or {packaging, keys})',
+    );
   }
-  const idOf = (r: Record<string, unknown>) => (typeof r['deploymentId'] === 'string' ? r['deploymentId'] : null);
+  const idOf = (r: Record<string, unknown>) =>
+    typeof r['deploymentId'] === 'string' ? r['deploymentId'] : null;
   const deployments = usable.map((r) => idOf(r) ?? '(no deploymentId)');
   const record =
     deploymentId === undefined ? usable[0]! : (usable.find((r) => idOf(r) === deploymentId) ?? usable[0]!);
   const keys = Array.isArray(record['keys']) ? (record['keys'] as unknown[]) : [];
   const isSecret = (k: unknown) => isObject(k) && k['type'] === 'secret';
   const publicKeys = keys.filter((k) => !isSecret(k)) as KeySpec[];
-  const policy = policyFromBootstrap(record['packaging'] as unknown as PackagingBlock, publicKeys);
+  const policy = policyFromBootstrap(record['packaging'] as PackagingBlock, publicKeys);
   return {
     policy,
     deploymentId: idOf(record),
@@ -242,7 +250,7 @@ async function judge(
   }
   const floor = (policy as unknown as { minimumSequence?: unknown }).minimumSequence;
   if (typeof floor === 'number') {
-    await add(`release sequence is at least ${floor}`, { ...neutral, minimumSequence: floor } as DeploymentPolicy);
+    await add(`release sequence is at least ${floor}`, { ...neutral, minimumSequence: floor });
   }
   const overall = await outcome(policy);
   if (overall !== null && !rules.some((r) => r.failure?.code === overall.code)) {

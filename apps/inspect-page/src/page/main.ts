@@ -54,7 +54,8 @@ function render(r: PageReport): void {
     const bad = row.label === 'payload hash' && !r.payload?.matches;
     return [cell('th', row.label), cell('td', row.value, bad ? 'bad' : undefined)];
   });
-  if (r.error !== null) rows.unshift([cell('th', 'error'), cell('td', `${r.error.code}: ${r.error.message}`, 'bad')]);
+  if (r.error !== null)
+    rows.unshift([cell('th', 'error'), cell('td', `${r.error.code}: ${r.error.message}`, 'bad')]);
   fill('package-table', rows);
   fill(
     'signature-table',
@@ -158,12 +159,15 @@ fileInput.addEventListener('change', () => {
   packageFile = fileInput.files?.[0] ?? null;
   start();
 });
-policyFile.addEventListener('change', async () => {
-  const f = policyFile.files?.[0];
-  if (f === undefined) return;
+async function loadPolicy(f: File): Promise<void> {
   policyText.value = await f.text();
   refreshDeployments();
   if (packageFile !== null) start();
+}
+
+policyFile.addEventListener('change', () => {
+  const f = policyFile.files?.[0];
+  if (f !== undefined) void loadPolicy(f);
 });
 policyText.addEventListener('input', refreshDeployments);
 
@@ -173,15 +177,13 @@ document.addEventListener('dragover', (e) => {
   document.body.classList.add('dragging');
 });
 document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
-document.addEventListener('drop', async (e) => {
+document.addEventListener('drop', (e) => {
   e.preventDefault();
   document.body.classList.remove('dragging');
   const f = e.dataTransfer?.files[0];
   if (f === undefined) return;
   if (e.target === policyText) {
-    policyText.value = await f.text();
-    refreshDeployments();
-    if (packageFile !== null) start();
+    void loadPolicy(f);
     return;
   }
   packageFile = f;
