@@ -91,8 +91,10 @@ async function start(argv: readonly string[]): Promise<void> {
     metrics: metrics.runtime,
   });
   const servers = await listenAll(agent);
-  agent.output.info('listening', { bootstrap: form, servers, ...(admin ? { admin: [admin] } : {}) });
+  // Before the `listening` line: whoever waits for it may send SIGTERM at once, and without a handler the signal
+  // would end the process instead of draining it.
   onSignals(agent, config, readiness);
+  agent.output.info('listening', { bootstrap: form, servers, ...(admin ? { admin: [admin] } : {}) });
   agent.startTriggers();
   readiness.set('ready');
 }

@@ -2,9 +2,17 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
-import { signBootstrap } from '@org/oapp-format';
+import { encryptBootstrap, signBootstrap } from '@org/oapp-format';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeKeys, makeRecord, tempDir, writePackage, type PackageOptions } from '../fixtures.js';
+import {
+  forgeWithAgentKey,
+  makeKeys,
+  makeRecord,
+  tempDir,
+  tuple,
+  writePackage,
+  type PackageOptions,
+} from '../fixtures.js';
 import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -130,5 +138,32 @@ describe('the agent process: rollback, floor, signed bootstraps', () => {
     const unchecked = spawnMain(AGENT, plain, dir);
     await listeningLine(unchecked);
     expect(logLine(unchecked, 'bootstrap')).toMatchObject({ signature: 'signed, not checked' });
+  }, 120_000);
+
+  it('S173: an encrypted bootstrap forged with the agent own secret key is refused; one with administrator records starts', async () => {
+    const dir = tempDir();
+    const admin = generateKeyPair('sign');
+    const records = JSON.parse(readFileSync(await bootstrapFile(dir, { sequence: 1 }), 'utf8')) as unknown[];
+    const env = {
+      AGENT_DATA_DIR: join(dir, 'data'),
+      AGENT_BOOTSTRAP_SECRETKEY: tuple(keys.packager, keys.agent),
+      AGENT_BOOTSTRAP_ADMIN_KEYS: keyToHex(admin.publicKey!),
+    };
+    const forged = join(dir, 'forged.enc');
+    writeFileSync(forged, forgeWithAgentKey(keys, records));
+    const refused = await refusal(spawnMain(AGENT, { ...env, AGENT_BOOTSTRAP: forged }, dir));
+    expect(refused.code).toBe('AGENT_BOOTSTRAP_UNSIGNED');
+    const signed = join(dir, 'signed.enc');
+    writeFileSync(
+      signed,
+      encryptBootstrap(new TextEncoder().encode(JSON.stringify(records)), {
+        packagerSecretKey: keys.packager.secretKey,
+        recipients: [keys.agent.publicKey!],
+        signers: [{ secretKey: admin.secretKey, signText: 'bootstrap' }],
+      }),
+    );
+    const agent = spawnMain(AGENT, { ...env, AGENT_BOOTSTRAP: signed }, dir);
+    await listeningLine(agent);
+    expect(logLine(agent, 'bootstrap')).toMatchObject({ form: 'encrypted-file', signature: 'verified' });
   }, 120_000);
 });
