@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseKey } from '@org/envelope-crypto';
-import { encryptBootstrap, verifyBootstrapSignature } from '@org/oapp-format';
+import { encryptBootstrap, inspectPackage, verifyBootstrapSignature } from '@org/oapp-format';
 import sodium from 'libsodium-wrappers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keyHex, oapp, tempDir } from './helpers.js';
@@ -251,7 +251,7 @@ describe('sign-bootstrap → verify-bootstrap (plain bootstrap and its .sig)', (
  * agent opens as if the packager had: a bootstrap "from" the deployment to the packager, with the HEADER's
  * packager, the stanza's hint and its HEADER digest rewritten. Without administrator keys the agent takes it.
  */
-function forgeWithDeploymentKey(content: string): string {
+function forgeWithDeploymentKey(content: string, copyFrom?: Buffer): string {
   const deploymentSecret = parseKey({
     id: 'd',
     purpose: 'authenticated',
@@ -264,42 +264,69 @@ function forgeWithDeploymentKey(content: string): string {
     type: 'public',
     keyHex: hex('packager.pub'),
   });
+  // With `copyFrom`, a genuine signed bootstrap: its release, STATEMENT and signature records are copied.
+  const genuine = copyFrom === undefined ? undefined : sectionsOf(copyFrom);
+  const release = genuine === undefined ? {} : (JSON.parse(genuine[0]!.toString()) as Record<string, never>);
   const pkg = Buffer.from(
     encryptBootstrap(Buffer.from(content), {
       packagerSecretKey: deploymentSecret,
       recipients: [packagerPublic],
+      createdAt: release['createdAt'] === undefined ? undefined : new Date(release['createdAt']),
+      sequence: release['sequence'],
     }),
     'base64',
   );
-  const sections: { start: number; length: number }[] = [];
-  for (let off = 12; off < pkg.length;) {
-    const length = pkg.readUInt32BE(off + 1);
-    sections.push({ start: off + 5, length });
-    off += 5 + length;
+  const parts = sectionsOf(pkg);
+  let header = parts[0]!.toString('latin1').replace(hex('agent.pub'), hex('packager.pub'));
+  if (genuine !== undefined) {
+    const sha = (JSON.parse(genuine[1]!.toString()) as { content: { sha256: string } }).content.sha256;
+    header = header.replace(/"sha256":"[0-9a-f]{64}"/, `"sha256":"${sha}"`);
   }
-  const [header, , recipients] = sections;
-  const headerText = pkg.subarray(header!.start, header!.start + header!.length);
-  const swapped = Buffer.from(
-    headerText.toString('latin1').replace(hex('agent.pub'), hex('packager.pub')),
-    'latin1',
-  );
-  expect(swapped.length).toBe(headerText.length);
-  swapped.copy(pkg, header!.start);
-  const digest = createHash('sha256').update(swapped).digest();
-  const s = recipients!.start;
-  const nonce = pkg.subarray(s + 8, s + 32);
+  parts[0] = Buffer.from(header, 'latin1');
+  if (genuine !== undefined) [parts[1], parts[3]] = [genuine[1]!, genuine[3]!];
+  // The stanza re-sealed for the rewritten HEADER, under the hint of the deployment's key.
+  const stanza = Buffer.from(parts[2]!);
+  const nonce = stanza.subarray(8, 32);
   const k = sodium.crypto_box_beforenm(
     sodium.from_hex(hex('packager.pub')),
     sodium.from_hex(hex('agent.key')),
   );
-  const inner = sodium.crypto_box_open_easy_afternm(pkg.subarray(s + 32, s + 112), nonce, k);
-  const box = sodium.crypto_box_easy_afternm(Buffer.concat([inner.subarray(0, 32), digest]), nonce, k);
-  Buffer.from(box).copy(pkg, s + 32);
+  const inner = sodium.crypto_box_open_easy_afternm(stanza.subarray(32, 112), nonce, k);
+  const digest = createHash('sha256').update(parts[0]).digest();
+  Buffer.from(sodium.crypto_box_easy_afternm(Buffer.concat([inner.subarray(0, 32), digest]), nonce, k)).copy(
+    stanza,
+    32,
+  );
   createHash('sha256')
     .update(Buffer.from(hex('agent.pub'), 'hex'))
     .digest()
-    .copy(pkg, s, 0, 8);
-  return pkg.toString('base64');
+    .copy(stanza, 0, 0, 8);
+  parts[2] = stanza;
+  return assemble(pkg.subarray(0, 12), parts).toString('base64');
+}
+
+/** The section values of a package (HEADER, STATEMENT, RECIPIENTS, SIGNATURES, PAYLOAD). */
+function sectionsOf(pkg: Buffer): Buffer[] {
+  const values: Buffer[] = [];
+  for (let off = 12; off < pkg.length;) {
+    const length = pkg.readUInt32BE(off + 1);
+    values.push(pkg.subarray(off + 5, off + 5 + length));
+    off += 5 + length;
+  }
+  return values;
+}
+
+/** A package of a frame and section values, tagged 1 to 5 in order. */
+function assemble(frame: Buffer, values: Buffer[]): Buffer {
+  return Buffer.concat([
+    frame,
+    ...values.flatMap((v, i) => {
+      const head = Buffer.alloc(5);
+      head[0] = i + 1;
+      head.writeUInt32BE(v.length, 1);
+      return [head, v];
+    }),
+  ]);
 }
 
 describe('encrypt-bootstrap --sign-key → verify-bootstrap / decrypt-bootstrap --admin-key (encrypted bootstrap)', () => {
@@ -385,6 +412,30 @@ describe('encrypt-bootstrap --sign-key → verify-bootstrap / decrypt-bootstrap 
     const d = await run(['decrypt-bootstrap', 'forged.enc', ...opener, '--admin-key', 'admin.pub']);
     expect(d.code).toBe(1);
     expect(d.out).toBe('');
+  });
+
+  it('S173: forged with the deployment’s key around a genuine STATEMENT and its signatures: the records verify, the content does not', async () => {
+    const genuine = Buffer.from(readFileSync(at('signed.enc'), 'utf8'), 'base64');
+    // The same length as the genuine bootstrap, another package path.
+    const content = JSON.stringify(BOOTSTRAP).replace('x.oapp', 'y.oapp');
+    const forged = forgeWithDeploymentKey(content, genuine);
+    writeFileSync(at('copied.enc'), forged);
+    // Read without a key, the administrator's signature is there and valid: a check of the records alone passes.
+    const admin = { id: 'admin', publicKey: Buffer.from(hex('admin.pub'), 'hex') };
+    const shown = await inspectPackage(Buffer.from(forged, 'base64'), {
+      policy: {
+        packageId: 'bootstrap',
+        packagerIdentities: [],
+        requiredSigners: [],
+        additionalSigners: [admin],
+        requiredAdditionalSignerCount: 0,
+      },
+    });
+    expect(shown.signatures.map((x) => x.status)).toEqual(['trusted']);
+    const r = await run(['verify-bootstrap', 'copied.enc', ...opener, '--admin-key', 'admin.pub']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^oapp: CRYPTO_CONTENT_MISMATCH: /);
+    expect(r.out).toBe('');
   });
 
   it('--format-version 1 with --sign-key → exit 2, CLI_USAGE (a format 1 bootstrap has no signatures)', async () => {
