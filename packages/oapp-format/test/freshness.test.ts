@@ -4,11 +4,13 @@ import {
   OappError,
   checkFreshness,
   createPackage,
+  createPackageStream,
   inspectPackage,
   openPackage,
   policyFromBootstrap,
   repackage,
   verifyPackage,
+  writePackage,
   type CreatePackageOptions,
   type ReleaseInfo,
 } from '../src/index.js';
@@ -87,6 +89,37 @@ describe('writers: format v2 by default', () => {
     const o = await openPackage(old, opts);
     expect(o.release).toMatchObject({ formatVersion: 1, sequence: null, verdict: 'unversioned' });
     expect((await inspectPackage(old)).format).toBe('oapp/v1');
+  });
+  it('the streaming writers write the same release fields (the prefix length includes them)', async () => {
+    const o = {
+      packageId: 'hello-app',
+      packagerSecretKey: vendorPackager.secretKey,
+      recipients: [deployment.publicKey],
+      signers: [{ secretKey: vendorSigner.secretKey, signText: 'ok' }],
+      createdAt: FIXED_TIME,
+      sequence: 11,
+      expiresAt: '2099-01-01T00:00:00Z',
+      chunkSize: 1024,
+    };
+    const content = new Uint8Array(3000).fill(7);
+    const out = new Uint8Array(5000);
+    let length = 0;
+    await writePackage(
+      { ...o, content: [content], contentSize: content.length },
+      {
+        write(bytes, position) {
+          out.set(bytes, position);
+          length = Math.max(length, position + bytes.length);
+        },
+      },
+    );
+    const parts: Uint8Array[] = [];
+    for await (const part of createPackageStream({ ...o, content: () => [content] })) parts.push(part);
+    for (const pkg of [out.subarray(0, length), Buffer.concat(parts)]) {
+      const opened = await openPackage(pkg, opts);
+      expect(opened.release).toMatchObject({ sequence: 11, expiresAt: '2099-01-01T00:00:00.000Z' });
+      expect(opened.content).toEqual(content);
+    }
   });
   it('refuses bad release options with FORMAT_BAD_ARGUMENT', () => {
     for (const over of [
