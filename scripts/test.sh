@@ -8,6 +8,10 @@ if [ "$(pnpm --version 2>/dev/null || true)" != "$want" ]; then
   npm i -g "pnpm@$want" >/dev/null
 fi
 pnpm install --frozen-lockfile
+# The inspection page's browser tests drive Debian's Chromium (apps/inspect-page, docs/adr/0146).
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 pnpm -s build
 # Test vectors are generated from fixed seeds and never edited by hand: regenerate every set and
 # fail if anything changed (the generators are deterministic).
