@@ -132,7 +132,7 @@ async function run(): Promise<void> {
       (r.inspection?.signatures.filter((s) => !s.valid).length ?? 0);
     status.textContent =
       problems === 0
-        ? `Done: ${file.name} read, nothing wrong found${r.policy === null ? '' : `; ${verdictLine(r)}`}.`
+        ? `Done: ${file.name} read, no format, signature or payload hash problem${r.policy === null ? '' : `; ${verdictLine(r)}`}.`
         : `Done: ${file.name} has ${problems} problem(s)${r.policy === null ? '' : `; ${verdictLine(r)}`}.`;
   } catch {
     if (mine === running) status.textContent = 'The page failed unexpectedly (see the browser console).';
