@@ -286,7 +286,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         expect(s.rules.map((r) => r.result)).toEqual(['pass', 'pass', 'pass']);
         expect(await cliCodes(good, policyFlags(keys, dir, {}))).toEqual([]);
         expect(s.signatures[0]!.status).toBe('valid, required signer "author"');
-      });
+      }, 180_000);
 
       it('refuses under a policy that fails each rule, with the codes oapp verify reports', async () => {
         const cases: [string, Record<string, unknown>, string[]][] = [
@@ -326,7 +326,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
           expect(failedCodes(s), name).toEqual(codes);
           expect(await cliCodes(good, policyFlags(keys, dir, packaging)), name).toEqual(codes);
         }
-      });
+      }, 180_000);
 
       it('shows the release fields of a v2 package and judges the policy floor on them', async () => {
         const expiresAt = new Date(Date.now() + 86_400_000);
@@ -352,7 +352,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         );
         const ok = await show(page, v2, bootstrap(keys, { minimumSequence: 42 }, v2));
         expect(ok.verdict).toMatch(/^ACCEPTED/);
-      });
+      }, 180_000);
 
       it('reports a tampered package whichever of several bytes changed', async () => {
         const at = (needle: string, nth = 0) => {
@@ -387,7 +387,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
           expect(flagged, `${name} (byte ${pos}): ${JSON.stringify(s.rows)}`).toBe(true);
           expect(s.status, name).toMatch(/has [1-9][0-9]* problem/);
         }
-      });
+      }, 180_000);
 
       it('S178 shows control, bidi and zero-width characters of a package escaped, never as they are', async () => {
         const s = await show(page, hostile);
@@ -441,7 +441,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         if (where === 'loopback' && process.env['UPDATE_SCREENSHOT'] === '1') {
           writeFileSync(resolve(import.meta.dirname, '../docs/screenshot.png'), await page.screenshot());
         }
-      });
+      }, 180_000);
 
       it('made no network request but the page itself, and cannot make one', async () => {
         const pageUrl = url();
