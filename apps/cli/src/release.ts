@@ -72,7 +72,9 @@ export function addReleaseOptions(cmd: Command, what: string, formatVersion: boo
   cmd
     .option(
       '--sequence <n>',
-      `release sequence of the ${what}, 0 to 2^53-1: agents refuse one older than the newest they accepted (default: the creation time in whole seconds since 1970)`,
+      `release sequence of the ${what}, 0 to 2^53-1, signed with it${
+        what === 'package' ? ': agents refuse one older than the newest they accepted' : ''
+      } (default: the creation time in whole seconds since 1970)`,
     )
     .option('--expires-at <time>', `UTC time after which agents refuse the ${what} (YYYY-MM-DDTHH:MM:SSZ)`)
     .option('--expires-in <duration>', `the same, counted from now: 30d, 12h or 90m`);
