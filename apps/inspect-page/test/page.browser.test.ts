@@ -354,6 +354,16 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         expect(ok.verdict).toMatch(/^ACCEPTED/);
       }, 180_000);
 
+      it('judges nothing under an encrypted bootstrap or a malformed policy, and still shows the package', async () => {
+        // Base64 of bytes that start with the oapp magic: what an encrypted bootstrap looks like.
+        const encrypted = await show(page, good, Buffer.from(goodBytes).toString('base64'));
+        expect(encrypted.verdict).toMatch(/^not judged: PAGE_POLICY: this is an encrypted bootstrap/);
+        expect(encrypted.rows['package']).toBe('"hello-app" (app)');
+        const duplicate = await show(page, good, '{"packaging":{"packageId":"a","packageId":"b"},"keys":[]}');
+        expect(duplicate.verdict).toMatch(/^not judged: FORMAT_JSON_DUPLICATE_KEY: /);
+        expect(await page.evaluate<string>(`document.getElementById('verdict').className`)).toBe('bad');
+      });
+
       it('reports a tampered package whichever of several bytes changed', async () => {
         const at = (needle: string, nth = 0) => {
           const hay = Buffer.from(goodBytes);
