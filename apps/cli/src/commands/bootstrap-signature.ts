@@ -4,6 +4,7 @@ import {
   inspectPackage,
   isEncryptedBootstrapText,
   MAX_BOOTSTRAP_BYTES,
+  MAX_BOOTSTRAP_SIGNATURE_BYTES,
   openEncryptedBootstrap,
   signBootstrap,
   verifyBootstrapSignature,
@@ -205,7 +206,8 @@ async function verifyPlain(
   const signature = o.signature ?? `${file}${SIGNATURE_SUFFIX}`;
   if (o.signature === undefined && !outputExists(signature))
     throw unsigned(`${file} has no signature: ${signature} does not exist (oapp sign-bootstrap writes it)`);
-  const sigText = latin1(await readInput(signature, 64 * 1024));
+  // Read up to twice the format's cap, so that oapp-format judges an oversized file (FORMAT_SECTION_TOO_LARGE).
+  const sigText = latin1(await readInput(signature, 2 * MAX_BOOTSTRAP_SIGNATURE_BYTES));
   const v = verifyBootstrapSignature(bytes, sigText, { administrators: admins, now });
   return {
     encrypted: false,
