@@ -224,6 +224,19 @@ export class Page {
     await this.send('DOM.setFileInputFiles', { nodeId, files });
   }
 
+  /** Drags files from outside the browser and drops them on the centre of the element `selector`. */
+  async dropFiles(selector: string, files: readonly string[]): Promise<void> {
+    const box = await this.evaluate<{ x: number; y: number } | null>(
+      `(() => { const e = document.querySelector(${JSON.stringify(selector)}); if (!e) return null; e.scrollIntoView();
+        const r = e.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; })()`,
+    );
+    if (box === null) throw new Error(`no element ${selector}`);
+    const data = { items: [], files, dragOperationsMask: 1 };
+    for (const type of ['dragEnter', 'dragOver', 'drop']) {
+      await this.send('Input.dispatchDragEvent', { type, x: box.x, y: box.y, data });
+    }
+  }
+
   /** Presses one key (Tab, Enter, Space, or a character) as a keyboard would. */
   async press(key: 'Tab' | 'Enter' | ' ', shift = false): Promise<void> {
     const codes = { Tab: [9, 'Tab'], Enter: [13, 'Enter'], ' ': [32, 'Space'] } as const;

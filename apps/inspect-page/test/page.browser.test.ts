@@ -364,6 +364,41 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         expect(await page.evaluate<string>(`document.getElementById('verdict').className`)).toBe('bad');
       });
 
+      it('takes a dropped package anywhere and a dropped policy on its box; picks among several deployments', async () => {
+        const two = JSON.parse(bootstrap(keys, {}, good)) as Record<string, unknown>[];
+        two.push({
+          ...two[0]!,
+          deploymentId: 'hello-2',
+          packaging: { packageId: 'other-app', packagerIdentities: ['packager'] },
+        });
+        const policyPath = file('two-deployments.json', JSON.stringify(two));
+        const runs = await page.evaluate<number>('Number(document.body.dataset.runs ?? 0)');
+        await page.evaluate(`document.getElementById('policy').value = ''`);
+        await page.dropFiles('h1', [good]);
+        await page.waitFor(
+          `Number(document.body.dataset.runs ?? 0) > ${runs} && document.body.dataset.state === 'done'`,
+        );
+        await page.dropFiles('#policy', [policyPath]);
+        await page.waitFor(
+          `Number(document.body.dataset.runs ?? 0) > ${runs + 1} && document.body.dataset.state === 'done'`,
+        );
+        let s = await page.evaluate<Shown>(READ_PAGE);
+        expect(s.rows['file']).toMatch(/^"good\.oapp"/);
+        expect(s.verdict).toMatch(/^ACCEPTED by the policy \(deployment "hello-1"\)/);
+        expect(await page.evaluate<boolean>(`document.getElementById('deployment-field').hidden`)).toBe(
+          false,
+        );
+        await page.evaluate(
+          `document.getElementById('deployment').value = 'hello-2'; document.getElementById('form').requestSubmit()`,
+        );
+        await page.waitFor(
+          `Number(document.body.dataset.runs ?? 0) > ${runs + 2} && document.body.dataset.state === 'done'`,
+        );
+        s = await page.evaluate<Shown>(READ_PAGE);
+        expect(s.verdict).toMatch(/^REFUSED by the policy \(deployment "hello-2"\)/);
+        expect(failedCodes(s)).toEqual(['POLICY_PACKAGE_ID_MISMATCH']);
+      }, 180_000);
+
       it('reports a tampered package whichever of several bytes changed', async () => {
         const at = (needle: string, nth = 0) => {
           const hay = Buffer.from(goodBytes);
