@@ -352,6 +352,21 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         );
         const ok = await show(page, v2, bootstrap(keys, { minimumSequence: 42 }, v2));
         expect(ok.verdict).toMatch(/^ACCEPTED/);
+        const v1 = file(
+          'v1.oapp',
+          createPackage({
+            packagerSecretKey: keys.packager.secretKey,
+            recipients: [keys.deployment.publicKey as Key],
+            packageId: 'hello-app',
+            content: new TextEncoder().encode('{}'),
+            signers: [{ secretKey: keys.author.secretKey, signText: 'release 1' }],
+            formatVersion: 1,
+          }),
+        );
+        const old = await show(page, v1);
+        expect(old.rows['format']).toBe('"oapp/v1", version 1');
+        expect(old.rows['sequence']).toBeUndefined();
+        expect(old.rows['expires']).toBeUndefined();
       }, 180_000);
 
       it('judges nothing under an encrypted bootstrap or a malformed policy, and still shows the package', async () => {
@@ -554,7 +569,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
           answeredMidway++;
           seen.add(Math.floor(p.value * 10));
         }
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 5));
       }
       const pageMs = performance.now() - t0;
       const s = await page.evaluate<Shown>(READ_PAGE);
