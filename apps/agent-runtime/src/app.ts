@@ -14,7 +14,8 @@ import {
   type RuntimeMetrics,
 } from '@org/workflow-runtime';
 import { DELIBERATE_DIFFERENCES } from '@org/workflow-runtime/internal';
-import type { BootstrapForm, BootstrapTrust } from './startup/bootstrap-source.js';
+import { rememberBootstrapRelease } from './startup/bootstrap-release.js';
+import { bootstrapReport, type BootstrapForm, type BootstrapTrust } from './startup/bootstrap-source.js';
 import type { Config } from './startup/config.js';
 import { verifyDeployments, type DeploymentRelease } from './startup/deployments.js';
 import { releaseStore } from './startup/release-store.js';
@@ -71,23 +72,13 @@ function reportDeliberateDifferences(output: Output): void {
 }
 
 /**
- * The bootstrap's signature state (issue 29 §2): `verified` with the administrators who signed and the release
- * fields; `unsigned` or `signed, not checked` when no administrator keys are set.
+ * The bootstrap's signature state (issue 29 §2): `verified` with the administrators who signed, the release fields
+ * and the rollback verdict (ADR 0147); `unsigned` or `signed, not checked` when no administrator keys are set.
  */
 function reportBootstrap(output: Output, form: BootstrapForm | undefined, trust: BootstrapTrust): void {
-  output.info('bootstrap', {
-    ...(form === undefined ? {} : { form }),
-    signature: trust.signature,
-    ...(trust.signatureFile === undefined ? {} : { signatureFile: trust.signatureFile }),
-    ...(trust.signature !== 'verified'
-      ? {}
-      : {
-          sequence: trust.sequence,
-          createdAt: trust.createdAt,
-          expiresAt: trust.expiresAt ?? 'none',
-          signers: (trust.signers ?? []).join(','),
-        }),
-  });
+  const { line, warning } = bootstrapReport(form, trust);
+  if (warning !== undefined) output.warn(warning.msg, warning.fields);
+  output.info(line.msg, line.fields);
 }
 
 /** What rollback is checked against for one package id: the floor and the remembered newest, or the floor only. */
@@ -179,9 +170,11 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     // Relative allowFileAccess paths start where relative remoteConfiguration paths do.
     fileBaseDir: deps.baseDir ?? process.cwd(),
   });
-  // ADR 0144: the newest releases are on disk before anything listens; a refused start-up wrote nothing.
+  // ADR 0144, 0147: the newest releases and bootstrap are on disk before anything listens; a refused start-up wrote
+  // nothing.
   try {
     verified.rememberReleases();
+    rememberBootstrapRelease(deps.bootstrapTrust?.rollback);
   } catch (err) {
     await runtime.stop(0);
     throw err;

@@ -4,7 +4,7 @@ import { createAdminServer, listenAdmin, Readiness } from './admin.js';
 import { createApp, type Agent } from './app.js';
 import { createAgentMetrics } from './metrics.js';
 import { appVersion, EXIT_START_FAILED, EXIT_USAGE, parseArgs } from './startup/args.js';
-import { loadBootstrap } from './startup/bootstrap-source.js';
+import { loadBootstrap, trustOptionsOf } from './startup/bootstrap-source.js';
 import { loadConfig, v8FlagsOf, type Config } from './startup/config.js';
 import { loadBootstrapVariables } from './startup/variables.js';
 import { isCodedError } from '@org/workflow-runtime';
@@ -79,7 +79,7 @@ async function start(argv: readonly string[]): Promise<void> {
     config.bootstrap,
     config.bootstrapSecretKey,
     variables,
-    { administrators: config.bootstrapAdministrators, signaturePath: config.bootstrapSignature },
+    trustOptionsOf(config),
   );
   const agent = await createApp({
     bootstrap,

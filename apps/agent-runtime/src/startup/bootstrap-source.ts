@@ -11,8 +11,14 @@ import {
   type BootstrapAdministrators,
 } from '@org/oapp-format';
 import { validateBootstrapWithVariables, type Bootstrap } from '@org/workflow-compiler';
-import { AgentError, isCodedError } from '@org/workflow-runtime';
+import { AgentError, isCodedError, type Fields } from '@org/workflow-runtime';
 import { withContext } from '@org/workflow-runtime/internal';
+import {
+  checkBootstrapRelease,
+  type BootstrapRollback,
+  type BootstrapRollbackOptions,
+} from './bootstrap-release.js';
+import type { Config } from './config.js';
 import { FORBIDDEN_VARIABLES, type BootstrapVariables } from './variables.js';
 
 /** How the bootstrap was given (logged at start; never the content). */
@@ -35,6 +41,11 @@ export interface BootstrapTrust {
   readonly createdAt?: string | undefined;
   readonly expiresAt?: string | null | undefined;
   readonly signers?: readonly string[] | undefined;
+  /**
+   * For a verified signature: the verdict on its sequence against `AGENT_BOOTSTRAP_MINIMUM_SEQUENCE` and the newest
+   * bootstrap accepted before (ADR 0147), and what start-up remembers once it succeeded.
+   */
+  readonly rollback?: BootstrapRollback | undefined;
 }
 
 /** How the bootstrap's signature is checked: `AGENT_BOOTSTRAP_ADMIN_KEYS*` and `AGENT_BOOTSTRAP_SIGNATURE`. */
@@ -45,6 +56,33 @@ export interface BootstrapTrustOptions {
   readonly signaturePath?: string | undefined;
   /** The clock for `expiresAt` (tests); default now. */
   readonly now?: Date | undefined;
+  /**
+   * With administrators: the floor, the deliberate downgrade and the data directory a verified bootstrap's sequence
+   * is checked against (ADR 0147). Absent: no floor, nothing remembered.
+   */
+  readonly rollback?: BootstrapRollbackOptions | undefined;
+}
+
+/** The trust options of the agent's configuration: administrators, signature file, rollback (ADR 0143, 0147). */
+export function trustOptionsOf(
+  config: Pick<
+    Config,
+    | 'bootstrapAdministrators'
+    | 'bootstrapSignature'
+    | 'bootstrapMinimumSequence'
+    | 'bootstrapAllowDowngradeTo'
+    | 'dataDir'
+  >,
+): BootstrapTrustOptions {
+  return {
+    administrators: config.bootstrapAdministrators,
+    signaturePath: config.bootstrapSignature,
+    rollback: {
+      dataDir: config.dataDir,
+      minimumSequence: config.bootstrapMinimumSequence,
+      allowDowngradeTo: config.bootstrapAllowDowngradeTo,
+    },
+  };
 }
 
 /** A validated, normalised bootstrap and the form it came in. */
@@ -145,6 +183,7 @@ async function decrypt(
   }
   const administrators = trust.administrators;
   if (administrators !== undefined) await requireRecords(input);
+  let verified: Awaited<ReturnType<typeof openEncryptedBootstrap>>;
   try {
     const opened = await openEncryptedBootstrap(input, key, { administrators, now: trust.now });
     if (administrators === undefined)
@@ -152,16 +191,7 @@ async function decrypt(
         bytes: opened.content,
         trust: { signature: opened.signatureRecords > 0 ? 'signed, not checked' : 'unsigned' },
       };
-    return {
-      bytes: opened.content,
-      trust: {
-        signature: 'verified',
-        sequence: opened.release.sequence ?? undefined,
-        createdAt: opened.release.createdAt,
-        expiresAt: opened.release.expiresAt,
-        signers: opened.signers.additional.map((s) => s.id),
-      },
-    };
+    verified = opened;
   } catch (err) {
     if (!isCodedError(err)) throw err;
     // S46: the library message carries no key or ciphertext; add which variable was used.
@@ -173,6 +203,18 @@ async function decrypt(
           : 'the encrypted bootstrap cannot be opened with AGENT_BOOTSTRAP_SECRETKEY';
     throw withContext(err, context);
   }
+  // Its signed sequence against the floor and the newest bootstrap accepted (ADR 0147), before it is parsed.
+  return {
+    bytes: verified.content,
+    trust: {
+      signature: 'verified',
+      sequence: verified.release.sequence ?? undefined,
+      createdAt: verified.release.createdAt,
+      expiresAt: verified.release.expiresAt,
+      signers: verified.signers.additional.map((s) => s.id),
+      rollback: checkBootstrapRelease(verified.release.sequence, verified.content, trust.rollback ?? {}),
+    },
+  };
 }
 
 /** The signature file's text, or undefined when there is none at `path`. */
@@ -214,20 +256,76 @@ function checkPlain(
       `the bootstrap is not signed, and AGENT_BOOTSTRAP_ADMIN_KEYS (or _FILE) is set: ${where} (oapp sign-bootstrap makes one)`,
     );
   }
+  let info: ReturnType<typeof verifyBootstrapSignature>;
   try {
-    const info = verifyBootstrapSignature(signed, sig, { administrators, now: trust.now });
-    return {
-      signature: 'verified',
-      signatureFile: path,
-      sequence: info.sequence,
-      createdAt: info.createdAt,
-      expiresAt: info.expiresAt,
-      signers: info.signers.additional.map((s) => s.id),
-    };
+    info = verifyBootstrapSignature(signed, sig, { administrators, now: trust.now });
   } catch (err) {
     if (!isCodedError(err)) throw err;
     throw withContext(err, `the bootstrap signature file ${quotedPath(path!)} does not verify the bootstrap`);
   }
+  return {
+    signature: 'verified',
+    signatureFile: path,
+    sequence: info.sequence,
+    createdAt: info.createdAt,
+    expiresAt: info.expiresAt,
+    signers: info.signers.additional.map((s) => s.id),
+    // Its signed sequence against the floor and the newest bootstrap accepted (ADR 0147), before it is parsed.
+    rollback: checkBootstrapRelease(info.sequence, signed, trust.rollback ?? {}),
+  };
+}
+
+/** A log line of the start-up report: its message and fields. */
+export interface ReportLine {
+  readonly msg: string;
+  readonly fields: Fields;
+}
+
+/**
+ * The start-up report's `bootstrap` line (issue 29 §2, ADR 0147): the form and the signature state; for a verified
+ * signature its release fields, the signers, the rollback verdict and what it was checked against. `warning`: the
+ * `deliberate bootstrap downgrade` line, when `AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO` let an older bootstrap in.
+ */
+export function bootstrapReport(
+  form: BootstrapForm | undefined,
+  trust: BootstrapTrust,
+): { line: ReportLine; warning?: ReportLine | undefined } {
+  const r = trust.rollback;
+  const fields = {
+    ...(form === undefined ? {} : { form }),
+    signature: trust.signature,
+    ...(trust.signatureFile === undefined ? {} : { signatureFile: trust.signatureFile }),
+    ...(trust.signature !== 'verified'
+      ? { rollback: 'not checked (no administrator keys)' }
+      : {
+          sequence: trust.sequence ?? 'none (format v1)',
+          createdAt: trust.createdAt,
+          expiresAt: trust.expiresAt ?? 'none',
+          signers: (trust.signers ?? []).join(','),
+          ...(r === undefined
+            ? {}
+            : {
+                verdict: r.verdict,
+                ...(r.allowDowngradeTo === undefined ? {} : { allowDowngradeTo: r.allowDowngradeTo }),
+                rollback: r.state,
+              }),
+        }),
+  };
+  const warning =
+    r?.verdict !== 'allowed-downgrade'
+      ? undefined
+      : {
+          msg: 'deliberate bootstrap downgrade',
+          fields: {
+            sequence: trust.sequence,
+            newestBefore: r.newestBefore,
+            detail:
+              `AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO accepts the signed bootstrap of sequence ${trust.sequence} although ` +
+              `sequence ${r.newestBefore ?? '?'} was accepted before; it becomes the remembered newest once start-up ` +
+              'succeeds (unset the variable once done)',
+          },
+        };
+  return { line: { msg: 'bootstrap', fields }, warning };
 }
 
 function fromText(text: string): { bytes: Uint8Array; form: BootstrapForm } | undefined {
@@ -279,11 +377,13 @@ async function resolveBytes(
  * inside it is decrypted (S49): a `-2/` string that came from a variable stays encrypted until
  * `getRestrictedDataFromHost`.
  * With administrator keys (`trust.administrators`) the bootstrap's signature is checked first, before anything
- * else is read from it: a plain bootstrap's detached `.sig` file, an encrypted bootstrap's signature records.
+ * else is read from it: a plain bootstrap's detached `.sig` file, an encrypted bootstrap's signature records; then
+ * its signed sequence against `trust.rollback` (ADR 0147: nothing is written here, see `rememberBootstrapRelease`).
  * @throws {@link AgentError} `AGENT_BOOTSTRAP_UNREADABLE`, `AGENT_BOOTSTRAP_SECRETKEY_MISSING`,
  *   `AGENT_BOOTSTRAP_UNSIGNED`; coded errors from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`, among them
  *   `POLICY_SIGNATURE_INVALID`, `POLICY_SIGNER_THRESHOLD_NOT_MET`, `CRYPTO_CONTENT_MISMATCH` and `POLICY_EXPIRED`
- *   of a signature) and workflow-compiler (`WORKFLOW_*`, including `WORKFLOW_VARIABLE_MISSING` naming the variable).
+ *   of a signature, `POLICY_BELOW_MINIMUM`, `POLICY_ROLLBACK`, `POLICY_SEQUENCE_REUSED` of its sequence),
+ *   `AGENT_RELEASE_STATE_UNREADABLE`, and workflow-compiler (`WORKFLOW_*`, including `WORKFLOW_VARIABLE_MISSING` naming the variable).
  */
 export async function loadBootstrap(
   source: string,

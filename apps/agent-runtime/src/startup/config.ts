@@ -37,6 +37,16 @@ export interface Config {
    * administrators whose signatures a bootstrap must carry (S173, ADR 0144). Absent: bootstraps are not checked.
    */
   readonly bootstrapAdministrators?: BootstrapAdministrators | undefined;
+  /**
+   * `AGENT_BOOTSTRAP_MINIMUM_SEQUENCE`: the lowest signed bootstrap sequence accepted (ADR 0147); needs no data
+   * directory. Only with administrator keys (only their signature makes a bootstrap's sequence known).
+   */
+  readonly bootstrapMinimumSequence?: number | undefined;
+  /**
+   * `AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO`: the operator's deliberate downgrade: a signed bootstrap of exactly this
+   * sequence is accepted although older than the newest accepted (ADR 0147). Only with administrator keys.
+   */
+  readonly bootstrapAllowDowngradeTo?: number | undefined;
   /** `AGENT_BOOTSTRAP_SIGNATURE`: the detached signature file of a plain bootstrap (default `<bootstrap file>.sig`). */
   readonly bootstrapSignature?: string | undefined;
   /** `AGENT_STRING_SECRETKEYS`, parsed at start (S45); used only inside getRestrictedDataFromHost. */
@@ -281,6 +291,45 @@ function bootstrapAdministrators(env: Env): BootstrapAdministrators | undefined 
   return { keys, threshold };
 }
 
+/** An optional release sequence: an integer 0 … 2^53−1 (oapp-format's `sequence`). */
+function sequenceOf(env: Env, name: string): number | undefined {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return undefined;
+  if (!/^[0-9]{1,16}$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    invalid(name, 'must be a release sequence: an integer from 0 to 9007199254740991');
+  return Number(raw);
+}
+
+/**
+ * `AGENT_BOOTSTRAP_MINIMUM_SEQUENCE` and `AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO` (ADR 0147): only with administrator
+ * keys, and the downgrade not below the floor (it could never be accepted).
+ */
+function bootstrapRollback(
+  env: Env,
+  administrators: BootstrapAdministrators | undefined,
+): { minimumSequence?: number; allowDowngradeTo?: number } {
+  const minimumSequence = sequenceOf(env, 'AGENT_BOOTSTRAP_MINIMUM_SEQUENCE');
+  const allowDowngradeTo = sequenceOf(env, 'AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO');
+  for (const [name, value] of [
+    ['AGENT_BOOTSTRAP_MINIMUM_SEQUENCE', minimumSequence],
+    ['AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO', allowDowngradeTo],
+  ] as const)
+    if (value !== undefined && administrators === undefined)
+      invalid(
+        name,
+        "is set without AGENT_BOOTSTRAP_ADMIN_KEYS or _FILE: only the administrators' signature makes a bootstrap's sequence known",
+      );
+  if (minimumSequence !== undefined && allowDowngradeTo !== undefined && allowDowngradeTo < minimumSequence)
+    invalid(
+      'AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO',
+      `(${allowDowngradeTo}) is below AGENT_BOOTSTRAP_MINIMUM_SEQUENCE (${minimumSequence}), so it could never be accepted`,
+    );
+  return {
+    ...(minimumSequence === undefined ? {} : { minimumSequence }),
+    ...(allowDowngradeTo === undefined ? {} : { allowDowngradeTo }),
+  };
+}
+
 function bootstrapSignature(env: Env): string | undefined {
   const raw = (env['AGENT_BOOTSTRAP_SIGNATURE'] ?? '').trim();
   if (raw === '') return undefined;
@@ -330,10 +379,14 @@ export function loadConfig(env: Env, argv: readonly string[] = []): Config {
       'no bootstrap: set AGENT_BOOTSTRAP or pass a file path, Base64 text or encrypted text as the first argument',
     );
   }
+  const administrators = bootstrapAdministrators(env);
+  const rollback = bootstrapRollback(env, administrators);
   return {
     bootstrap,
     bootstrapSecretKey: bootstrapKey(env),
-    bootstrapAdministrators: bootstrapAdministrators(env),
+    bootstrapAdministrators: administrators,
+    bootstrapMinimumSequence: rollback.minimumSequence,
+    bootstrapAllowDowngradeTo: rollback.allowDowngradeTo,
     bootstrapSignature: bootstrapSignature(env),
     stringSecretKeys: stringKeys(env),
     allowUnpackaged: flag(env, 'AGENT_ALLOW_UNPACKAGED'),

@@ -39,10 +39,27 @@ export interface ReleaseStore {
    * @throws {@link AgentError} `AGENT_RELEASE_STATE_UNWRITABLE` naming the file and the errno code.
    */
   remember(packageId: string, release: RememberedRelease, deploymentId: string): void;
+  /**
+   * The newest signed bootstrap the agent accepted (ADR 0147), or undefined when none was (or there is no data
+   * directory). Kept under the reserved name {@link BOOTSTRAP_RELEASE_FILE}, which no package id's file can take.
+   * @throws {@link AgentError} `AGENT_RELEASE_STATE_UNREADABLE` as {@link newest}.
+   */
+  newestBootstrap(): RememberedRelease | undefined;
+  /**
+   * Makes `release` the remembered newest signed bootstrap, as durably as {@link remember}. Without a data directory
+   * it does nothing.
+   * @throws {@link AgentError} `AGENT_RELEASE_STATE_UNWRITABLE` naming the file and the errno code.
+   */
+  rememberBootstrap(release: RememberedRelease): void;
 }
 
 /** Subdirectory of the data directory that holds one file per package id. */
 export const RELEASES_DIR = 'releases';
+/**
+ * The file of the newest signed bootstrap, in the same directory: a package id's file is named by 32 hex digits, so
+ * no package id (not even `bootstrap`, the bootstrap STATEMENT's) can collide with it.
+ */
+export const BOOTSTRAP_RELEASE_FILE = 'bootstrap.json';
 /** Larger than any file this agent writes; a larger one is refused unread. */
 const MAX_RELEASE_FILE_BYTES = 16 * 1024;
 
@@ -57,32 +74,62 @@ const errnoOf = (err: unknown): string => (err as NodeJS.ErrnoException | undefi
 /** A package id as quoted in a message: JSON-escaped and cut, so no control character reaches the log. */
 const quotedId = (id: string): string => JSON.stringify(id.length > 128 ? `${id.slice(0, 128)}…` : id);
 
-function unreadable(packageId: string, path: string, why: string): never {
+/** Whose release a file holds: a package id's, or the bootstrap's (ADR 0147). */
+type Subject = { readonly packageId: string } | { readonly bootstrap: true };
+
+const subjectText = (who: Subject): string =>
+  'packageId' in who ? `release of package ${quotedId(who.packageId)}` : 'bootstrap release';
+
+function unreadable(who: Subject, path: string, why: string): never {
+  const again = 'packageId' in who ? 'any release' : 'any signed bootstrap';
   throw new AgentError(
     'AGENT_RELEASE_STATE_UNREADABLE',
-    `the remembered release of package ${quotedId(packageId)} in ${JSON.stringify(path)} ${why}; ` +
-      'start-up stops rather than forget it (remove the file only to accept any release again)',
+    `the remembered ${subjectText(who)} in ${JSON.stringify(path)} ${why}; ` +
+      `start-up stops rather than forget it (remove the file only to accept ${again} again)`,
   );
 }
 
-function parse(packageId: string, path: string, bytes: Uint8Array): RememberedRelease {
+function parse(who: Subject, path: string, bytes: Uint8Array): RememberedRelease {
   let value: unknown;
   try {
     value = parseStrictJson(bytes);
   } catch {
-    return unreadable(packageId, path, 'is not JSON');
+    return unreadable(who, path, 'is not JSON');
   }
   const v = value as Record<string, unknown> | null;
   const ok =
     typeof v === 'object' &&
     v !== null &&
-    v['packageId'] === packageId &&
+    ('packageId' in who
+      ? v['packageId'] === who.packageId
+      : v['kind'] === 'bootstrap' && !('packageId' in v)) &&
     Number.isSafeInteger(v['sequence']) &&
     (v['sequence'] as number) >= 0 &&
     typeof v['contentSha256'] === 'string' &&
     /^[0-9a-f]{64}$/.test(v['contentSha256']);
-  if (!ok) unreadable(packageId, path, 'is not a release record of this package');
+  if (!ok)
+    unreadable(
+      who,
+      path,
+      'packageId' in who ? 'is not a release record of this package' : 'is not a bootstrap release record',
+    );
   return { sequence: v['sequence'] as number, contentSha256: v['contentSha256'] as string };
+}
+
+/** The remembered release in `path`, or undefined when there is none. */
+function read(who: Subject, path: string): RememberedRelease | undefined {
+  let bytes: Uint8Array;
+  try {
+    if (statSync(path).size > MAX_RELEASE_FILE_BYTES)
+      unreadable(who, path, `is larger than ${MAX_RELEASE_FILE_BYTES} bytes`);
+    bytes = readFileSync(path);
+  } catch (err) {
+    if (err instanceof AgentError) throw err;
+    // No such file, or a path component that is not a directory: nothing was remembered there.
+    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return undefined;
+    return unreadable(who, path, `cannot be read (${errnoOf(err)})`);
+  }
+  return parse(who, path, bytes);
 }
 
 /** fsync of a directory, so a rename or a new entry in it is on disk; platforms that cannot do it are skipped. */
@@ -133,7 +180,8 @@ function writeDurably(path: string, text: string): void {
 
 /**
  * The agent's remembered releases (ADR 0144): `<dataDir>/releases/<hash of packageId>.json`, one small JSON file
- * per package id, written with fsync and an atomic rename. `dataDir` undefined: nothing is remembered.
+ * per package id, and `<dataDir>/releases/bootstrap.json` for the newest signed bootstrap (ADR 0147), written with
+ * fsync and an atomic rename. `dataDir` undefined: nothing is remembered.
  */
 export function releaseStore(dataDir: string | undefined): ReleaseStore {
   const dir = dataDir === undefined ? undefined : join(dataDir, RELEASES_DIR);
@@ -141,19 +189,7 @@ export function releaseStore(dataDir: string | undefined): ReleaseStore {
     dir,
     newest(packageId) {
       if (dir === undefined) return undefined;
-      const path = releaseFileOf(dir, packageId);
-      let bytes: Uint8Array;
-      try {
-        if (statSync(path).size > MAX_RELEASE_FILE_BYTES)
-          unreadable(packageId, path, `is larger than ${MAX_RELEASE_FILE_BYTES} bytes`);
-        bytes = readFileSync(path);
-      } catch (err) {
-        if (err instanceof AgentError) throw err;
-        // No such file, or a path component that is not a directory: nothing was remembered there.
-        if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return undefined;
-        return unreadable(packageId, path, `cannot be read (${errnoOf(err)})`);
-      }
-      return parse(packageId, path, bytes);
+      return read({ packageId }, releaseFileOf(dir, packageId));
     },
     remember(packageId, release, deploymentId) {
       if (dir === undefined) return;
@@ -173,6 +209,30 @@ export function releaseStore(dataDir: string | undefined): ReleaseStore {
           `deployment "${deploymentId}": the newest release of package ${quotedId(packageId)} cannot be ` +
             `remembered in ${JSON.stringify(path)} (${errnoOf(err)}); rollback protection needs a writable ` +
             'AGENT_DATA_DIR (or AGENT_DATA_DIR=off to check only packaging.minimumSequence)',
+        );
+      }
+    },
+    newestBootstrap() {
+      if (dir === undefined) return undefined;
+      return read({ bootstrap: true }, join(dir, BOOTSTRAP_RELEASE_FILE));
+    },
+    rememberBootstrap(release) {
+      if (dir === undefined) return;
+      const path = join(dir, BOOTSTRAP_RELEASE_FILE);
+      const record = {
+        kind: 'bootstrap',
+        sequence: release.sequence,
+        contentSha256: release.contentSha256,
+        acceptedAt: new Date().toISOString(),
+      };
+      try {
+        writeDurably(path, `${JSON.stringify(record)}\n`);
+      } catch (err) {
+        throw new AgentError(
+          'AGENT_RELEASE_STATE_UNWRITABLE',
+          `the newest signed bootstrap cannot be remembered in ${JSON.stringify(path)} (${errnoOf(err)}); ` +
+            'bootstrap rollback protection needs a writable AGENT_DATA_DIR (or AGENT_DATA_DIR=off to check only ' +
+            'AGENT_BOOTSTRAP_MINIMUM_SEQUENCE)',
         );
       }
     },
