@@ -266,6 +266,42 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads AGENT_BOOTSTRAP_MINIMUM_SEQUENCE and AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO, only with administrator keys', () => {
+    const a = hex(keys.author, 'public');
+    const none = loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_ADMIN_KEYS: a });
+    expect(none.bootstrapMinimumSequence).toBeUndefined();
+    expect(none.bootstrapAllowDowngradeTo).toBeUndefined();
+    const set = loadConfig({
+      AGENT_BOOTSTRAP: 'x',
+      AGENT_BOOTSTRAP_ADMIN_KEYS: a,
+      AGENT_BOOTSTRAP_MINIMUM_SEQUENCE: ' 0 ',
+      AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO: '9007199254740991',
+    });
+    expect(set.bootstrapMinimumSequence).toBe(0);
+    expect(set.bootstrapAllowDowngradeTo).toBe(Number.MAX_SAFE_INTEGER);
+    const cases: [Record<string, string>, string][] = [
+      [{ AGENT_BOOTSTRAP_MINIMUM_SEQUENCE: '3' }, 'without AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      [{ AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO: '3' }, 'without AGENT_BOOTSTRAP_ADMIN_KEYS'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_MINIMUM_SEQUENCE: '-1' }, 'MINIMUM_SEQUENCE'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_MINIMUM_SEQUENCE: '1.5' }, 'MINIMUM_SEQUENCE'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_MINIMUM_SEQUENCE: '9007199254740992' }, 'MINIMUM'],
+      [{ AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO: 'latest' }, 'DOWNGRADE_TO'],
+      [
+        {
+          AGENT_BOOTSTRAP_ADMIN_KEYS: a,
+          AGENT_BOOTSTRAP_MINIMUM_SEQUENCE: '5',
+          AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO: '4',
+        },
+        'below AGENT_BOOTSTRAP_MINIMUM_SEQUENCE',
+      ],
+    ];
+    for (const [env, text] of cases) {
+      const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', ...env }));
+      expect(e.code).toBe('AGENT_CONFIG_INVALID');
+      expect(e.message).toContain(text);
+    }
+  });
+
   it('reads AGENT_BOOTSTRAP_SIGNATURE as an absolute path, and AGENT_DATA_DIR=off as no data directory', () => {
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).bootstrapSignature).toBeUndefined();
     expect(loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_SIGNATURE: 'b.sig' }).bootstrapSignature).toBe(

@@ -1,7 +1,12 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { releaseFileOf, releaseStore, RELEASES_DIR } from '../src/startup/release-store.js';
+import {
+  BOOTSTRAP_RELEASE_FILE,
+  releaseFileOf,
+  releaseStore,
+  RELEASES_DIR,
+} from '../src/startup/release-store.js';
 import { tempDir } from './fixtures.js';
 
 const SHA_A = 'a'.repeat(64);
@@ -95,5 +100,63 @@ describe('releaseStore (ADR 0144)', () => {
       expect(e2.code).toBe('AGENT_RELEASE_STATE_UNWRITABLE');
       expect(e2.message).toContain('(EACCES)');
     }
+  });
+
+  it('remembers the newest signed bootstrap under a reserved name no package id can take (ADR 0147)', () => {
+    const dataDir = join(tempDir(), 'data');
+    const store = releaseStore(dataDir);
+    expect(store.newestBootstrap()).toBeUndefined();
+    store.rememberBootstrap({ sequence: 9, contentSha256: SHA_A });
+    // Package ids, "bootstrap" and "bootstrap.json" among them, have files of their own.
+    for (const id of ['bootstrap', 'bootstrap.json', '../bootstrap'])
+      store.remember(id, { sequence: 1, contentSha256: SHA_B }, 'dep-1');
+    const dir = join(dataDir, RELEASES_DIR);
+    for (const id of ['bootstrap', 'bootstrap.json', '../bootstrap'])
+      expect(releaseFileOf(dir, id)).not.toBe(join(dir, BOOTSTRAP_RELEASE_FILE));
+    expect(releaseStore(dataDir).newestBootstrap()).toEqual({ sequence: 9, contentSha256: SHA_A });
+    expect(releaseStore(dataDir).newest('bootstrap')).toEqual({ sequence: 1, contentSha256: SHA_B });
+    expect(JSON.parse(readFileSync(join(dir, BOOTSTRAP_RELEASE_FILE), 'utf8'))).toMatchObject({
+      kind: 'bootstrap',
+      sequence: 9,
+      contentSha256: SHA_A,
+    });
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    // Without a data directory: nothing.
+    releaseStore(undefined).rememberBootstrap({ sequence: 9, contentSha256: SHA_A });
+    expect(releaseStore(undefined).newestBootstrap()).toBeUndefined();
+  });
+
+  it('refuses a bootstrap file that is not a bootstrap record, and an unwritable one, naming the file', () => {
+    const dataDir = tempDir();
+    const dir = join(dataDir, RELEASES_DIR);
+    mkdirSync(dir);
+    const path = join(dir, BOOTSTRAP_RELEASE_FILE);
+    for (const text of [
+      '{',
+      `{"kind":"package","sequence":7,"contentSha256":"${SHA_A}"}`,
+      // A package's record copied over it is not the bootstrap's.
+      `{"packageId":"bootstrap","kind":"bootstrap","sequence":7,"contentSha256":"${SHA_A}"}`,
+      `{"kind":"bootstrap","sequence":1.5,"contentSha256":"${SHA_A}"}`,
+    ]) {
+      writeFileSync(path, text);
+      const e = failure(() => releaseStore(dataDir).newestBootstrap());
+      expect(e.code).toBe('AGENT_RELEASE_STATE_UNREADABLE');
+      expect(e.message).toContain('bootstrap release');
+      expect(e.message).toContain(path);
+    }
+    // The bootstrap's record is no package's either.
+    writeFileSync(
+      releaseFileOf(dir, 'bootstrap'),
+      `{"kind":"bootstrap","sequence":7,"contentSha256":"${SHA_A}"}`,
+    );
+    expect(failure(() => releaseStore(dataDir).newest('bootstrap')).code).toBe(
+      'AGENT_RELEASE_STATE_UNREADABLE',
+    );
+    const file = join(dataDir, 'data-is-a-file');
+    writeFileSync(file, '');
+    const e = failure(() => releaseStore(file).rememberBootstrap({ sequence: 1, contentSha256: SHA_A }));
+    expect(e.code).toBe('AGENT_RELEASE_STATE_UNWRITABLE');
+    expect(e.message).toContain(join(file, RELEASES_DIR, BOOTSTRAP_RELEASE_FILE));
+    expect(e.message).toContain('(ENOTDIR)');
   });
 });
