@@ -29,6 +29,8 @@ export {
   workflowPackage,
 } from './operations/workflow-package.js';
 export { packageEnvelope, validatePackageEnvelopeRequest, workflowInspect } from './operations/packages.js';
+export { INSPECT_QUERY_PARAMETERS, inspectFreshnessOf } from './inspect-query.js';
+export type { InspectFreshness } from './inspect-query.js';
 export { buildWorkflowsFromManifest, workflowCompile, workflowHash } from './operations/workflows.js';
 export { KEY_GEN_ALIASES, KEY_GEN_PURPOSES, health, keyGen, keyGenPurpose } from './operations/key-gen.js';
 export {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ReadUploadOptions } from '@org/multipart-limits';
 import parseUrl from 'parseurl';
 import { parseBody, type BodyValidator } from './body-json.js';
+import { inspectFreshnessOf } from './inspect-query.js';
 import { parseKeyring, type Keyring } from './keyring.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { JSON_TYPE, negotiate, OCTET_STREAM } from './negotiate.js';
@@ -228,7 +229,11 @@ function entries(uploads: ReadonlyMap<string, ReadUploadOptions>): Entry[] {
     post('workflow-hash', jsonDocument('workflow-hash', workflowHash)),
     post('workflow-inspect', async (req, { upload }) => {
       negotiate(req, [JSON_TYPE]);
-      return wholeBody('workflow-inspect', await readOctets(req, upload), workflowInspect);
+      // The query before the upload: a bad parameter is refused without reading the package.
+      const freshness = inspectFreshnessOf(parseUrl(req)?.query as string | null | undefined);
+      return wholeBody('workflow-inspect', await readOctets(req, upload), (bytes) =>
+        workflowInspect(bytes, freshness),
+      );
     }),
     post(
       'package-envelope',

@@ -1,6 +1,16 @@
 import type { Key } from '@org/envelope-crypto';
-import { inspectPackage, repackage, type DeploymentPolicy, type TrustedKey } from '@org/oapp-format';
+import {
+  checkFreshness,
+  inspectPackage,
+  isOappError,
+  repackage,
+  type DeploymentPolicy,
+  type PackageInspection,
+  type RollbackVerdict,
+  type TrustedKey,
+} from '@org/oapp-format';
 import { bodyValidator } from '../body-json.js';
+import type { InspectFreshness } from '../inspect-query.js';
 import { resolvePackager, resolveRecipients, resolveSigners, type Keyring } from '../keyring.js';
 import { OCTET_STREAM } from '../negotiate.js';
 import { jsonResult } from '../internal/json-result.js';
@@ -16,10 +26,47 @@ export const validatePackageEnvelopeRequest = bodyValidator<PackageEnvelopeReque
   PACKAGE_ENVELOPE_REQUEST_SCHEMA,
 );
 
-/** workflow-inspect: raw `.oapp` bytes → inspection JSON (no secret key needed). */
-export async function workflowInspect(pkg: Uint8Array): Promise<OperationResult> {
+/**
+ * The rollback verdict of an inspected package against the query's floor, remembered newest, clock and skew: what
+ * an agent's freshness check (SPEC.md §6 step 13a) would decide, as `oapp inspect --newest/--now` shows it. A
+ * `newest` without a digest takes the package's own (its very sequence is then the same release).
+ */
+function rollbackOf(i: PackageInspection, q: InspectFreshness): RollbackVerdict {
+  const release = {
+    formatVersion: i.formatVersion,
+    sequence: i.sequence,
+    createdAt: i.createdAt,
+    expiresAt: i.expiresAt,
+  };
+  const newest =
+    q.newest === undefined
+      ? undefined
+      : { sequence: q.newest.sequence, contentSha256: q.newest.contentSha256 ?? i.content.sha256 };
+  try {
+    const { verdict } = checkFreshness(release, i.content.sha256, q.minimumSequence, {
+      newest,
+      now: q.now,
+      clockSkewSeconds: q.clockSkewSeconds,
+    });
+    return { verdict, code: null, message: null };
+  } catch (err) {
+    // The query is judged before (inspectFreshnessOf): a POLICY_INVALID here is a failure, not a verdict.
+    if (!isOappError(err) || err.code === 'POLICY_INVALID') throw err;
+    return { verdict: 'refused', code: err.code, message: err.message };
+  }
+}
+
+/**
+ * workflow-inspect: raw `.oapp` bytes → inspection JSON (no secret key needed). With freshness inputs (the query's
+ * `minimumSequence`, `newest`, `now`, `clockSkewSeconds`), `rollback` is the verdict; without, `null`.
+ */
+export async function workflowInspect(
+  pkg: Uint8Array,
+  freshness?: InspectFreshness,
+): Promise<OperationResult> {
   const inspection = await inspectPackage(pkg);
-  return jsonResult({ ok: true, ...inspection });
+  const rollback = freshness === undefined ? null : rollbackOf(inspection, freshness);
+  return jsonResult({ ok: true, ...inspection, rollback });
 }
 
 function trusted(ring: Keyring, refs: readonly SignerRef[] | undefined, field: string): TrustedKey[] {
