@@ -1,9 +1,18 @@
-// The page in a real browser (Debian's Chromium, driven over the DevTools protocol: ./browser.ts), served on
-// loopback by serveInspectPage and opened from the file system: a good package, tampered ones, a policy failing
-// each rule (the same codes as `oapp verify`), hostile text (S178), a 100 MiB package, keyboard use, and no
-// request at all after the page itself.
+// The page in a real browser (Debian's Chromium, driven by Playwright: playwright-core, no browser of its own),
+// served on loopback by serveInspectPage and opened from the file system: a good package, tampered ones, a policy
+// failing each rule (the same codes as `oapp verify`), hostile text (S178), a 100 MiB package, keyboard use, and no
+// request at all after the page itself (Playwright's request events and a route that refuses and records any other).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,17 +21,22 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { generateKeyPair, keyToHex, type Key, type KeyPair } from '@org/envelope-crypto';
 import { MAGIC, createPackage, inspectPackage, writePackage } from '@org/oapp-format';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveInspectPage } from '../src/index.js';
-import { Browser, chromiumAvailable, type Page } from './browser.js';
 
 const run = promisify(execFile);
 const CLI = resolve(import.meta.dirname, '../../cli/bin/oapp.js');
 const PAGE_FILE = resolve(import.meta.dirname, '../dist/inspect.html');
 const MIB = 1024 * 1024;
 
+/** Debian's Chromium (scripts/test.sh installs it); Playwright drives it, it downloads no browser. */
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+/** Playwright's own bound on one wait or action in the page: the tests' own timeouts are the real bounds. */
+const PAGE_WAIT_MS = 170_000;
+
 // Without Chromium the suite is skipped on a developer's machine, never in CI (scripts/test.sh installs it).
-const haveBrowser = chromiumAvailable();
+const haveBrowser = existsSync(CHROMIUM);
 if (!haveBrowser && process.env['CI'] !== undefined) {
   throw new Error(
     'Chromium is missing at /usr/bin/chromium: apt-get install -y chromium (scripts/test.sh does)',
@@ -103,17 +117,83 @@ const READ_PAGE = `(() => {
     report: document.getElementById('report').value, bodyText: document.body.innerText };
 })()`;
 
+/** Evaluates `expression` in the page (awaiting a promise) and returns its JSON value. */
+function evaluate<T>(page: Page, expression: string): Promise<T> {
+  return page.evaluate<T>(expression);
+}
+
+/**
+ * Polls `expression` until it is truthy in the page. Not `page.waitForFunction`: that evaluates a string with
+ * `eval`, which the page's CSP forbids; each evaluation here is a DevTools call, which CSP does not govern. No
+ * clock: a bound on the number of tries, each after a short pause.
+ */
+async function waitFor(page: Page, expression: string, tries = 20_000): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await evaluate<boolean>(page, `Boolean(${expression})`)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`never true in the page: ${expression}`);
+}
+
+/**
+ * Drags files from outside the browser and drops them on the centre of `selector`: Playwright has no call for a
+ * drag from the desktop, so this uses its DevTools session with Chromium (Input.dispatchDragEvent with paths).
+ */
+async function dropFiles(page: Page, selector: string, files: readonly string[]): Promise<void> {
+  const target = page.locator(selector).first();
+  await target.scrollIntoViewIfNeeded();
+  const box = await target.boundingBox();
+  if (box === null) throw new Error(`no visible element ${selector}`);
+  const session = await page.context().newCDPSession(page);
+  try {
+    const data = { items: [], files: [...files], dragOperationsMask: 1 };
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    for (const type of ['dragEnter', 'dragOver', 'drop'] as const) {
+      await session.send('Input.dispatchDragEvent', { type, x, y, data });
+    }
+  } finally {
+    await session.detach();
+  }
+}
+
+/** A browser context whose pages may load `allowed` only: a route refuses and records any other request. */
+async function guardedContext(browser: Browser, allowed: () => string) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  context.setDefaultTimeout(PAGE_WAIT_MS);
+  /** Every request a page of the context started (Playwright's request event), in order. */
+  const requests: string[] = [];
+  /** Requests the route refused: none may happen. */
+  const refused: string[] = [];
+  /** Requests that got an answer (the page's own document only), and requests that failed, with Chromium's reason. */
+  const answered: string[] = [];
+  const failed: { url: string; error: string }[] = [];
+  context.on('request', (r) => requests.push(r.url()));
+  context.on('response', (r) => answered.push(r.url()));
+  context.on('requestfailed', (r) => failed.push({ url: r.url(), error: r.failure()?.errorText ?? '' }));
+  await context.route('**/*', async (route) => {
+    const url = route.request().url();
+    if (url === allowed()) await route.continue();
+    else {
+      refused.push(url);
+      await route.abort('blockedbyclient');
+    }
+  });
+  return { context, requests, refused, answered, failed };
+}
+
 async function show(page: Page, pkg: string, policy = ''): Promise<Shown> {
-  const runs = await page.evaluate<number>('Number(document.body.dataset.runs ?? 0)');
+  const runs = await evaluate<number>(page, 'Number(document.body.dataset.runs ?? 0)');
   // A file input fires no change event for the file it already holds: empty it first.
-  await page.evaluate(
+  await evaluate(
+    page,
     `document.getElementById('policy').value = ${JSON.stringify(policy)}; document.getElementById('file').value = ''`,
   );
   await page.setInputFiles('#file', [pkg]);
-  await page.waitFor(
+  await waitFor(
+    page,
     `Number(document.body.dataset.runs ?? 0) > ${runs} && document.body.dataset.state === 'done'`,
   );
-  return page.evaluate<Shown>(READ_PAGE);
+  return evaluate<Shown>(page, READ_PAGE);
 }
 
 /** The policy of `packaging` (over the keys of {@link bootstrap}) as `oapp verify`'s options, key files in `dir`. */
@@ -234,7 +314,14 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await Browser.launch();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      // Root in a container has no user namespace for Chromium's sandbox (Playwright then adds --no-sandbox);
+      // the page under test is our own. File pages may read the chosen files.
+      chromiumSandbox: false,
+      args: ['--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'],
+      timeout: PAGE_WAIT_MS,
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -246,16 +333,18 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
   for (const where of ['loopback', 'file'] as const) {
     describe(`opened ${where === 'file' ? 'from the file system' : 'on loopback'}`, () => {
       let page: Page;
+      let guarded: Awaited<ReturnType<typeof guardedContext>>;
       const url = () => (where === 'file' ? pathToFileURL(PAGE_FILE).href : `${base}/inspect`);
 
       beforeAll(async () => {
-        page = await browser.newPage();
+        guarded = await guardedContext(browser, url);
+        page = await guarded.context.newPage();
         await page.goto(url());
-        await page.waitFor(`document.body.dataset.state === 'ready'`);
+        await waitFor(page, `document.body.dataset.state === 'ready'`);
       }, 60_000);
 
       afterAll(async () => {
-        await page?.close();
+        await guarded?.context.close();
       });
 
       it('shows what oapp inspect shows for a good package, and its signatures as valid', async () => {
@@ -275,7 +364,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         expect(s.signatures.every((x) => x.status.startsWith('valid signature, UNKNOWN SIGNER'))).toBe(true);
         expect(s.status).toMatch(/no format, signature or payload hash problem/);
         expect(s.report).toContain('package     "hello-app" (app)');
-      });
+      }, 60_000);
 
       it('accepts the good package under its bootstrap, rule by rule, like oapp verify; secret keys left out', async () => {
         const b = bootstrap(keys, {}, good);
@@ -376,8 +465,8 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         expect(encrypted.rows['package']).toBe('"hello-app" (app)');
         const duplicate = await show(page, good, '{"packaging":{"packageId":"a","packageId":"b"},"keys":[]}');
         expect(duplicate.verdict).toMatch(/^not judged: FORMAT_JSON_DUPLICATE_KEY: /);
-        expect(await page.evaluate<string>(`document.getElementById('verdict').className`)).toBe('bad');
-      });
+        expect(await evaluate<string>(page, `document.getElementById('verdict').className`)).toBe('bad');
+      }, 60_000);
 
       it('takes a dropped package anywhere and a dropped policy on its box; picks among several deployments', async () => {
         const two = JSON.parse(bootstrap(keys, {}, good)) as Record<string, unknown>[];
@@ -387,29 +476,33 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
           packaging: { packageId: 'other-app', packagerIdentities: ['packager'] },
         });
         const policyPath = file('two-deployments.json', JSON.stringify(two));
-        const runs = await page.evaluate<number>('Number(document.body.dataset.runs ?? 0)');
-        await page.evaluate(`document.getElementById('policy').value = ''`);
-        await page.dropFiles('h1', [good]);
-        await page.waitFor(
+        const runs = await evaluate<number>(page, 'Number(document.body.dataset.runs ?? 0)');
+        await evaluate(page, `document.getElementById('policy').value = ''`);
+        await dropFiles(page, 'h1', [good]);
+        await waitFor(
+          page,
           `Number(document.body.dataset.runs ?? 0) > ${runs} && document.body.dataset.state === 'done'`,
         );
-        await page.dropFiles('#policy', [policyPath]);
-        await page.waitFor(
+        await dropFiles(page, '#policy', [policyPath]);
+        await waitFor(
+          page,
           `Number(document.body.dataset.runs ?? 0) > ${runs + 1} && document.body.dataset.state === 'done'`,
         );
-        let s = await page.evaluate<Shown>(READ_PAGE);
+        let s = await evaluate<Shown>(page, READ_PAGE);
         expect(s.rows['file']).toMatch(/^"good\.oapp"/);
         expect(s.verdict).toMatch(/^ACCEPTED by the policy \(deployment "hello-1"\)/);
-        expect(await page.evaluate<boolean>(`document.getElementById('deployment-field').hidden`)).toBe(
+        expect(await evaluate<boolean>(page, `document.getElementById('deployment-field').hidden`)).toBe(
           false,
         );
-        await page.evaluate(
+        await evaluate(
+          page,
           `document.getElementById('deployment').value = 'hello-2'; document.getElementById('form').requestSubmit()`,
         );
-        await page.waitFor(
+        await waitFor(
+          page,
           `Number(document.body.dataset.runs ?? 0) > ${runs + 2} && document.body.dataset.state === 'done'`,
         );
-        s = await page.evaluate<Shown>(READ_PAGE);
+        s = await evaluate<Shown>(page, READ_PAGE);
         expect(s.verdict).toMatch(/^REFUSED by the policy \(deployment "hello-2"\)/);
         expect(failedCodes(s)).toEqual(['POLICY_PACKAGE_ID_MISMATCH']);
       }, 180_000);
@@ -458,7 +551,8 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
           expect(text).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\u202e\u2066]/);
         }
         expect(s.report).toContain('\\u{202E}');
-        const json = await page.evaluate<string>(
+        const json = await evaluate<string>(
+          page,
           `(async () => { const w = navigator.clipboard.writeText.bind(navigator.clipboard); let got = '';
             navigator.clipboard.writeText = async (t) => { got = t; throw new Error('no clipboard in the test'); };
             document.getElementById('copy-json').click();
@@ -466,61 +560,77 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         );
         expect(json).toContain('\\u202e');
         expect(json).not.toMatch(/[\u202e\u200b\u2066]/);
-      });
+      }, 60_000);
 
       it('works with the keyboard alone once a file is chosen, and the report can be copied', async () => {
         await page.goto(url());
-        await page.waitFor(`document.body.dataset.state === 'ready'`);
+        await waitFor(page, `document.body.dataset.state === 'ready'`);
         await page.setInputFiles('#file', [good]);
-        await page.waitFor(`document.body.dataset.state === 'done'`);
+        await waitFor(page, `document.body.dataset.state === 'done'`);
         const focusTo = async (id: string) => {
           for (let n = 0; n < 30; n++) {
-            if ((await page.evaluate<string>('document.activeElement?.id ?? ""')) === id) return;
-            await page.press('Tab');
+            if ((await evaluate<string>(page, 'document.activeElement?.id ?? ""')) === id) return;
+            await page.keyboard.press('Tab');
           }
           throw new Error(`Tab never reached #${id}`);
         };
         await focusTo('policy');
-        await page.insertText(bootstrap(keys, { packageId: 'other-app' }, 'good.oapp', false));
+        await page.keyboard.insertText(bootstrap(keys, { packageId: 'other-app' }, 'good.oapp', false));
         await focusTo('run');
-        const runs = await page.evaluate<number>('Number(document.body.dataset.runs)');
-        await page.press('Enter');
-        await page.waitFor(
+        const runs = await evaluate<number>(page, 'Number(document.body.dataset.runs)');
+        await page.keyboard.press('Enter');
+        await waitFor(
+          page,
           `Number(document.body.dataset.runs) > ${runs} && document.body.dataset.state === 'done'`,
         );
-        const s = await page.evaluate<Shown>(READ_PAGE);
+        const s = await evaluate<Shown>(page, READ_PAGE);
         expect(s.verdict).toMatch(/^REFUSED/);
         await focusTo('copy-text');
-        await page.press(' ');
-        await page.waitFor(`document.getElementById('copied').textContent !== ''`);
-        const copied = await page.evaluate<{ note: string; report: string }>(
+        await page.keyboard.press('Space');
+        await waitFor(page, `document.getElementById('copied').textContent !== ''`);
+        const copied = await evaluate<{ note: string; report: string }>(
+          page,
           `({ note: document.getElementById('copied').textContent, report: document.getElementById('report').value })`,
         );
         expect(copied.note).toMatch(/^(Copied\.|Selected: press Ctrl\+C)/);
         expect(copied.report).toContain('FAIL POLICY_PACKAGE_ID_MISMATCH');
         if (where === 'loopback' && process.env['UPDATE_SCREENSHOT'] === '1') {
-          writeFileSync(resolve(import.meta.dirname, '../docs/screenshot.png'), await page.screenshot());
+          writeFileSync(
+            resolve(import.meta.dirname, '../docs/screenshot.png'),
+            await page.screenshot({ fullPage: true }),
+          );
         }
       }, 180_000);
 
       it('made no network request but the page itself, and cannot make one', async () => {
         const pageUrl = url();
-        // Every request this page made through all the tests above: only its own document.
-        expect(page.requests.filter((r) => r.url !== pageUrl)).toEqual([]);
-        expect(page.requests.length).toBeGreaterThan(0);
+        // Every request this page made through all the tests above (Playwright's request events): only its own
+        // document; and the route that refuses any other request never had one to refuse.
+        expect(guarded.requests.filter((r) => r !== pageUrl)).toEqual([]);
+        expect(guarded.requests.length).toBeGreaterThan(0);
+        expect(guarded.refused).toEqual([]);
         // And it cannot make one: the policy blocks a fetch and an image before they leave the browser.
         const before = served.length;
-        const blocked = await page.evaluate<string>(
+        const blocked = await evaluate<string>(
+          page,
           `fetch(${JSON.stringify(`${base}/probe`)}).then(() => 'sent', (e) => 'blocked: ' + e.name)`,
         );
         expect(blocked).toBe('blocked: TypeError');
-        const img = await page.evaluate<string>(
+        const img = await evaluate<string>(
+          page,
           `new Promise((r) => { const i = new Image(); i.onload = () => r('loaded'); i.onerror = () => r('blocked'); i.src = ${JSON.stringify(`${base}/probe.png`)}; })`,
         );
         expect(img).toBe('blocked');
         expect(served.slice(before)).toEqual([]);
+        // Chromium reports the image as a request, failed by the CSP before it left (the fetch not even that):
+        // nothing but the page was answered, nothing reached the route.
+        expect(guarded.answered.filter((r) => r !== pageUrl)).toEqual([]);
+        for (const r of guarded.requests.filter((x) => x !== pageUrl)) {
+          expect(guarded.failed.find((f) => f.url === r)?.error, r).toMatch(/BLOCKED_BY_CSP|csp/i);
+        }
+        expect(guarded.refused).toEqual([]);
         if (where === 'loopback') expect(served.every((s) => s === 'GET /inspect')).toBe(true);
-      });
+      }, 60_000);
     });
   }
 
@@ -548,11 +658,13 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
       closeSync(fd);
     }
     const b = file('big-bootstrap.json', bootstrap(keys, {}, big));
-    const page = await browser.newPage();
+    const guarded = await guardedContext(browser, () => `${base}/inspect`);
+    const page = await guarded.context.newPage();
     try {
       await page.goto(`${base}/inspect`);
-      await page.waitFor(`document.body.dataset.state === 'ready'`);
-      await page.evaluate(
+      await waitFor(page, `document.body.dataset.state === 'ready'`);
+      await evaluate(
+        page,
         `document.getElementById('policy').value = ${JSON.stringify(readFileSync(b, 'utf8'))}, undefined`,
       );
       const t0 = performance.now();
@@ -561,7 +673,8 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
       let answeredMidway = 0;
       const seen = new Set<number>();
       for (;;) {
-        const p = await page.evaluate<{ state: string; value: number; hidden: boolean }>(
+        const p = await evaluate<{ state: string; value: number; hidden: boolean }>(
+          page,
           `({ state: document.body.dataset.state, value: document.getElementById('progress').value, hidden: document.getElementById('progress').hidden })`,
         );
         if (p.state === 'done') break;
@@ -572,7 +685,7 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
         await new Promise((r) => setTimeout(r, 5));
       }
       const pageMs = performance.now() - t0;
-      const s = await page.evaluate<Shown>(READ_PAGE);
+      const s = await evaluate<Shown>(page, READ_PAGE);
       expect(s.rows['payload hash']).toMatch(/^matches the HEADER/);
       expect(s.verdict).toMatch(/^ACCEPTED/);
       expect(answeredMidway).toBeGreaterThan(1);
@@ -583,8 +696,11 @@ describe.skipIf(!haveBrowser)('the inspection page in Chromium', () => {
       console.log(
         `100 MiB package: the page ${Math.round(pageMs)} ms (inspect, payload hash, policy), oapp verify ${Math.round(cliMs)} ms (process start included; it reads no payload)`,
       );
+      // Read in the browser, never sent: the page made no request but for itself.
+      expect(guarded.requests).toEqual([`${base}/inspect`]);
+      expect(guarded.refused).toEqual([]);
     } finally {
-      await page.close();
+      await guarded.context.close();
       rmSync(big, { force: true });
     }
   }, 300_000);
