@@ -6,6 +6,7 @@ import {
   STRING_ENCRYPT_REQUEST_SCHEMA,
   type PackagerOperation,
 } from '@org/packager';
+import { MAX_CLOCK_SKEW_SECONDS } from '@org/oapp-format';
 import { appVersion } from './startup.js';
 
 const PROBLEM = {
@@ -158,6 +159,7 @@ export const INSPECT_RESPONSE_SCHEMA = {
     'sequence',
     'createdAt',
     'expiresAt',
+    'rollback',
     'content',
     'packager',
     'recipients',
@@ -187,8 +189,10 @@ export const INSPECT_RESPONSE_SCHEMA = {
     },
     rollback: {
       description:
-        'What an agent’s rollback check would decide; `null` here (the operation takes no policy: `oapp inspect` ' +
-        'with a policy, `--newest` or `--now` gives it).',
+        'What an agent’s rollback check would decide against the query’s `minimumSequence`, `newest`, `now` and ' +
+        '`clockSkewSeconds`, as `oapp inspect --newest/--now` shows it: a verdict with `code` and `message` ' +
+        'null, or `refused` with the code and message the agent would refuse the package with. `null` when the ' +
+        'query names none of them. Inspection decides nothing: a refusal is still a 200.',
       oneOf: [
         { type: 'null' },
         {
@@ -265,6 +269,45 @@ const op = <T extends { responses: object }>(
     responses: { ...operation.responses, ...problems(401, 403) },
   };
 };
+
+/** The query parameters of /workflow-inspect (@org/packager's INSPECT_QUERY_PARAMETERS), each optional. */
+const INSPECT_PARAMETERS = [
+  {
+    name: 'minimumSequence',
+    in: 'query',
+    required: false,
+    description: 'The deployment’s floor (bootstrap `packaging.minimumSequence`), decimal digits.',
+    schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+  },
+  {
+    name: 'newest',
+    in: 'query',
+    required: false,
+    description:
+      'The newest release the agent accepted for this package id: `SEQUENCE` or `SEQUENCE:SHA256` (its content ' +
+      'sha256, 64 hex digits), as `oapp inspect --newest` takes it. Without the digest, a package of that very ' +
+      'sequence counts as the same release.',
+    schema: { type: 'string', pattern: '^[0-9]{1,16}(:[0-9a-fA-F]{64})?$' },
+  },
+  {
+    name: 'now',
+    in: 'query',
+    required: false,
+    description: 'The agent’s clock for the expiry check (default: the packager’s clock), a UTC time.',
+    schema: {
+      type: 'string',
+      pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{3})?Z$',
+      examples: ['2027-01-31T12:00:00Z'],
+    },
+  },
+  {
+    name: 'clockSkewSeconds',
+    in: 'query',
+    required: false,
+    description: 'Skew allowed past `expiresAt` (bootstrap `packaging.clockSkewSeconds`; default 300).',
+    schema: { type: 'integer', minimum: 0, maximum: MAX_CLOCK_SKEW_SECONDS },
+  },
+] as const;
 
 /** A request the method table refuses: 405 (and 404 for a path outside the document). */
 const NOT_ALLOWED = problems(405);
@@ -351,6 +394,12 @@ export const OPENAPI_DOCUMENT = {
         'workflowInspect',
         {
           summary: 'Parse a package and verify its signatures, without any secret key.',
+          description:
+            'With any of the query parameters, the answer’s `rollback` is the verdict an agent with that floor, ' +
+            'remembered newest release, clock and skew would give (no key is needed). Each parameter may appear ' +
+            'once; a malformed or repeated value, or any other query parameter, is 422 REQUEST_FIELD_INVALID ' +
+            'naming it (judged before the package is read).',
+          parameters: INSPECT_PARAMETERS,
           requestBody: {
             required: true,
             content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },

@@ -1,4 +1,6 @@
 import { inspectPackage, type DeploymentPolicy, type FreshnessOptions } from '@org/oapp-format';
+import { INSPECT_QUERY_PARAMETERS } from '@org/packager';
+import { Ajv } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   form,
@@ -10,6 +12,7 @@ import {
   useServer,
   type Body,
 } from './helpers.js';
+import { INSPECT_RESPONSE_SCHEMA, OPENAPI_DOCUMENT } from '../src/openapi.js';
 
 // Issue 29: POST /workflow-inspect?minimumSequence=&newest=&now=&clockSkewSeconds= answers the rollback verdict an
 // agent would give (SPEC.md §6 step 13a), exactly as `oapp inspect` (oapp-format's inspectPackage with the policy's
@@ -252,5 +255,39 @@ describe('POST /workflow-inspect: a bad query parameter is a 422 naming it', () 
       status: 406,
       code: 'REQUEST_NOT_ACCEPTABLE',
     });
+  });
+});
+
+describe('the OpenAPI document declares the query of /workflow-inspect', () => {
+  const declared = OPENAPI_DOCUMENT.paths['/workflow-inspect'].post.parameters;
+
+  it('every parameter the packager takes, in the query, optional', () => {
+    expect(declared.map((p) => p.name)).toEqual([...INSPECT_QUERY_PARAMETERS]);
+    for (const p of declared)
+      expect({ in: p.in, required: p.required }).toEqual({ in: 'query', required: false });
+  });
+
+  it('the string patterns take the values the packager takes', () => {
+    const ajv = new Ajv({ strict: false });
+    const schemaOf = (name: string) => declared.find((p) => p.name === name)!.schema;
+    for (const [name, value, ok] of [
+      ['newest', '5', true],
+      ['newest', `5:${OTHER_SHA.toUpperCase()}`, true],
+      ['newest', '5:', false],
+      ['now', '2027-01-31T12:00:00Z', true],
+      ['now', '2027-01-31T12:00:00.123Z', true],
+      ['now', '2027-01-31T12:00:00+01:00', false],
+    ] as const)
+      expect(ajv.validate(schemaOf(name), value), `${name}=${value}`).toBe(ok);
+  });
+
+  it('the answers, a verdict, a refusal and none, match the response schema', async () => {
+    const ajv = new Ajv({ strict: false });
+    for (const query of ['', '?newest=4', '?minimumSequence=6']) {
+      const body = (await (await inspect(query)).json()) as Body;
+      expect(ajv.validate(INSPECT_RESPONSE_SCHEMA, body), `${query} ${JSON.stringify(ajv.errors)}`).toBe(
+        true,
+      );
+    }
   });
 });
