@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, rmSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { link, mkdtemp, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import {
   type CreatePackageOptions,
 } from '@org/oapp-format';
 import type { OpenPackageOptions, RepackageOptions, VerifiedPackage } from '@org/oapp-format';
+import { pending } from './cleanup.js';
 import { CliError, EXIT_USAGE } from './errors.js';
 import { counted, progressFor } from './progress.js';
 
@@ -27,14 +28,6 @@ const MiB = 1024 * 1024;
 /** Read size for package streams. */
 const READ_CHUNK = MiB;
 
-/** Files and directories to remove if the process is interrupted (SIGINT/SIGTERM) or fails. */
-const pending = new Set<string>();
-
-/** Removes every temporary file still pending (synchronous: runs in signal handlers). */
-export function removePending(): void {
-  for (const p of pending) rmSync(p, { force: true, recursive: true });
-  pending.clear();
-}
 
 function unreadable(path: string, why: string, cause?: unknown): CliError {
   return new CliError('CLI_FILE_UNREADABLE', `${path}: ${why}`, EXIT_USAGE, { cause });

@@ -5,7 +5,6 @@ import {
   expectKey,
   parseKey,
   parseKeyTuple,
-  wipe,
   type Key,
   type KeyPurpose,
   type KeySpec,
@@ -13,6 +12,7 @@ import {
   type KeyType,
 } from '@org/envelope-crypto';
 import { parseStrictJson } from '@org/workflow-compiler';
+import { loadedKeys } from './cleanup.js';
 import { asUsage, CliError, EXIT_USAGE } from './errors.js';
 
 /** The environment the command reads key variables from. */
@@ -41,13 +41,6 @@ export interface LoadedKey {
   readonly id: string;
 }
 
-/** Every secret key read by this process, wiped by {@link wipeLoadedKeys} when the command ends. */
-const loaded: Uint8Array[] = [];
-
-/** Overwrites the bytes of every key this process read. */
-export function wipeLoadedKeys(): void {
-  for (const b of loaded.splice(0)) wipe(b);
-}
 
 function sourceError(where: string, why: string): CliError {
   return new CliError('CLI_KEY_SOURCE', `${where}: ${why}`, EXIT_USAGE);
@@ -194,7 +187,7 @@ export async function loadKey(
   if (holdsSecret) warnIfExposed(src, source, warn);
   const key = await asUsage(where, () => {
     const parsed = parseKey(spec);
-    if (parsed.type === 'secret') loaded.push(parsed.bytes);
+    if (parsed.type === 'secret') loadedKeys.push(parsed.bytes);
     return derive ? derivePublicKey(parsed) : parsed;
   });
   // The message names the option and the key id: "--signer: key "x" has purpose authenticated, expected sign".
@@ -225,7 +218,7 @@ export async function loadKeyTuple(src: string, flag: string, env: Env, warn: Wa
   warnIfExposed(src, source, warn);
   return asUsage(source.where, () => {
     const tuple = parseKeyTuple(source.text.trim());
-    loaded.push(tuple.recipientSecretKey);
+    loadedKeys.push(tuple.recipientSecretKey);
     return tuple;
   });
 }

@@ -1,7 +1,6 @@
+import { removePending, wipeLoadedKeys } from './cleanup.js';
 import { run } from './cli.js';
 import { EXIT_CLOSED_PIPE, EXIT_USAGE } from './errors.js';
-import { removePending } from './io.js';
-import { wipeLoadedKeys } from './keys.js';
 
 /** Ends the process now: temporary output files removed, key bytes wiped (runs inside event handlers). */
 function stop(status: number): never {

@@ -1,6 +1,5 @@
 import { openPackage, type FreshnessOptions } from '@org/oapp-format';
 import { hashWorkflow, readPackagedWorkflow } from '@org/workflow-compiler';
-import { DEFAULT_LIMITS } from '@org/workflow-runtime';
 import { CliError, EXIT_FAILURE, isCodedError } from './errors.js';
 import type { Input } from './io.js';
 import type { ResolvedPolicy } from './policy.js';
@@ -34,6 +33,9 @@ export async function checkStartupContent(
       `${deployment}: keys must hold exactly one authenticated secret key (the deployment key), which the agent needs to open the package at start-up`,
     );
   }
+  // The agent's default limit, imported only here: the runtime library is large and `verify` without
+  // --bootstrap, `inspect` and `open` do not need it (start-up time, issue 31).
+  const { DEFAULT_LIMITS } = await import('@org/workflow-runtime');
   try {
     const { content } = await openPackage(input.open(), {
       policy: resolved.policy,

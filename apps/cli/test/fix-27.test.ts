@@ -196,8 +196,8 @@ describe('fix-27: every output path is checked before anything is written', () =
     test: ['test', 'none.config.json'],
   };
 
-  it('the table above covers every command with an -o option', () => {
-    const program = createProgram(processContext({}), () => undefined);
+  it('the table above covers every command with an -o option', async () => {
+    const program = await createProgram(processContext({}), () => undefined);
     const writers = program.commands.filter((c) => c.options.some((o) => o.long === '--output'));
     expect(writers.map((c) => c.name()).sort()).toEqual(Object.keys(WRITERS).sort());
   });

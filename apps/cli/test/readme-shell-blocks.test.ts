@@ -257,8 +257,9 @@ function oappCommands(body: string): string[][] {
   );
 }
 
+const program = await createProgram(processContext(), () => undefined);
+
 describe('README oapp command lines', () => {
-  const program = createProgram(processContext(), () => undefined);
   const commands = new Map(program.commands.map((c: Command) => [c.name(), c]));
   const flagsOf = (c: Command) =>
     new Set(

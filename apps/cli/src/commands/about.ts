@@ -1,7 +1,6 @@
 import { Argument, Command } from 'commander';
 import type { Context } from '../context.js';
 import { completionScript, SHELLS, type Shell } from '../completion.js';
-import { STDIO, writeOutput } from '../io.js';
 import { manPage } from '../man.js';
 import { VERSION_TEXT } from '../version.js';
 
@@ -38,6 +37,7 @@ export function completionCommand(_ctx: Context, done: Done): Command {
         '  oapp completion fish > ~/.config/fish/completions/oapp.fish',
     )
     .action(async (shell: Shell) => {
+      const { STDIO, writeOutput } = await import('../io.js');
       await writeOutput(STDIO, completionScript(programOf(cmd), shell, VERSION_TEXT));
       done(0);
     });
@@ -50,6 +50,7 @@ export function manCommand(_ctx: Context, done: Done): Command {
     .description('print the manual page (man(7) roff, made from the help text of every command)')
     .addHelpText('after', '\nExamples:\n  oapp man | man -l -\n  oapp man > ~/.local/share/man/man1/oapp.1')
     .action(async () => {
+      const { STDIO, writeOutput } = await import('../io.js');
       await writeOutput(STDIO, manPage(programOf(cmd), VERSION_TEXT));
       done(0);
     });
