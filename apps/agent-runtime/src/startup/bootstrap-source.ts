@@ -261,7 +261,11 @@ function checkPlain(
     info = verifyBootstrapSignature(signed, sig, { administrators, now: trust.now });
   } catch (err) {
     if (!isCodedError(err)) throw err;
-    throw withContext(err, `the bootstrap signature file ${quotedPath(path!)} does not verify the bootstrap`);
+    const context =
+      err.code === 'POLICY_EXPIRED'
+        ? `the signed bootstrap is refused (signature file ${quotedPath(path!)})`
+        : `the bootstrap signature file ${quotedPath(path!)} does not verify the bootstrap`;
+    throw withContext(err, context);
   }
   return {
     signature: 'verified',
