@@ -6,6 +6,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
+import { serveInspectPage } from '@org/inspect-page';
 import {
   createPackagerOperations,
   createTokenCheck,
@@ -48,8 +49,8 @@ export type RouteSpec = { method: 'get' | 'post'; path: string } & (
 );
 
 /**
- * Every route of the service: one per @org/packager operation, at `/<operation>` (ADR 0138), and the service's
- * own (`/ready`, `/metrics`, `/openapi.json`).
+ * Every route of the service: one per @org/packager operation, at `/<operation>` (ADR 0138), the service's own
+ * (`/ready`, `/metrics`, `/openapi.json`), and the inspection page (`/inspect`, ADR 0146).
  */
 export function routes(
   deps: AppDeps,
@@ -78,6 +79,9 @@ export function routes(
     { method: 'get', path: '/ready', handler: readyRoute(ops.readiness) },
     { method: 'get', path: '/metrics', handler: metricsRoute(ops.metrics) },
     { method: 'get', path: '/openapi.json', handler: (_req, res) => sendJson(res, OPENAPI_DOCUMENT) },
+    // The static page that inspects a package in the browser (@org/inspect-page): open like /health whatever the
+    // caller tokens, it holds no secret and runs no operation here (ADR 0146); GET and HEAD, 304 on its ETag.
+    { method: 'get', path: '/inspect', handler: serveInspectPage },
   ];
 }
 
