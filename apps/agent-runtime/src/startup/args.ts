@@ -12,7 +12,8 @@ export const USAGE = `Usage: node dist/main.js [<bootstrap>] | --help | --versio
 Runs the deployments of a bootstrap: a file path, Base64 JSON, JSON or encrypted text, given as the argument
 or in AGENT_BOOTSTRAP (the argument wins). Configuration comes from the environment (README "Configuration"),
 among others AGENT_BOOTSTRAP_SECRETKEY, AGENT_BOOTSTRAP_ADMIN_KEYS (administrators who must have signed the
-bootstrap), AGENT_STRING_SECRETKEYS, AGENT_DATA_DIR (off: no data directory), LOG_LEVEL (error|warn|info|debug,
+bootstrap), AGENT_BOOTSTRAP_MINIMUM_SEQUENCE and AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO (the signed bootstrap's floor
+and a deliberate downgrade; an older one than the newest accepted is refused), AGENT_STRING_SECRETKEYS, AGENT_DATA_DIR (off: no data directory), LOG_LEVEL (error|warn|info|debug,
 default info), AGENT_ADMIN_PORT (default 39576, off disables the admin listener) and AGENT_ADMIN_BIND (default
 127.0.0.1). The admin listener serves GET /health, /ready and /metrics.
 Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or --help/--version; 1 start-up failed (one JSON line on
