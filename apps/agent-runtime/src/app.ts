@@ -1,11 +1,11 @@
 import type { LookupFunction } from '@org/host-policy';
-import { createPackagerCapability } from '@org/packager';
 import type { Bootstrap } from '@org/workflow-compiler';
 import { Redactor } from '@org/workflow-engine';
 import {
   createOutput,
   createRuntime,
   createStringDecryptor,
+  packagerGranted,
   registerRecordSecrets,
   type LineSink,
   type Output,
@@ -123,6 +123,18 @@ function reportReleases(
   }
 }
 
+/**
+ * `@org/packager`'s capability with its default limits when a deployment is granted it (ADR 0136), else none: the
+ * runtime hands the capability to granted deployments only, and importing the packager (Express, its body schemas)
+ * cost every agent start a quarter of a second (issue 31).
+ */
+async function packagerFor(
+  deployments: readonly { readonly record: Bootstrap[number] }[],
+): Promise<PackagerCapability | undefined> {
+  if (!deployments.some((d) => packagerGranted(d.record))) return undefined;
+  return (await import('@org/packager')).createPackagerCapability();
+}
+
 /** A started-up agent: verified deployments running on `@org/workflow-runtime`. `main.ts` listens; tests too. */
 export type Agent = Runtime;
 
@@ -166,7 +178,7 @@ export async function createApp(deps: AppDeps): Promise<Agent> {
     lookup: deps.lookup,
     now: deps.now,
     metrics: deps.metrics,
-    packager: deps.packager ?? createPackagerCapability(),
+    packager: deps.packager ?? (await packagerFor(verified.deployments)),
     // Relative allowFileAccess paths start where relative remoteConfiguration paths do.
     fileBaseDir: deps.baseDir ?? process.cwd(),
   });
