@@ -13,7 +13,11 @@ interface Step {
 const workflow = JSON.parse(readFileSync(join(APP, 'packager.workflow.json'), 'utf8')) as {
   workflows: { steps: Step[] }[];
 };
-const steps = workflow.workflows.flatMap((w) => w.steps);
+const allSteps = workflow.workflows.flatMap((w) => w.steps);
+/** The steps of the inspection page (GET and HEAD /inspect, ADR 0146): a script of their own, no operation. */
+const PAGE_STEPS = ['inspect', 'inspect-head'];
+/** The packager operations' steps. */
+const steps = allSteps.filter((s) => !PAGE_STEPS.includes(s.stepId));
 
 const MIB = 1024 * 1024;
 /**
@@ -56,9 +60,13 @@ describe('packager.workflow.json', () => {
       .filter(([path]) => !ADMIN_PATHS.includes(path))
       .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    const triggers = steps.map((s) => `${s.trigger?.http?.method} ${s.trigger?.http?.path}`).sort();
+    // HEAD /inspect is the GET's HEAD, which the Express service answers without a route of its own.
+    const triggers = allSteps
+      .filter((s) => s.stepId !== 'inspect-head')
+      .map((s) => `${s.trigger?.http?.method} ${s.trigger?.http?.path}`)
+      .sort();
     expect(triggers).toEqual(endpoints);
-    expect(new Set(steps.map((s) => s.trigger?.http?.server))).toEqual(new Set(['api']));
+    expect(new Set(allSteps.map((s) => s.trigger?.http?.server))).toEqual(new Set(['api']));
   });
 
   it('names its operation in data.packagerOperation: the step id, the path without its slash', () => {
@@ -79,10 +87,14 @@ describe('packager.workflow.json', () => {
     expect(new Set(steps.map((s) => JSON.stringify(s.resultsProcessor)))).toEqual(
       new Set([JSON.stringify({ resource: '/packager/serve.js' })]),
     );
-    expect(readdirSync(join(APP, 'resources'), { recursive: true }).sort()).toEqual([
-      'packager',
-      'packager/serve.js',
-    ]);
+    // inspect-page.js, the page steps' script, is written by the build (not in git).
+    expect(
+      readdirSync(join(APP, 'resources'), { recursive: true })
+        .filter((f) => f !== 'packager/inspect-page.js')
+        .sort(),
+    ).toEqual(['packager', 'packager/serve.js']);
+    for (const s of allSteps.filter((x) => PAGE_STEPS.includes(x.stepId)))
+      expect(s.resultsProcessor, s.stepId).toEqual({ resource: '/packager/inspect-page.js' });
     const code = readFileSync(join(APP, 'resources', 'packager', 'serve.js'), 'utf8')
       .split('\n')
       .filter((l) => !l.startsWith('//') && l.trim() !== '');
