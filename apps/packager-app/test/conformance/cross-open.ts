@@ -258,6 +258,34 @@ describe('issue 29: the release and the administrators’ signatures, from eithe
     }
   });
 
+  it('/workflow-inspect?newest=&now= on either front-end answers what `oapp inspect --json --newest --now` prints', async () => {
+    const pk = packageKeys();
+    const res = await fetch(`${f.express}/workflow-package`, {
+      method: 'POST',
+      body: form(packageRequest(pk, { sequence: 77, expiresAt: '2099-01-31T12:00:00.000Z' }), workflow),
+    });
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const path = file('x-inspect-query.oapp', bytes);
+    const cases = [
+      ['76', '2099-01-31T12:04:59Z', 'newer'],
+      ['77', '2099-01-31T12:05:01Z', 'refused'],
+      ['78', '2099-01-31T12:00:00Z', 'refused'],
+    ] as const;
+    for (const [newest, now, verdict] of cases) {
+      const printed = JSON.parse(
+        (await oapp(['inspect', path, '--json', '--newest', newest, '--now', now], {})).toString(),
+      ) as { rollback: { verdict: string } };
+      expect(printed.rollback.verdict).toBe(verdict);
+      for (const base of [f.express, f.agent]) {
+        const { init } = octets('/workflow-inspect', bytes);
+        const answer = await fetch(`${base}/workflow-inspect?newest=${newest}&now=${now}`, init);
+        expect(answer.status).toBe(200);
+        expect(await answer.json()).toEqual(printed);
+      }
+    }
+  }, 20_000);
+
   it('/bootstrap-encrypt with signers: both bootstraps open for an agent given the administrator key', async () => {
     const e = encryptKeys();
     const admin = newKey('admin', 'sign');

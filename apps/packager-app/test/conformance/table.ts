@@ -3,6 +3,7 @@
 // the same status, the same headers of the answer and the same bytes. The refusals are those the Express service's
 // own tests exercise (apps/packager-api/test/*.test.ts). Answers that differ by design (fresh keys, nonces) are in
 // cross-open.ts; the agent's own routing (paths no step serves) is at the end, with what differs.
+import { inspectPackage } from '@org/oapp-format';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   answers,
@@ -28,8 +29,11 @@ import {
   type PackageKeys,
 } from './fixtures.js';
 
-/** A package made once by the Express service (its bytes are the input of the inspect and envelope cases). */
-const made = { k: undefined as unknown as PackageKeys, bytes: new Uint8Array(0) };
+/**
+ * A package made once by the Express service (its bytes are the input of the inspect and envelope cases), with its
+ * release sequence (the creation time in seconds) and content sha256.
+ */
+const made = { k: undefined as unknown as PackageKeys, bytes: new Uint8Array(0), sequence: 0, sha256: '' };
 beforeAll(async () => {
   made.k = packageKeys();
   const res = await fetch(`${f.express}/workflow-package`, {
@@ -38,6 +42,9 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(200);
   made.bytes = new Uint8Array(await res.arrayBuffer());
+  const shown = await inspectPackage(made.bytes);
+  made.sequence = shown.sequence!;
+  made.sha256 = shown.content.sha256;
 }, START_MS);
 
 const MiB = 1024 * 1024;
@@ -367,6 +374,93 @@ const RELEASE: Case[] = [
       ),
     400,
     'CRYPTO_WRONG_KEY_PURPOSE',
+  ],
+];
+
+/** The largest release sequence, 2^53 − 1. */
+const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+const OTHER_SHA = 'ab'.repeat(32);
+const inspectWith =
+  (query: () => string, bytes: () => Uint8Array = () => made.bytes) =>
+  () =>
+    octets(`/workflow-inspect?${query()}`, bytes());
+
+/**
+ * /workflow-inspect's query (issue 29): the rollback verdict an agent would give, and every malformed, repeated or
+ * unknown parameter refused alike (before the package is read). `made` has no expiry, so no answer reads a clock.
+ * [what, id, query, the verdict the answer shows (null: a refusal of the request)]
+ */
+const INSPECT_VERDICTS: [string, string, () => string, string | null, string | null][] = [
+  ['newest below the sequence', 'c-iq-newer', () => 'newest=1', 'newer', null],
+  ['newest = the sequence, no digest', 'c-iq-same', () => `newest=${made.sequence}`, 'same', null],
+  [
+    'newest = the sequence with its digest',
+    'c-iq-same-sha',
+    () => `newest=${made.sequence}:${made.sha256.toUpperCase()}`,
+    'same',
+    null,
+  ],
+  [
+    'newest = the sequence with another digest',
+    'c-iq-reused',
+    () => `newest=${made.sequence}:${OTHER_SHA}`,
+    'refused',
+    'POLICY_SEQUENCE_REUSED',
+  ],
+  ['newest above the sequence', 'c-iq-rollback', () => `newest=${MAX_SEQ}`, 'refused', 'POLICY_ROLLBACK'],
+  ['minimumSequence = the sequence', 'c-iq-floor', () => `minimumSequence=${made.sequence}`, 'first', null],
+  [
+    'minimumSequence above the sequence',
+    'c-iq-below',
+    () => `minimumSequence=${MAX_SEQ}`,
+    'refused',
+    'POLICY_BELOW_MINIMUM',
+  ],
+  [
+    'every parameter',
+    'c-iq-all',
+    () => `minimumSequence=0&newest=0&now=2099-01-31T12:00:00Z&clockSkewSeconds=0`,
+    'newer',
+    null,
+  ],
+];
+
+const INSPECT_QUERY: Case[] = [
+  ...INSPECT_VERDICTS.map(([what, id, query]): Case => [
+    `/workflow-inspect?${what}`,
+    id,
+    inspectWith(query),
+    200,
+    null,
+  ]),
+  ...(
+    [
+      ['minimumSequence=-1', 'c-iq-bad-floor'],
+      ['minimumSequence=9007199254740992', 'c-iq-big-floor'],
+      ['newest=5:abcd', 'c-iq-bad-newest'],
+      ['now=2027-02-30T00:00:00Z', 'c-iq-bad-now'],
+      ['now=2027-01-31T12:00:00%2B01:00', 'c-iq-offset-now'],
+      ['clockSkewSeconds=86401', 'c-iq-bad-skew'],
+      ['newest=1&newest=2', 'c-iq-twice'],
+      ['minimumSequnce=1', 'c-iq-unknown'],
+      ['__proto__=1', 'c-iq-proto'],
+    ] as const
+  ).map(([query, id]): Case => [
+    `/workflow-inspect?${query}`,
+    id,
+    inspectWith(() => query),
+    422,
+    'REQUEST_FIELD_INVALID',
+  ]),
+  [
+    '/workflow-inspect?newest=x of bytes that are not a package (the query first)',
+    'c-iq-before-upload',
+    inspectWith(
+      () => 'newest=x',
+      () => new TextEncoder().encode('not a package'),
+    ),
+    422,
+    'REQUEST_FIELD_INVALID',
   ],
 ];
 
@@ -944,6 +1038,24 @@ describe('the same answers from the Express service and the agent', () => {
   describe('Accept and media type', () => table(NEGOTIATION));
   describe('the JSON body part', () => table(BODY_PART));
   describe('the release members and bootstrap signers (issue 29)', () => table(RELEASE));
+  describe("/workflow-inspect's query (issue 29)", () => {
+    // Run alone (vitest -t), the first of these starts the agent's sandbox worker: up to 1.5 s on 2 busy cores.
+    table(INSPECT_QUERY, 10_000);
+    it.each(
+      INSPECT_VERDICTS.map(([what, id, query, verdict, code]) => [what, verdict, code, id, query] as const),
+    )(
+      '%s: both show the verdict %s (%s)',
+      async (_what, verdict, code, id, query) => {
+        const { express, agent } = await compare(`${id}-v`, inspectWith(query));
+        for (const s of [express, agent]) {
+          expect(s.status).toBe(200);
+          const { rollback } = JSON.parse(s.body) as { rollback: { verdict: string; code: string | null } };
+          expect({ verdict: rollback.verdict, code: rollback.code }).toEqual({ verdict, code });
+        }
+      },
+      10_000,
+    );
+  });
   describe('keys', () => table(KEYS));
   describe('parts', () => table(PARTS));
   // Two uploads of up to 32 MiB each over loopback, in this process: up to 2 s on a shared 2-core machine.
