@@ -9,7 +9,7 @@ import {
 } from './bootstrap.js';
 import { statementFor, type PackageSigner } from './create.js';
 import { OappError } from './errors.js';
-import { checkFreshness } from './freshness.js';
+import { checkFreshness, freshnessInputs } from './freshness.js';
 import { expectFormat, expectObject } from './internal/fields.js';
 import { checkSignatures, type SignerReport } from './policy.js';
 import { writerRelease } from './release.js';
@@ -122,7 +122,9 @@ export function verifyBootstrapSignature(
   signature: string | Uint8Array,
   options: VerifyBootstrapSignatureOptions,
 ): BootstrapSignatureInfo {
+  // The verifier's own inputs first (POLICY_INVALID, or a key's code), as SPEC.md §9.2 orders them.
   const policy = administratorPolicy(options.administrators, []);
+  const freshness = freshnessInputs({}, { now: options.now, clockSkewSeconds: options.clockSkewSeconds });
   const text = typeof signature === 'string' ? new TextEncoder().encode(signature) : signature;
   const v = parseStrictJson(text, { what: 'bootstrap signature', maxBytes: MAX_BOOTSTRAP_SIGNATURE_BYTES });
   expectFormat(v, BOOTSTRAP_SIGNATURE_FORMAT);
@@ -163,7 +165,7 @@ export function verifyBootstrapSignature(
     },
     statement.content.sha256,
     undefined,
-    { now: options.now, clockSkewSeconds: options.clockSkewSeconds },
+    freshness,
   );
   return {
     sequence: release.sequence ?? 0,

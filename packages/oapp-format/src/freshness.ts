@@ -93,6 +93,24 @@ function checkOptions(
 }
 
 /**
+ * Internal: the freshness inputs of a verification with the policy's defaults (`clockSkewSeconds`, `allowSequence`
+ * from `allowDowngradeTo`), checked as SPEC.md §6 step 8 requires (before the packager is looked at).
+ * @throws {@link OappError} `POLICY_INVALID` for malformed inputs.
+ */
+export function freshnessInputs(
+  policy: { minimumSequence?: number | undefined; clockSkewSeconds?: number | undefined; allowDowngradeTo?: number | undefined },
+  f: FreshnessOptions = {},
+): FreshnessOptions {
+  const resolved: FreshnessOptions = {
+    ...f,
+    clockSkewSeconds: f.clockSkewSeconds ?? policy.clockSkewSeconds,
+    allowSequence: f.allowSequence ?? policy.allowDowngradeTo,
+  };
+  checkOptions(policy.minimumSequence, resolved);
+  return resolved;
+}
+
+/**
  * Decides whether a release is fresh enough to accept (SPEC.md §6 step 13a), in this order:
  * 1. a v1 package (no sequence) is refused when a floor (`minimumSequence`, 0 included) or a remembered newest
  *    exists: `POLICY_BELOW_MINIMUM`, else `POLICY_ROLLBACK`; otherwise it is `unversioned`;

@@ -23,7 +23,13 @@ import {
   type TrustedKey,
 } from './policy.js';
 import { openStanza } from './recipients.js';
-import { checkFreshness, releaseOf, type FreshnessOptions, type PackageRelease } from './freshness.js';
+import {
+  checkFreshness,
+  freshnessInputs,
+  releaseOf,
+  type FreshnessOptions,
+  type PackageRelease,
+} from './freshness.js';
 
 /** Options of {@link verifyPackage}. */
 export interface VerifyPackageOptions {
@@ -80,14 +86,18 @@ function readerOf(source: Source): ByteReader {
   return new ByteReader(source instanceof Uint8Array ? [source] : source);
 }
 
-type Prefix = Omit<VerifiedPackage, 'release'>;
+type Prefix = Omit<VerifiedPackage, 'release'> & { readonly freshness: FreshnessOptions };
 
 async function verifyPrefix(r: ByteReader, options: VerifyPackageOptions): Promise<Prefix> {
-  validatePolicy(options.policy);
+  // SPEC.md §6 steps 1–7.
   const parsed = await readPackagePrefix(r, {
     kind: options.kind ?? 'app',
     maxPlaintextBytes: options.maxPlaintextBytes,
   });
+  // Step 8: the policy and the freshness inputs (§6.1) are the verifier's own; a defect is POLICY_INVALID (or
+  // the key's code), after the package's own defects and before any decision about the package.
+  validatePolicy(options.policy);
+  const freshness = freshnessInputs(options.policy, options.freshness);
   // SPEC.md §6 steps 9–12: policy decisions come before any stanza is opened.
   checkPackageId(options.policy, parsed.header);
   const packager = checkPackager(options.policy, hexBytes(parsed.header.packager));
@@ -98,23 +108,19 @@ async function verifyPrefix(r: ByteReader, options: VerifyPackageOptions): Promi
     parsed.signatures,
     parsed.version,
   );
-  return { parsed, packager, signers };
+  return { parsed, packager, signers, freshness };
 }
 
 /** SPEC.md §6 step 13a: the freshness check on the authenticated release fields, with the policy's defaults. */
 function freshnessOf(p: Prefix, options: VerifyPackageOptions): VerifiedPackage {
-  const f = options.freshness ?? {};
+  const { freshness, ...verified } = p;
   const release = checkFreshness(
     releaseOf(p.parsed.header),
     p.parsed.header.content.sha256,
     options.policy.minimumSequence,
-    {
-      ...f,
-      clockSkewSeconds: f.clockSkewSeconds ?? options.policy.clockSkewSeconds,
-      allowSequence: f.allowSequence ?? options.policy.allowDowngradeTo,
-    },
+    freshness,
   );
-  return { ...p, release };
+  return { ...verified, release };
 }
 
 function hexBytes(hex: string): Uint8Array {

@@ -74,6 +74,7 @@ interface VectorIndex {
       };
     }
   >;
+  acceptedWithInputs: { file: string; inputs: VectorIndex['negativeInputs'][string]; verdict?: string }[];
 }
 
 const index = JSON.parse(readFileSync(join(vectorsDir, 'vectors.json'), 'utf8')) as VectorIndex;
@@ -120,9 +121,22 @@ const administrators = (): Administrators => ({
   threshold: index.administrators.threshold,
 });
 
-/** SPEC §14: a negative file is read by its extension; `.oapp` with the inputs vectors.json lists for it. */
+type Inputs = VectorIndex['negativeInputs'][string];
+const freshnessOf = (inputs: Inputs): Freshness => {
+  const f = inputs.freshness ?? {};
+  const fresh: Freshness = { ...f, now: f.now === undefined ? undefined : new Date(f.now) };
+  if (f.now === undefined) delete fresh.now;
+  return fresh;
+};
+
+/** SPEC §14: a negative file is read by its extension, with the inputs vectors.json lists for it. */
 function negativeOutcome(file: string): string {
-  const bytes = readBytes(join(negativeDir, file));
+  return fileOutcome(join(negativeDir, file), index.negativeInputs[file]);
+}
+
+/** The code the reader derives for a file (by its extension), or 'ACCEPTED' ('ACCEPTED <verdict>' for `.oapp`). */
+function fileOutcome(file: string, inputs: Inputs | undefined, withVerdict = false): string {
+  const bytes = readBytes(file);
   if (file.endsWith('.b64'))
     return codeOf(() =>
       decryptBootstrap(
@@ -137,18 +151,22 @@ function negativeOutcome(file: string): string {
         readBytes(join(vectorsDir, index.plainBootstrap.file)),
         bytes,
         administrators(),
+        freshnessOf(inputs ?? {}),
       ),
     );
-  const inputs = index.negativeInputs[file];
-  if (inputs === undefined) return outcome(bytes, options);
-  const f = inputs.freshness ?? {};
-  const fresh: Freshness = { ...f, now: f.now === undefined ? undefined : new Date(f.now) };
-  if (f.now === undefined) delete fresh.now;
-  return outcome(bytes, {
-    ...options,
-    policy: { ...options.policy, minimumSequence: inputs.minimumSequence },
-    freshness: fresh,
+  const o: OpenOptions =
+    inputs === undefined
+      ? options
+      : {
+          ...options,
+          policy: { ...options.policy, minimumSequence: inputs.minimumSequence },
+          freshness: freshnessOf(inputs),
+        };
+  let verdict = '';
+  const code = codeOf(() => {
+    verdict = openPackage(bytes, o).verdict;
   });
+  return code === 'ACCEPTED' && withVerdict ? `ACCEPTED ${verdict}` : code;
 }
 
 const sha256Hex = (bytes: Uint8Array): string => toHex(sodium.crypto_hash_sha256(bytes));
@@ -214,6 +232,13 @@ describe('independent reader: valid vectors (SPEC §6, §14)', () => {
       sha256Hex(content),
     );
   });
+
+  for (const [i, a] of index.acceptedWithInputs.entries()) {
+    it(`accepts ${a.file} on a boundary of step 13a (acceptedWithInputs[${i}]: ${JSON.stringify(a.inputs)})`, () => {
+      const expected = a.verdict === undefined ? 'ACCEPTED' : `ACCEPTED ${a.verdict}`;
+      expect(fileOutcome(join(vectorsDir, a.file), a.inputs, a.verdict !== undefined)).toBe(expected);
+    });
+  }
 
   it('decrypts bootstrap.b64 with AGENT_BOOTSTRAP_SECRETKEY (SPEC §9)', () => {
     const text = readFileSync(join(vectorsDir, index.bootstrap.file), 'utf8');

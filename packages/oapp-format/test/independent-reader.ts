@@ -955,6 +955,31 @@ export interface Opened {
   verdict: Verdict;
 }
 
+const MAX_SEQUENCE = Number.MAX_SAFE_INTEGER; // §4.2: 2^53 − 1
+
+/**
+ * §6 step 8 with §6.1: the floor and the freshness inputs in their ranges (sequences 0 … 2^53 − 1, the newest's
+ * content SHA-256 64 hex digits, a valid clock, a skew 0 … 86 400), else POLICY_INVALID. An allowed sequence below
+ * the floor is no error: it never applies (step 13a.2).
+ */
+export function validateFreshnessInputs(minimumSequence: number | undefined, f: Freshness): void {
+  const sequence = (v: unknown, what: string): void => {
+    if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_SEQUENCE))
+      reject('POLICY_INVALID', what);
+  };
+  sequence(minimumSequence, 'minimumSequence');
+  if (f.newest !== undefined) {
+    if (f.newest.sequence === undefined) reject('POLICY_INVALID', 'newest.sequence');
+    sequence(f.newest.sequence, 'newest.sequence');
+    if (typeof f.newest.contentSha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(f.newest.contentSha256))
+      reject('POLICY_INVALID', 'newest.contentSha256');
+  }
+  sequence(f.allowSequence, 'allowSequence');
+  if (f.now !== undefined && (!(f.now instanceof Date) || Number.isNaN(f.now.getTime()))) reject('POLICY_INVALID', 'now');
+  const skew = f.clockSkewSeconds;
+  if (skew !== undefined && (!Number.isInteger(skew) || skew < 0 || skew > 86_400)) reject('POLICY_INVALID', 'skew');
+}
+
 /** §6 step 13a, in its order: v1 under a floor or a newest; the floor; newest; expiry. */
 export function freshness(
   release: { sequence: number | null; expiresAt: string | null },
@@ -990,18 +1015,18 @@ export function freshness(
 export function openPackage(bytes: Uint8Array, options: OpenOptions): Opened {
   const c = new Cursor(bytes);
   const version = readFrame(c); // 1
-  const headerBytes = readSection(c, TAG.HEADER); // 2
-  const statementBytes = readSection(c, TAG.STATEMENT);
-  const recipientsBytes = readSection(c, TAG.RECIPIENTS);
-  const signaturesBytes = readSection(c, TAG.SIGNATURES);
+  // 2: one section at a time, each parsed before the next section header is read.
+  const headerBytes = readSection(c, TAG.HEADER);
   const header = parseHeader(headerBytes, version); // 3
   if (header.content.kind !== options.expectKind) reject('FORMAT_WRONG_KIND');
   if (header.plaintextSize > options.maxPlaintextSize) reject('FORMAT_PAYLOAD_TOO_LARGE');
+  const statementBytes = readSection(c, TAG.STATEMENT);
   parseStatement(statementBytes, header); // 4
-  const stanzas = parseRecipients(recipientsBytes, header); // 5
-  const records = parseSignatures(signaturesBytes); // 6
+  const stanzas = parseRecipients(readSection(c, TAG.RECIPIENTS), header); // 5
+  const records = parseSignatures(readSection(c, TAG.SIGNATURES)); // 6
   readPayloadHeader(c, header); // 7
   validatePolicy(options.policy); // 8
+  validateFreshnessInputs(options.policy.minimumSequence, options.freshness ?? {}); // 8 (§6.1 inputs)
   if (!constantTimeEqual(utf8.encode(header.packageId), utf8.encode(options.policy.packageId))) {
     reject('POLICY_PACKAGE_ID_MISMATCH'); // 9
   }
@@ -1072,9 +1097,9 @@ export function parseKeyTupleList(text: string): KeyTuple[] {
 
 const MAX_BOOTSTRAP = 4 * 1024 * 1024;
 
-/** §9: trim leading/trailing ASCII whitespace (TAB, LF, VT, FF, CR, SPACE are taken as such). */
+/** §9.1 with §1: trim leading/trailing ASCII whitespace, which is TAB, LF, CR and SPACE only. */
 function trimAsciiWhitespace(s: string): string {
-  return s.replace(/^[\t\n\v\f\r ]+|[\t\n\v\f\r ]+$/g, '');
+  return s.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
 }
 
 /** §9: "Text whose first 12 Base64 characters decode to bytes starting with the magic". */
@@ -1114,13 +1139,26 @@ export function decryptBootstrap(
     .content;
 }
 
-/** §9.2: a detached bootstrap signature file. */
+/** §9.2: a detached bootstrap signature file, with the verifier's clock and skew (default 300, §6.1). */
 export function verifyBootstrapSignature(
   bootstrap: Uint8Array,
   signatureFile: Uint8Array,
   administrators: Administrators,
-  now?: Date,
+  inputs: { now?: Date; clockSkewSeconds?: number } = {},
 ): { sequence: number; createdAt: string; expiresAt: string | null } {
+  // The verifier's own inputs first: the administrators (§9: 1 ≤ K ≤ their number, keys by §2) and the clock.
+  const k = administrators.threshold;
+  if (administrators.keys.length === 0 || !Number.isInteger(k) || k < 1 || k > administrators.keys.length)
+    reject('POLICY_INVALID', 'administrators');
+  validatePolicy({
+    packageId: 'bootstrap',
+    packagerIdentities: [],
+    requiredSigners: [],
+    additionalSigners: administrators.keys,
+    requiredAdditionalSignerCount: k,
+  });
+  validateFreshnessInputs(undefined, inputs);
+  // 1: the file (size, strict JSON), `format` first, the member set, both Base64 members, then their contents.
   if (signatureFile.length > 131_072) reject('FORMAT_SECTION_TOO_LARGE');
   const root = formatFirst(
     parseStrictJson(signatureFile, false),
@@ -1150,7 +1188,7 @@ export function verifyBootstrapSignature(
   );
   if (st.content.size !== bootstrap.length || !constantTimeEqual(sha256(bootstrap), st.content.sha256))
     reject('CRYPTO_CONTENT_MISMATCH');
-  freshness(st, st.content.sha256Hex, undefined, now === undefined ? {} : { now });
+  freshness(st, st.content.sha256Hex, undefined, inputs); // 4: step 13a.4 with the verifier's clock and skew
   return { sequence: st.sequence ?? 0, createdAt: st.createdAt, expiresAt: st.expiresAt };
 }
 

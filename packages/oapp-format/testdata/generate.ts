@@ -12,7 +12,7 @@ import { encodeStatement } from '../src/statement.js';
 import * as fx from '../test/fixtures.js';
 import { concat } from '../test/package-surgery.js';
 import { MINIMAL, SIGNERS, base, negativeCases } from './negative-cases.js';
-import { ADMINS, ADMIN_SIGNERS, ADMIN_THRESHOLD, PLAIN_BOOTSTRAP, V2_SEQUENCE, base2, negativeV2Cases, type NegativeInputs } from './negative-v2-cases.js';
+import { ADMINS, ADMIN_SIGNERS, ADMIN_THRESHOLD, FAR_EXPIRY, PLAIN_BOOTSTRAP, V2_SEQUENCE, base2, negativeV2Cases, type NegativeInputs } from './negative-v2-cases.js';
 import { signBootstrap } from '../src/bootstrap-signature.js';
 import { seeded, type RogueOptions } from './rogue.js';
 import { withWorkedExample } from './worked-example.js';
@@ -51,7 +51,6 @@ const BOOTSTRAP = new TextEncoder().encode('[{"deploymentId":"d1","remoteConfigu
 /** The release fields a vector's reader reports (vectors.json). */
 const V1 = { formatVersion: 1, sequence: null, expiresAt: null };
 const v2 = (sequence: number, expiresAt: string | null = null) => ({ formatVersion: 2, sequence, expiresAt });
-const FAR_EXPIRY = new Date('2100-01-01T00:00:00.000Z');
 
 function writeVectors() {
   const v = {
@@ -156,10 +155,38 @@ function writeIndex(
       expiresAt: FAR_EXPIRY.toISOString(),
     },
     negativeInputs,
+    acceptedWithInputs: acceptedWithInputs(encodeHex(sha256(vectors['v2-app-minimal.oapp'].content))),
     string: { file: 'string.txt', plaintext: str.plaintext, agentStringSecretKeys: `${keyToHex(fx.vendorPackager.publicKey)}/${keyToHex(fx.deployment.secretKey)}` },
     signers: SIGNERS.map((s) => ({ id: s.pair.id, signText: s.text })),
   };
   writeFileSync(join(VECTORS, 'vectors.json'), JSON.stringify(index, null, 2) + '\n');
+}
+
+/**
+ * Valid files opened with verifier inputs (SPEC.md §6.1, §14) that sit on a boundary of step 13a: each MUST be
+ * accepted, a `.oapp` with the listed verdict.
+ */
+function acceptedWithInputs(minimalSha256: string): { file: string; inputs: NegativeInputs; verdict?: string }[] {
+  const atSkew = { now: '2100-01-01T00:05:00.000Z' }; // expiresAt + the default 300 s, inclusive
+  const atExpiry = { now: '2100-01-01T00:00:00.000Z', clockSkewSeconds: 0 };
+  return [
+    { file: 'v2-app-expiring.oapp', inputs: { freshness: atSkew }, verdict: 'first' },
+    { file: 'v2-app-expiring.oapp', inputs: { freshness: atExpiry }, verdict: 'first' },
+    { file: 'bootstrap.json.sig', inputs: { freshness: atSkew } },
+    { file: 'bootstrap.json.sig', inputs: { freshness: atExpiry } },
+    // 13a.3: the allowed sequence equal to the newest's, with other content, waives POLICY_SEQUENCE_REUSED.
+    {
+      file: 'v2-app-minimal.oapp',
+      inputs: { freshness: { newest: { sequence: V2_SEQUENCE, contentSha256: 'ab'.repeat(32) }, allowSequence: V2_SEQUENCE } },
+      verdict: 'allowed-downgrade',
+    },
+    // The floor equal to the sequence, and the same release again (the newest's hex in capitals).
+    {
+      file: 'v2-app-minimal.oapp',
+      inputs: { minimumSequence: V2_SEQUENCE, freshness: { newest: { sequence: V2_SEQUENCE, contentSha256: minimalSha256.toUpperCase() } } },
+      verdict: 'same',
+    },
+  ];
 }
 
 const withTopBit = (b: Uint8Array) => {

@@ -19,6 +19,8 @@ const td = new TextDecoder();
 
 /** The release sequence of the v2 vectors and of the v2 corpus. */
 export const V2_SEQUENCE = 7;
+/** A far expiry (the valid expiring vectors'): the boundary cases set the clock next to it. */
+export const FAR_EXPIRY = new Date('2100-01-01T00:00:00.000Z');
 /** A past expiry (the day after FIXED_TIME): every reader refuses it against its clock. */
 export const PAST_EXPIRY = new Date('2026-11-02T00:00:00.000Z');
 /** The plain bootstrap of the vectors (bytes of vectors/bootstrap.json). */
@@ -81,34 +83,63 @@ function sigMember(name: string, value: string): string {
     .map(([k, v]) => `${JSON.stringify(k)}:${k === name ? value : JSON.stringify(v)}`)
     .join(',')}}\n`;
 }
-/** A signature file whose STATEMENT is `statement` (encoded), signed by the administrators as a bootstrap statement. */
-function sigWithStatement(statementBytes: Uint8Array, kind: 'app' | 'bootstrap' = 'bootstrap', version: 1 | 2 = 2): string {
-  const records = ADMIN_SIGNERS.map((s) => signStatement(kind, statementBytes, s.pair.secretKey, s.text, version));
-  const sigs = records.map((r) => {
-    const t = te.encode(r.signText);
-    const out = new Uint8Array(98 + t.length);
-    out.set(r.publicKey, 0);
-    new DataView(out.buffer).setUint16(32, t.length);
-    out.set(t, 34);
-    out.set(r.signature, 34 + t.length);
-    return out;
-  });
-  const all = new Uint8Array(sigs.reduce((n, x) => n + x.length, 0));
+/** One §4.5 record, encoded without the writer's checks (so a case can exceed its limits). */
+function recordBytes(publicKey: Uint8Array, signText: string, signature: Uint8Array): Uint8Array {
+  const t = te.encode(signText);
+  const out = new Uint8Array(98 + t.length);
+  out.set(publicKey, 0);
+  new DataView(out.buffer).setUint16(32, t.length);
+  out.set(t, 34);
+  out.set(signature, 34 + t.length);
+  return out;
+}
+const joined = (parts: Uint8Array[]) => {
+  const all = new Uint8Array(parts.reduce((n, x) => n + x.length, 0));
   let off = 0;
-  for (const x of sigs) {
+  for (const x of parts) {
     all.set(x, off);
     off += x.length;
   }
-  return `${JSON.stringify({ format: 'oapp-bootstrap-signature/v1', statement: encodeBase64(statementBytes), signatures: encodeBase64(all) })}\n`;
+  return all;
+};
+/** The administrators' records over `statementBytes`, encoded (each with `text(i)` as its signText). */
+function adminRecords(statementBytes: Uint8Array, kind: 'app' | 'bootstrap' = 'bootstrap', version: 1 | 2 = 2, text = (i: number) => ADMIN_SIGNERS[i]!.text): Uint8Array[] {
+  return ADMIN_SIGNERS.map((s, i) => {
+    const r = signStatement(kind, statementBytes, s.pair.secretKey, text(i), version);
+    return recordBytes(r.publicKey, r.signText, r.signature);
+  });
 }
-const plainStatement = (over: { kind?: 'app' | 'bootstrap'; packageId?: string; version?: 1 | 2 } = {}) =>
+/** A signature file of these STATEMENT bytes and SIGNATURES bytes. */
+const sigFile = (statementBytes: Uint8Array, signatures: Uint8Array) =>
+  `${JSON.stringify({ format: 'oapp-bootstrap-signature/v1', statement: encodeBase64(statementBytes), signatures: encodeBase64(signatures) })}\n`;
+/** A signature file whose STATEMENT is `statement` (encoded), signed by the administrators as a bootstrap statement. */
+function sigWithStatement(statementBytes: Uint8Array, kind: 'app' | 'bootstrap' = 'bootstrap', version: 1 | 2 = 2): string {
+  return sigFile(statementBytes, joined(adminRecords(statementBytes, kind, version)));
+}
+/** `n` records of a key that is no administrator (neither verified nor counted: only their number and size matter). */
+const strangerRecords = (n: number, signText = '') =>
+  Array.from({ length: n }, () => recordBytes(fx.customerSigner.publicKey.bytes, signText, new Uint8Array(64)));
+/** The signature file with a Base64 member re-encoded non-canonically: the last character before `=` with a set unused bit. */
+function nonZeroPadBits(): string {
+  const doc = JSON.parse(signPlain()) as Record<string, string>;
+  const name = ['signatures', 'statement'].find((k) => doc[k]!.endsWith('='));
+  if (name === undefined) throw new Error('generator: no padded Base64 member');
+  const b64 = doc[name]!;
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const at = b64.replace(/=+$/, '').length - 1;
+  const next = alphabet[alphabet.indexOf(b64[at]!) + 1]!; // its lowest bit is one of the unused ones
+  if (Buffer.from(b64.slice(0, at) + next + b64.slice(at + 1), 'base64').equals(Buffer.from(b64, 'base64')) === false)
+    throw new Error('generator: the pad-bit change altered the bytes');
+  return sigMember(name, JSON.stringify(b64.slice(0, at) + next + b64.slice(at + 1)));
+}
+const plainStatement = (over: { kind?: 'app' | 'bootstrap'; packageId?: string; version?: 1 | 2; license?: Record<string, unknown> } = {}) =>
   encodeStatement(
     statementFor(
       over.kind ?? 'bootstrap',
       over.packageId ?? 'bootstrap',
       PLAIN_BOOTSTRAP.length,
       encodeHex(sha256(PLAIN_BOOTSTRAP)),
-      undefined,
+      over.license,
       writerRelease({ formatVersion: over.version ?? 2, createdAt: fx.FIXED_TIME, ...(over.version === 1 ? {} : { sequence: 3 }) }),
     ),
   );
@@ -161,6 +192,23 @@ export function negativeV2Cases(v2Minimal: Uint8Array): Record<string, V2Case> {
     'POLICY_SEQUENCE_REUSED--v2-same-sequence-other-content': oapp(v2Minimal, { freshness: { newest: { sequence: V2_SEQUENCE, contentSha256: 'ab'.repeat(32) } } }),
     'POLICY_BELOW_MINIMUM--v2-below-floor-although-allowed': oapp(v2Minimal, { minimumSequence: V2_SEQUENCE + 1, freshness: { allowSequence: V2_SEQUENCE } }),
     'POLICY_BELOW_MINIMUM--v1-under-floor-0': oapp(rogue(base('v1-floor')), { minimumSequence: 0 }),
+    // §6 step 8: the freshness inputs are checked with the policy, before the packager (here untrusted) is looked at,
+    // and after the package's own defects (here a HEADER defect, then the file cut inside STATEMENT).
+    'POLICY_INVALID--negative-clock-skew-untrusted-packager': oapp(rogue(base2('step8-skew', { packager: fx.customerPackager })), {
+      freshness: { clockSkewSeconds: -1 },
+    }),
+    'POLICY_INVALID--newest-sha256-not-hex-untrusted-packager': oapp(rogue(base2('step8-newest', { packager: fx.customerPackager })), {
+      freshness: { newest: { sequence: 1, contentSha256: 'zz'.repeat(32) } },
+    }),
+    'FORMAT_BAD_FIELD--header-defect-decides-before-invalid-inputs': oapp(rogue(base2('step8-order', { headerBytes: edit(SEQ, '"sequence":-1') })), {
+      freshness: { clockSkewSeconds: -1 },
+    }),
+    // §6 step 2: sections are read and parsed one at a time, so the HEADER's defect decides, not the truncation.
+    'FORMAT_BAD_FIELD--header-defect-decides-before-a-truncated-statement': (() => {
+      const whole = rogue(base2('step2-order', { headerBytes: edit(SEQ, '"sequence":-1') }));
+      const headerLength = new DataView(whole.buffer, whole.byteOffset).getUint32(13);
+      return oapp(whole.slice(0, 12 + 5 + headerLength + 5 + 10)); // frame, HEADER, 10 bytes of STATEMENT
+    })(),
     // S173: encrypted bootstraps opened with administrators (SPEC.md §9.1)
     'POLICY_SIGNER_THRESHOLD_NOT_MET--bootstrap-unsigned': bootstrapB64('boot-unsigned', { signers: [] }),
     'POLICY_SIGNER_THRESHOLD_NOT_MET--bootstrap-one-of-two-administrators': bootstrapB64('boot-one', { signers: ADMIN_SIGNERS.slice(0, 1) }),
@@ -176,6 +224,11 @@ export function negativeV2Cases(v2Minimal: Uint8Array): Record<string, V2Case> {
     // must then describe the signed content, and the payload it can seal is another.
     'CRYPTO_CONTENT_MISMATCH--bootstrap-forged-with-copied-administrator-signatures': bootstrapB64('boot-kci-copy', { payloadContent: evil, forgeWithRecipientKeys: true }),
     'POLICY_EXPIRED--bootstrap-expired': bootstrapB64('boot-expired', { expiresAt: PAST_EXPIRY }),
+    // §1, §9.1: only TAB, LF, CR and SPACE are trimmed; a vertical tab or form feed is not Base64.
+    'FORMAT_BAD_BASE64--bootstrap-text-vertical-tab-and-form-feed': (() => {
+      const c = bootstrapB64('boot-vt');
+      return { ...c, bytes: joined([te.encode('\v'), c.bytes.subarray(0, c.bytes.length - 1), te.encode('\f\n')]) };
+    })(),
     // S173: detached signatures of vectors/bootstrap.json (SPEC.md §9.2)
     'CRYPTO_CONTENT_MISMATCH--bootstrap-changed-after-signing': sig(signPlain({}, evil)),
     'CRYPTO_CONTENT_MISMATCH--bootstrap-final-newline-removed': sig(signPlain({}, PLAIN_BOOTSTRAP.subarray(0, PLAIN_BOOTSTRAP.length - 1))),
@@ -192,6 +245,41 @@ export function negativeV2Cases(v2Minimal: Uint8Array): Record<string, V2Case> {
     'FORMAT_BAD_FIELD--signature-statement-v1': sig(sigWithStatement(plainStatement({ version: 1 }), 'bootstrap', 1)),
     'FORMAT_WRONG_KIND--signature-app-statement': sig(sigWithStatement(plainStatement({ kind: 'app' }), 'app')),
     'FORMAT_BAD_FIELD--signature-package-id-not-bootstrap': sig(sigWithStatement(plainStatement({ packageId: 'hello-app' }))),
+    // Each malformed form and limit of §9.2 (S173): a reader without the rule would accept the file or give another code.
+    'FORMAT_BAD_FIELD--signature-signatures-missing': sig(`${JSON.stringify({ format: 'oapp-bootstrap-signature/v1', statement: (JSON.parse(signPlain()) as Record<string, string>)['statement'] })}\n`),
+    'FORMAT_BAD_BASE64--signature-nonzero-pad-bits': sig(nonZeroPadBits()),
+    'FORMAT_JSON_INVALID--signature-byte-order-mark': { bytes: joined([Uint8Array.of(0xef, 0xbb, 0xbf), te.encode(signPlain())]), ext: 'sig' },
+    // "/" as the overlong C0 AF: a lenient decoder reads U+FFFD and then another format string.
+    'FORMAT_BAD_UTF8--signature-overlong-slash-in-format': (() => {
+      const text = signPlain();
+      const at = text.indexOf('signature/v1') + 'signature'.length;
+      return { bytes: joined([te.encode(text.slice(0, at)), Uint8Array.of(0xc0, 0xaf), te.encode(text.slice(at + 1))]), ext: 'sig' as const };
+    })(),
+    // The file one byte over 131 072 (insignificant whitespace before its final LF: otherwise a valid file).
+    'FORMAT_SECTION_TOO_LARGE--signature-file-131073-bytes': sig(signPlain().replace(/\n$/, ' '.repeat(131_073 - signPlain().length) + '\n')),
+    // A STATEMENT of 16 385 bytes (a long license, which readers otherwise accept), validly signed.
+    'FORMAT_SECTION_TOO_LARGE--signature-statement-16385-bytes': (() => {
+      const padded = (n: number) => plainStatement({ license: { note: 'x'.repeat(n) } });
+      const st = padded(16_385 - padded(0).length);
+      if (st.length !== 16_385) throw new Error('generator: statement size');
+      return sig(sigWithStatement(st));
+    })(),
+    // Records of 71 809 bytes: both administrators and 62 other records, each with a 1024-byte signText (64 × 1122 =
+    // 71 808, the limit), and one byte more (without the limit: FORMAT_TOO_MANY_SIGNATURES).
+    'FORMAT_SECTION_TOO_LARGE--signature-records-71809-bytes': (() => {
+      const st = plainStatement();
+      const long = (i: number) => ADMIN_SIGNERS[i]!.text.padEnd(1024, '.');
+      const records = joined([...adminRecords(st, 'bootstrap', 2, long), ...strangerRecords(62, 'x'.repeat(1024)), Uint8Array.of(0)]);
+      if (records.length !== 71_809) throw new Error('generator: records size');
+      return sig(sigFile(st, records));
+    })(),
+    // 65 records (both administrators and 63 records of another key), 6 370 bytes: within the byte limit.
+    'FORMAT_TOO_MANY_SIGNATURES--signature-65-records': sig(sigFile(plainStatement(), joined([...adminRecords(plainStatement()), ...strangerRecords(63)]))),
+    // After expiresAt + the default skew of 300 s by 1 ms (the vectors.json clock); exactly at it the file is accepted.
+    'POLICY_EXPIRED--signature-one-ms-past-the-skew': {
+      ...sig(signPlain({ expiresAt: FAR_EXPIRY })),
+      inputs: { freshness: { now: '2100-01-01T00:05:00.001Z' } },
+    },
     'FORMAT_BAD_SIGNATURES--signature-record-truncated': sig(sigMember('signatures', JSON.stringify(encodeBase64(Buffer.from((JSON.parse(signPlain()) as Record<string, string>)['signatures']!, 'base64').subarray(0, 120))))),
   };
 }
