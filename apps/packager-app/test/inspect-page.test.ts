@@ -12,6 +12,7 @@ import {
   listening,
   start,
   stop,
+  tempDir,
   type Child,
 } from './helpers.js';
 
@@ -35,7 +36,7 @@ describe('the agent on the built bootstrap serves the inspection page', () => {
       r.allowHttpServerAccess[0]!.port = port;
       r.data = { ...r.data, callerTokenHashes: [record] } as typeof r.data;
     });
-    agent = start(AGENT_MAIN, [bootstrap]);
+    agent = start(AGENT_MAIN, [bootstrap], { AGENT_DATA_DIR: join(tempDir(), 'agent-data') });
     await listening(agent);
     api = `http://127.0.0.1:${port}`;
   }, BUILD_MS + START_MS);
