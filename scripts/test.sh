@@ -8,6 +8,11 @@ if [ "$(pnpm --version 2>/dev/null || true)" != "$want" ]; then
   npm i -g "pnpm@$want" >/dev/null
 fi
 pnpm install --frozen-lockfile
+# Every test's temporary files go under one directory of this run, removed at the end (tests that leave theirs
+# behind, such as servers' resource directories, do not pile up in /tmp run after run).
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/oapp-ci-XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 # The inspection page's browser tests drive Debian's Chromium (apps/inspect-page, docs/adr/0146).
 if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
