@@ -1,7 +1,8 @@
 // Whole commands as a user runs them, each a fresh process timed from spawn to exit (or to the first HTTP
 // answer), beside a baseline measured in the same run, printed as ratios. A benchmark, never a test.
 // Run (after `pnpm -s build`, at the repository root): pnpm bench:cli
-//   BENCH_REPS (default 5), BENCH_LARGE_MIB (default 1024; 0 skips the large row), BENCH_ONLY=startup,64,large,agent,test
+//   BENCH_REPS (default 5), BENCH_LARGE_MIB (default 1024; 0 skips the large row), BENCH_ONLY=startup,64,large,agent,test,
+//   BENCH_OAPP (default apps/cli/dist/main.js: another build of oapp to measure, for a before/after in one sitting)
 // Baselines: `node -e 0`; Debian's `age` + `minisign` (apt-get install -y age minisign; without them those rows
 // print ours only); a bare Node stream copy of the same file (peak memory); a bare `node:http` server (agent
 // ready). Runs alternate ours and the baseline so a warming page cache favours neither. Temporary files are
@@ -30,7 +31,7 @@ const LARGE_MIB = Number(process.env['BENCH_LARGE_MIB'] ?? '1024');
 const ONLY = process.env['BENCH_ONLY']?.split(',');
 const only = (row: string): boolean => ONLY === undefined || ONLY.includes(row);
 const HERE = dirname(fileURLToPath(import.meta.url));
-const MAIN = join(HERE, '..', 'dist', 'main.js');
+const MAIN = process.env['BENCH_OAPP'] ?? join(HERE, '..', 'dist', 'main.js');
 const AGENT = join(HERE, '..', '..', 'agent-runtime', 'dist', 'main.js');
 const NODE = process.execPath;
 
@@ -72,6 +73,17 @@ function row(
   );
 }
 
+/** The CPU time (user + system) of the row above, ours and the baseline's: what the other jobs of a shared machine
+ * disturb least. Informative; the targets stay on wall time. */
+function cpuLine(a: Measure, b: Measure | undefined): void {
+  if (Number.isNaN(a.cpuMs)) return;
+  const base =
+    b === undefined || Number.isNaN(b.cpuMs)
+      ? ''
+      : `, baseline ${fmt(b.cpuMs, 0)} ms  ratio ${fmt(a.cpuMs / b.cpuMs, 2)}×`;
+  console.log(`    (CPU time: ours ${fmt(a.cpuMs, 0)} ms${base})`);
+}
+
 /** Alternates `a` and `b` REPS times (reps >= 1); returns the medians of time and peak memory. */
 async function pair(
   a: () => Promise<Measure>,
@@ -88,6 +100,7 @@ async function pair(
   const med = (xs: Measure[]): Measure => ({
     ms: median(xs.map((x) => x.ms)),
     peakMiB: median(xs.map((x) => x.peakMiB)),
+    cpuMs: median(xs.map((x) => x.cpuMs)),
   });
   return { a: med(as), b: b === undefined ? undefined : med(bs) };
 }
@@ -140,6 +153,7 @@ async function startup(): Promise<void> {
     Math.max(REPS, 10),
   );
   row('oapp --version', r.a.ms, r.b!.ms, 'node -e 0', 'ms', '≤ 2×', (x) => x <= 2);
+  cpuLine(r.a, r.b);
 }
 
 /** Package and open `mib` MiB: time against age + minisign, peak memory against a bare Node stream copy. */
@@ -195,7 +209,9 @@ async function packageAndOpen(mib: number, label: string, reps: number): Promise
     target,
     (x) => x <= 1.5,
   );
+  cpuLine(p.a, p.b);
   row(`oapp open ${label}`, o.a.ms, o.b?.ms, 'minisign -V ×3 + age -d', 'ms', target, (x) => x <= 1.5);
+  cpuLine(o.a, o.b);
   row(
     `peak memory, package ${label}`,
     p.a.peakMiB,
@@ -243,7 +259,7 @@ async function ready(
         (r) => r.status === 200,
         () => false,
       );
-      if (got) return { ms: performance.now() - t0, peakMiB: NaN };
+      if (got) return { ms: performance.now() - t0, peakMiB: NaN, cpuMs: NaN };
       if (performance.now() - t0 > 60_000) throw new Error(`no answer from ${url} within 60 s`);
       await new Promise((r) => setTimeout(r, 2));
     }

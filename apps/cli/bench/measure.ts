@@ -14,6 +14,8 @@ export const hasGnuTime =
 export interface Measure {
   readonly ms: number;
   readonly peakMiB: number;
+  /** User + system CPU time from GNU time (NaN without it): steadier than wall time on a shared machine. */
+  readonly cpuMs: number;
 }
 
 export type Step = readonly [string, readonly string[]];
@@ -59,7 +61,13 @@ export function measure(cmd: string, args: readonly string[], cwd?: string): Pro
       const kib = hasGnuTime
         ? Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] ?? NaN)
         : sampledKiB;
-      resolve({ ms, peakMiB: kib / 1024 });
+      const seconds = (name: string) =>
+        Number(new RegExp(`${name} time \\(seconds\\): ([0-9.]+)`).exec(stderr)?.[1] ?? NaN);
+      resolve({
+        ms,
+        peakMiB: kib / 1024,
+        cpuMs: hasGnuTime ? (seconds('User') + seconds('System')) * 1000 : NaN,
+      });
     });
   });
 }
@@ -68,12 +76,14 @@ export function measure(cmd: string, args: readonly string[], cwd?: string): Pro
 export async function sequence(steps: readonly Step[], cwd?: string): Promise<Measure> {
   let ms = 0;
   let peakMiB = 0;
+  let cpuMs = 0;
   for (const [cmd, args] of steps) {
     const m = await measure(cmd, args, cwd);
     ms += m.ms;
     peakMiB = Math.max(peakMiB, m.peakMiB);
+    cpuMs += m.cpuMs;
   }
-  return { ms, peakMiB };
+  return { ms, peakMiB, cpuMs };
 }
 
 /** Runs a command for its output; throws with its stderr when it fails. */
