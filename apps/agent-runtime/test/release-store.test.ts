@@ -1,8 +1,21 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   BOOTSTRAP_RELEASE_FILE,
+  LOCK_STALE_MS,
+  RELEASE_LOCK_SUFFIX,
   releaseFileOf,
   releaseStore,
   RELEASES_DIR,
@@ -159,4 +172,78 @@ describe('releaseStore (ADR 0144)', () => {
     expect(e.message).toContain(join(file, RELEASES_DIR, BOOTSTRAP_RELEASE_FILE));
     expect(e.message).toContain('(ENOTDIR)');
   });
+});
+
+const WRITER = join(dirname(fileURLToPath(import.meta.url)), 'release-writer.ts');
+
+/** Runs test/release-writer.ts in its own process; resolves with its exit code and output. */
+function writer(dataDir: string, first: number, step: number, count: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', WRITER, dataDir, `${first}`, `${step}`, `${count}`], {
+      cwd: dirname(WRITER),
+    });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`writer exited ${code}: ${out}`))));
+  });
+}
+
+describe('two agents on one data directory (issue 29)', () => {
+  it('S169 a writer that read an older value cannot lower what another wrote meanwhile', () => {
+    const dataDir = join(tempDir(), 'data');
+    const a = releaseStore(dataDir);
+    const b = releaseStore(dataDir);
+    a.remember('echo-app', { sequence: 7, contentSha256: SHA_A }, 'dep-a');
+    // Both starts check against 7; A accepts 10, B (an allowed downgrade to 5, or just slower) writes after it.
+    expect(a.newest('echo-app')?.sequence).toBe(7);
+    expect(b.newest('echo-app')?.sequence).toBe(7);
+    a.remember('echo-app', { sequence: 10, contentSha256: SHA_A }, 'dep-a');
+    b.remember('echo-app', { sequence: 5, contentSha256: SHA_B }, 'dep-b');
+    expect(releaseStore(dataDir).newest('echo-app')).toEqual({ sequence: 10, contentSha256: SHA_A });
+    // Nor the same sequence with other content, nor a value it never read (no basis: never lowered).
+    b.remember('echo-app', { sequence: 10, contentSha256: SHA_B }, 'dep-b');
+    releaseStore(dataDir).remember('echo-app', { sequence: 9, contentSha256: SHA_B }, 'dep-c');
+    expect(releaseStore(dataDir).newest('echo-app')).toEqual({ sequence: 10, contentSha256: SHA_A });
+    // The same holds for the bootstrap's release.
+    const c = releaseStore(dataDir);
+    const d = releaseStore(dataDir);
+    expect(c.newestBootstrap()).toBeUndefined();
+    expect(d.newestBootstrap()).toBeUndefined();
+    c.rememberBootstrap({ sequence: 10, contentSha256: SHA_A });
+    d.rememberBootstrap({ sequence: 5, contentSha256: SHA_B });
+    expect(releaseStore(dataDir).newestBootstrap()).toEqual({ sequence: 10, contentSha256: SHA_A });
+    // No lock file is left behind.
+    expect(readdirSync(join(dataDir, RELEASES_DIR)).filter((f) => !f.endsWith('.json'))).toEqual([]);
+  });
+
+  it('S169 two writer processes racing on one data directory end with the highest sequence either wrote', async () => {
+    const dataDir = join(tempDir(), 'data');
+    // Interleaved series: 1, 3, 5, … 199 and 2, 4, … 200, each write after its own (soon stale) read.
+    const outs = await Promise.all([writer(dataDir, 1, 2, 100), writer(dataDir, 2, 2, 100)]);
+    expect(outs).toEqual(['done\n', 'done\n']);
+    expect(releaseStore(dataDir).newest('x')?.sequence).toBe(200);
+  }, 60_000);
+
+  it('S169 a lock left by a killed process is taken over, not waited for', () => {
+    const dataDir = join(tempDir(), 'data');
+    const dir = join(dataDir, RELEASES_DIR);
+    mkdirSync(dir, { recursive: true });
+    const lock = `${releaseFileOf(dir, 'echo-app')}${RELEASE_LOCK_SUFFIX}`;
+    // A process that ran and is gone (as after kill -9 while it held the lock).
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    writeFileSync(lock, JSON.stringify({ pid: Number(gone.stdout.toString()), host: hostname(), token: 'x' }));
+    releaseStore(dataDir).remember('echo-app', { sequence: 3, contentSha256: SHA_A }, 'dep-1');
+    expect(releaseStore(dataDir).newest('echo-app')?.sequence).toBe(3);
+    expect(existsSync(lock)).toBe(false);
+    // A lock of a live pid (or another host's) older than LOCK_STALE_MS is taken over too (a reused pid).
+    const bootLock = join(dir, `${BOOTSTRAP_RELEASE_FILE}${RELEASE_LOCK_SUFFIX}`);
+    writeFileSync(bootLock, JSON.stringify({ pid: process.pid, host: 'elsewhere', token: 'y' }));
+    const old = (Date.now() - LOCK_STALE_MS - 5_000) / 1000;
+    utimesSync(bootLock, old, old);
+    releaseStore(dataDir).rememberBootstrap({ sequence: 4, contentSha256: SHA_B });
+    expect(releaseStore(dataDir).newestBootstrap()?.sequence).toBe(4);
+    expect(readdirSync(dir).filter((f) => !f.endsWith('.json'))).toEqual([]);
+  }, 10_000);
 });

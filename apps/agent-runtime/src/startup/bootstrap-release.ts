@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { OappError, type FreshnessVerdict } from '@org/oapp-format';
+import {
+  OappError,
+  checkFreshness,
+  type FreshnessVerdict,
+  type PackageRelease,
+  type ReleaseInfo,
+} from '@org/oapp-format';
 import { BOOTSTRAP_RELEASE_FILE, releaseStore, type RememberedRelease } from './release-store.js';
 
 /**
@@ -26,22 +32,42 @@ export interface BootstrapRollback {
   readonly newestBefore?: number | undefined;
   readonly allowDowngradeTo?: number | undefined;
   /** What {@link rememberBootstrapRelease} writes (undefined: nothing changes, e.g. the same bootstrap again). */
-  readonly pending?: { readonly dataDir: string; readonly release: RememberedRelease } | undefined;
+  readonly pending?:
+    | {
+        readonly dataDir: string;
+        readonly release: RememberedRelease;
+        /** The remembered newest this start checked against (null: none): the only value it may lower. */
+        readonly basis: RememberedRelease | null;
+      }
+    | undefined;
 }
 
 const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-function refuse(
-  code: 'POLICY_BELOW_MINIMUM' | 'POLICY_ROLLBACK' | 'POLICY_SEQUENCE_REUSED',
-  message: string,
-  details: Record<string, unknown>,
-): never {
-  throw new OappError(code, message, { details });
+type RollbackCode = 'POLICY_BELOW_MINIMUM' | 'POLICY_ROLLBACK' | 'POLICY_SEQUENCE_REUSED';
+
+/**
+ * Runs oapp-format's `checkFreshness` (SPEC.md §6 step 13a) and rethrows its refusals with the same code and details
+ * but a message that says it is the bootstrap and which variable to change.
+ */
+function asBootstrap(
+  check: () => PackageRelease,
+  messages: Partial<Record<RollbackCode, string>>,
+): PackageRelease {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof OappError) {
+      const message = messages[err.code as RollbackCode];
+      if (message !== undefined) throw new OappError(err.code, message, { details: err.details });
+    }
+    throw err;
+  }
 }
 
 /**
  * Checks a verified bootstrap's signed `sequence` (null for a v1 encrypted bootstrap) against the floor and the
- * newest bootstrap this agent accepted before (the same rules as a package's, oapp-format `checkFreshness`), for
+ * newest bootstrap this agent accepted before with oapp-format's `checkFreshness` (the rules of a package), for
  * the bootstrap's exact bytes `content`. Expiry is the format's (checked when the signature was). Nothing is
  * written here: start-up writes `pending` once it succeeded ({@link rememberBootstrapRelease}).
  * @throws {@link OappError} `POLICY_BELOW_MINIMUM`, `POLICY_ROLLBACK`, `POLICY_SEQUENCE_REUSED`, with a message that
@@ -53,58 +79,47 @@ export function checkBootstrapRelease(
   options: BootstrapRollbackOptions,
 ): BootstrapRollback {
   const { dataDir, minimumSequence: floor, allowDowngradeTo: allow } = options;
-  const details = { sequence, minimumSequence: floor ?? null };
   const fix = 'sign a bootstrap with a higher sequence (oapp sign-bootstrap --sequence)';
+  const contentSha256 = sha256Hex(content);
+  // Expiry was checked with the signature (verifyBootstrapSignature / openEncryptedBootstrap); here only the
+  // sequence rules, decided by the format's own step 13a so a bootstrap and a package can never differ.
+  const release: ReleaseInfo = {
+    formatVersion: sequence === null ? 1 : 2,
+    sequence,
+    createdAt: '',
+    expiresAt: null,
+  };
   // The floor needs no data directory, and is checked before it is read.
-  if (floor !== undefined && (sequence === null || sequence < floor))
-    refuse(
-      'POLICY_BELOW_MINIMUM',
+  asBootstrap(() => checkFreshness(release, contentSha256, floor, {}), {
+    POLICY_BELOW_MINIMUM:
       sequence === null
         ? `the bootstrap is format v1 and has no signed sequence; AGENT_BOOTSTRAP_MINIMUM_SEQUENCE requires ${floor} or later`
         : `the bootstrap's signed sequence ${sequence} is below AGENT_BOOTSTRAP_MINIMUM_SEQUENCE ${floor}; ${fix}`,
-      details,
-    );
+  });
   const store = releaseStore(dataDir);
   const newest = store.newestBootstrap();
   const where =
     store.dir === undefined
       ? ''
       : ` (remembered in ${JSON.stringify(join(store.dir, BOOTSTRAP_RELEASE_FILE))})`;
-  const withNewest = { ...details, newestSequence: newest?.sequence ?? null };
-  const contentSha256 = sha256Hex(content);
-  let verdict: FreshnessVerdict = 'first';
-  if (sequence === null) {
-    if (newest !== undefined)
-      refuse(
-        'POLICY_ROLLBACK',
-        `the bootstrap is format v1 and has no signed sequence, but this agent accepted a signed bootstrap of sequence ${newest.sequence} before${where}`,
-        withNewest,
-      );
-    verdict = 'unversioned';
-  } else if (newest !== undefined) {
-    if (sequence > newest.sequence) verdict = 'newer';
-    else if (sequence === newest.sequence && contentSha256 === newest.contentSha256) verdict = 'same';
-    else if (allow !== undefined && sequence === allow) verdict = 'allowed-downgrade';
-    else if (sequence < newest.sequence)
-      refuse(
-        'POLICY_ROLLBACK',
-        `the bootstrap's signed sequence ${sequence} is older than sequence ${newest.sequence}, the newest bootstrap ` +
-          `this agent accepted${where}: an older bootstrap is refused (it may still trust retired keys); to go ` +
-          `back deliberately set AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO=${sequence}`,
-        withNewest,
-      );
-    else
-      refuse(
-        'POLICY_SEQUENCE_REUSED',
+  const { verdict } = asBootstrap(
+    () => checkFreshness(release, contentSha256, floor, { newest, allowSequence: allow }),
+    {
+      POLICY_ROLLBACK:
+        sequence === null
+          ? `the bootstrap is format v1 and has no signed sequence, but this agent accepted a signed bootstrap of sequence ${newest?.sequence} before${where}`
+          : `the bootstrap's signed sequence ${sequence} is older than sequence ${newest?.sequence}, the newest bootstrap ` +
+            `this agent accepted${where}: an older bootstrap is refused (it may still trust retired keys); to go ` +
+            `back deliberately set AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO=${sequence}`,
+      POLICY_SEQUENCE_REUSED:
         `the bootstrap reuses signed sequence ${sequence} for other content than the bootstrap this agent ` +
-          `accepted under it${where}; ${fix}`,
-        withNewest,
-      );
-  }
+        `accepted under it${where}; ${fix}`,
+    },
+  );
   const pending =
     dataDir === undefined || sequence === null || verdict === 'same'
       ? undefined
-      : { dataDir, release: { sequence, contentSha256 } };
+      : { dataDir, release: { sequence, contentSha256 }, basis: newest ?? null };
   const floorText = floor === undefined ? 'no floor set' : `floor ${floor}`;
   const remembered = pending?.release.sequence ?? newest?.sequence;
   const state =
@@ -121,5 +136,5 @@ export function checkBootstrapRelease(
  */
 export function rememberBootstrapRelease(rollback: BootstrapRollback | undefined): void {
   const pending = rollback?.pending;
-  if (pending !== undefined) releaseStore(pending.dataDir).rememberBootstrap(pending.release);
+  if (pending !== undefined) releaseStore(pending.dataDir).rememberBootstrap(pending.release, pending.basis);
 }
