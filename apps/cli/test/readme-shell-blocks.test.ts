@@ -102,7 +102,8 @@ interface Scenario {
   /** Free ports for the fixed ones the blocks name (on loopback). */
   readonly ports: readonly number[];
   readonly expect: readonly RegExp[];
-  /** A reason for the timeout: agents and packagers start in 1–3 s each on this shared 2-core machine. */
+  /** A reason for the timeout: agents and packagers start in 1–3 s each on this shared 2-core machine, and a
+   * scenario that takes 35–45 s under load (the root README walkthrough runs about 30 commands) gets room. */
   readonly timeoutMs: number;
 }
 
@@ -120,7 +121,7 @@ const SCENARIOS: Scenario[] = [
       /\{"greeting" : "hello world"\}/,
       /"msg":"listening","bootstrap":"file"/,
     ],
-    timeoutMs: 45_000,
+    timeoutMs: 120_000,
   },
   {
     name: 'root README: Run a package (against the built packager)',
@@ -130,21 +131,21 @@ const SCENARIOS: Scenario[] = [
     ],
     ports: [39575, 8080],
     expect: [/\{"greeting" : "hello world"\}/],
-    timeoutMs: 45_000,
+    timeoutMs: 120_000,
   },
   {
     name: 'root README: Run the packager on the agent, the built packager.oapp checked against its hash and keys',
     blocks: ['README.md: K=apps/packager-app/dist/keys'],
     ports: [],
     expect: [/^verified: package "packager"$/m, /^hash ok: [0-9a-f]{64}$/m],
-    timeoutMs: 30_000,
+    timeoutMs: 60_000,
   },
   {
     name: 'cli README: from the repository root',
     blocks: ['apps/cli/README.md: pnpm install --frozen-lockfile'],
     ports: [],
     expect: [/^Usage: oapp /m],
-    timeoutMs: 30_000,
+    timeoutMs: 60_000,
   },
   {
     name: 'http-upload-api README: Deploy it',
@@ -156,7 +157,7 @@ const SCENARIOS: Scenario[] = [
       /\{"accepted" : 1, "totalKwh" : 12\.5, "ledgerRef" : "LG-LOCAL-1"\}/,
       /\{"accepted" : 2, "totalKwh" : 15\.75, "ledgerRef" : "LG-LOCAL-1"\}/,
     ],
-    timeoutMs: 45_000,
+    timeoutMs: 120_000,
   },
 ];
 
