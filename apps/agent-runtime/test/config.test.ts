@@ -266,6 +266,29 @@ describe('loadConfig', () => {
     }
   });
 
+  it('S173 a set but blank administrator variable is AGENT_CONFIG_INVALID naming it, never "no administrators"', () => {
+    // `Environment=AGENT_BOOTSTRAP_ADMIN_KEYS=${ADMIN_KEYS}` with ADMIN_KEYS unset must not turn the check off.
+    for (const name of [
+      'AGENT_BOOTSTRAP_ADMIN_KEYS',
+      'AGENT_BOOTSTRAP_ADMIN_KEYS_FILE',
+      'AGENT_BOOTSTRAP_ADMIN_THRESHOLD',
+      'AGENT_BOOTSTRAP_MINIMUM_SEQUENCE',
+    ])
+      for (const blank of ['', ' ', '\t \n']) {
+        const e = codeOf(() => loadConfig({ AGENT_BOOTSTRAP: 'x', [name]: blank }));
+        expect(e.code).toBe('AGENT_CONFIG_INVALID');
+        expect(e.message).toContain(`${name} is set but blank`);
+      }
+    // Blank beside a valid key list too (the other variable of the pair).
+    const a = hex(keys.author, 'public');
+    const e = codeOf(() =>
+      loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: '' }),
+    );
+    expect(e.message).toContain('AGENT_BOOTSTRAP_ADMIN_KEYS_FILE is set but blank');
+    // Unset: no administrators (today's behaviour).
+    expect(loadConfig({ AGENT_BOOTSTRAP: 'x' }).bootstrapAdministrators).toBeUndefined();
+  });
+
   it('reads AGENT_BOOTSTRAP_MINIMUM_SEQUENCE and AGENT_BOOTSTRAP_ALLOW_DOWNGRADE_TO, only with administrator keys', () => {
     const a = hex(keys.author, 'public');
     const none = loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_ADMIN_KEYS: a });

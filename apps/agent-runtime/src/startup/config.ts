@@ -248,6 +248,19 @@ function adminKeysFile(path: string): { text: string; id: string }[] {
  * threshold counts distinct keys).
  */
 function bootstrapAdministrators(env: Env): BootstrapAdministrators | undefined {
+  // Set but blank (`AGENT_BOOTSTRAP_ADMIN_KEYS=`, or an unset shell variable in a unit file) must not switch the
+  // check off: only an unset variable means "no administrators".
+  for (const name of [
+    'AGENT_BOOTSTRAP_ADMIN_KEYS',
+    'AGENT_BOOTSTRAP_ADMIN_KEYS_FILE',
+    'AGENT_BOOTSTRAP_ADMIN_THRESHOLD',
+    'AGENT_BOOTSTRAP_MINIMUM_SEQUENCE',
+  ])
+    if (env[name] !== undefined && env[name].trim() === '')
+      invalid(
+        name,
+        'is set but blank; unset it to run without it (a blank value never turns bootstrap signature checks off)',
+      );
   const inline = (env['AGENT_BOOTSTRAP_ADMIN_KEYS'] ?? '').trim();
   const file = (env['AGENT_BOOTSTRAP_ADMIN_KEYS_FILE'] ?? '').trim();
   const rawThreshold = (env['AGENT_BOOTSTRAP_ADMIN_THRESHOLD'] ?? '').trim();
