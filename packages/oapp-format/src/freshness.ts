@@ -98,7 +98,11 @@ function checkOptions(
  * @throws {@link OappError} `POLICY_INVALID` for malformed inputs.
  */
 export function freshnessInputs(
-  policy: { minimumSequence?: number | undefined; clockSkewSeconds?: number | undefined; allowDowngradeTo?: number | undefined },
+  policy: {
+    minimumSequence?: number | undefined;
+    clockSkewSeconds?: number | undefined;
+    allowDowngradeTo?: number | undefined;
+  },
   f: FreshnessOptions = {},
 ): FreshnessOptions {
   const resolved: FreshnessOptions = {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase64, encodeBase64, keyToHex, parseKeyTuple } from '@org/envelope-crypto';
+import { decodeBase64, encodeBase64, encodeHex, keyToHex, parseKeyTuple, sha256 } from '@org/envelope-crypto';
+import { statementFor } from '../src/create.js';
+import { encodeSignatures, encodeStatement, signStatement } from '../src/internal.js';
+import { writerRelease } from '../src/release.js';
 import {
   OappError,
   decryptBootstrap,
@@ -131,6 +134,52 @@ describe('signBootstrap / verifyBootstrapSignature (detached .sig of a plain boo
         () => verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: NOW }),
         code,
       ).toThrowCode(OappError, code);
+  });
+  it('S172 accepts a signature exactly at expiresAt plus the configured skew (default 300 s), not 1 ms later', () => {
+    const text = sign({ expiresAt: '2026-11-01T13:00:00Z' });
+    const at = (now: string, clockSkewSeconds?: number) => () =>
+      verifyBootstrapSignature(BOOT, text, {
+        administrators: admins(),
+        now: new Date(now),
+        clockSkewSeconds,
+      });
+    expect(at('2026-11-01T13:05:00.000Z')().expiresAt).toBe('2026-11-01T13:00:00.000Z');
+    expect(at('2026-11-01T13:05:00.001Z')).toThrowCode(OappError, 'POLICY_EXPIRED');
+    expect(at('2026-11-01T13:00:00.000Z', 0)().sequence).toBe(3);
+    expect(at('2026-11-01T13:00:00.001Z', 0)).toThrowCode(OappError, 'POLICY_EXPIRED');
+    expect(at('2026-11-01T14:00:00.000Z', 3600)().sequence).toBe(3);
+  });
+  it('checks the verifier inputs (administrators, clock, skew) before the file: POLICY_INVALID even for a malformed file', () => {
+    for (const o of [{ clockSkewSeconds: -1 }, { clockSkewSeconds: 86_401 }, { now: new Date(Number.NaN) }])
+      expect(
+        () => verifyBootstrapSignature(BOOT, 'not json', { administrators: admins(), ...o }),
+        JSON.stringify(o),
+      ).toThrowCode(OappError, 'POLICY_INVALID');
+    expect(() => verifyBootstrapSignature(BOOT, 'not json', { administrators: admins() })).toThrowCode(
+      OappError,
+      'FORMAT_JSON_INVALID',
+    );
+  });
+  it('accepts and ignores a license in the STATEMENT (SPEC.md §9.2; writers never put one)', () => {
+    const st = encodeStatement(
+      statementFor(
+        'bootstrap',
+        'bootstrap',
+        BOOT.length,
+        encodeHex(sha256(BOOT)),
+        { terms: 'internal use' },
+        writerRelease({ formatVersion: 2, sequence: 4, createdAt: FIXED_TIME }),
+      ),
+    );
+    const record = signStatement('bootstrap', st, reviewerA.secretKey, 'approved by A', 2);
+    const text = JSON.stringify({
+      format: 'oapp-bootstrap-signature/v1',
+      statement: encodeBase64(st),
+      signatures: encodeBase64(encodeSignatures([record])),
+    });
+    expect(verifyBootstrapSignature(BOOT, text, { administrators: admins(), now: NOW }).sequence).toBe(4);
+    const written = JSON.parse(sign()) as { statement: string };
+    expect(new TextDecoder().decode(decodeBase64(written.statement))).not.toContain('license');
   });
   it('refuses bad administrators and bad signer arguments', () => {
     expect(() =>

@@ -228,6 +228,46 @@ describe('checkFreshness (SPEC.md §6 step 13a)', () => {
   });
 });
 
+describe('SPEC.md §6 step 8: the freshness inputs are checked with the policy', () => {
+  const untrusted = make({ packagerSecretKey: customerPackager.secretKey, sequence: 5 });
+  it('after the package parsed and before the packager is looked at (POLICY_INVALID, not POLICY_PACKAGER_NOT_TRUSTED)', async () => {
+    for (const freshness of [
+      { clockSkewSeconds: -1 },
+      { allowSequence: -1 },
+      { newest: { sequence: 1, contentSha256: 'zz'.repeat(32) } },
+      { now: new Date(Number.NaN) },
+    ]) {
+      await expect(
+        verifyPackage(untrusted, { policy: opts.policy, freshness }),
+        JSON.stringify(freshness),
+      ).rejects.toThrowCode(OappError, 'POLICY_INVALID');
+      await expect(openPackage(untrusted, { ...opts, freshness })).rejects.toThrowCode(
+        OappError,
+        'POLICY_INVALID',
+      );
+    }
+    await expect(openPackage(untrusted, opts)).rejects.toThrowCode(OappError, 'POLICY_PACKAGER_NOT_TRUSTED');
+    // The package's own defect comes first (steps 1–7): a cut package is FORMAT_TRUNCATED whatever the inputs.
+    await expect(
+      openPackage(untrusted.subarray(0, 40), { ...opts, freshness: { clockSkewSeconds: -1 } }),
+    ).rejects.toThrowCode(OappError, 'FORMAT_TRUNCATED');
+  });
+  it('an allowSequence below the floor is no input error: it never applies (POLICY_BELOW_MINIMUM)', async () => {
+    const p = make({ sequence: 5 });
+    await expect(
+      openPackage(p, {
+        ...opts,
+        policy: { ...opts.policy, minimumSequence: 6 },
+        freshness: { allowSequence: 5 },
+      }),
+    ).rejects.toThrowCode(OappError, 'POLICY_BELOW_MINIMUM');
+    // Only the policy's own allowDowngradeTo below its own minimumSequence is invalid.
+    await expect(
+      openPackage(p, { ...opts, policy: { ...opts.policy, minimumSequence: 6, allowDowngradeTo: 5 } }),
+    ).rejects.toThrowCode(OappError, 'POLICY_INVALID');
+  });
+});
+
 describe('opening applies the freshness check after the stanza opened', () => {
   it('S169 openPackage and verifyPackage refuse an older release than the remembered newest; allowSequence lets exactly it through', async () => {
     const older = make({ sequence: 4 });

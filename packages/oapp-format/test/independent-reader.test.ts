@@ -23,6 +23,7 @@ import {
   openPackage,
   parseKeyTupleList,
   parsePublicKeyText,
+  signingMessage,
   sodiumReady,
   toHex,
   type Kind,
@@ -239,6 +240,48 @@ describe('independent reader: valid vectors (SPEC §6, §14)', () => {
       expect(fileOutcome(join(vectorsDir, a.file), a.inputs, a.verdict !== undefined)).toBe(expected);
     });
   }
+
+  it('S173 accepts and ignores a license in a signature file STATEMENT; checks the skew before the file (SPEC §9.2)', () => {
+    const te = new TextEncoder();
+    const plain = readBytes(join(vectorsDir, index.plainBootstrap.file));
+    const statement = te.encode(
+      JSON.stringify({
+        format: 'oapp-statement/v2',
+        packageId: 'bootstrap',
+        sequence: 4,
+        createdAt: '2026-11-01T12:00:00.000Z',
+        content: {
+          mediaType: 'application/vnd.oapp.bootstrap+json',
+          size: plain.length,
+          sha256: sha256Hex(plain),
+        },
+        license: { terms: 'internal use' },
+      }),
+    );
+    const records = index.administrators.keys.map((id) => {
+      const text = te.encode('ok');
+      const m = signingMessage('bootstrap', statement, text, 2);
+      const signature = sodium.crypto_sign_detached(m, sodium.from_hex(keyById(id).secretKeyHex));
+      return Uint8Array.from([...publicKey(id), 0, text.length, ...text, ...signature]);
+    });
+    const b64 = (b: Uint8Array) => sodium.to_base64(b, sodium.base64_variants.ORIGINAL);
+    const file = te.encode(
+      JSON.stringify({
+        format: 'oapp-bootstrap-signature/v1',
+        statement: b64(statement),
+        signatures: b64(Uint8Array.from(records.flatMap((r) => [...r]))),
+      }),
+    );
+    expect(verifyBootstrapSignature(plain, file, administrators()).sequence).toBe(4);
+    expect(
+      codeOf(() =>
+        verifyBootstrapSignature(plain, te.encode('x'), administrators(), { clockSkewSeconds: -1 }),
+      ),
+    ).toBe('POLICY_INVALID');
+    expect(codeOf(() => verifyBootstrapSignature(plain, te.encode('x'), administrators()))).toBe(
+      'FORMAT_JSON_INVALID',
+    );
+  });
 
   it('decrypts bootstrap.b64 with AGENT_BOOTSTRAP_SECRETKEY (SPEC §9)', () => {
     const text = readFileSync(join(vectorsDir, index.bootstrap.file), 'utf8');

@@ -975,9 +975,11 @@ export function validateFreshnessInputs(minimumSequence: number | undefined, f: 
       reject('POLICY_INVALID', 'newest.contentSha256');
   }
   sequence(f.allowSequence, 'allowSequence');
-  if (f.now !== undefined && (!(f.now instanceof Date) || Number.isNaN(f.now.getTime()))) reject('POLICY_INVALID', 'now');
+  if (f.now !== undefined && (!(f.now instanceof Date) || Number.isNaN(f.now.getTime())))
+    reject('POLICY_INVALID', 'now');
   const skew = f.clockSkewSeconds;
-  if (skew !== undefined && (!Number.isInteger(skew) || skew < 0 || skew > 86_400)) reject('POLICY_INVALID', 'skew');
+  if (skew !== undefined && (!Number.isInteger(skew) || skew < 0 || skew > 86_400))
+    reject('POLICY_INVALID', 'skew');
 }
 
 /** §6 step 13a, in its order: v1 under a floor or a newest; the floor; newest; expiry. */

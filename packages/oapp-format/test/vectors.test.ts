@@ -175,8 +175,14 @@ describe('valid vectors (testdata/vectors)', () => {
   });
   for (const [i, a] of index.acceptedWithInputs.entries()) {
     it(`accepts ${a.file} on a boundary of step 13a (acceptedWithInputs[${i}]: ${JSON.stringify(a.inputs)})`, async () => {
-      const result = await read(a.file, new Uint8Array(readFileSync(join(testdata, 'vectors', a.file))), 'whole', a.inputs);
-      if (a.verdict !== undefined) expect((result as { release: { verdict: string } }).release.verdict).toBe(a.verdict);
+      const result = await read(
+        a.file,
+        new Uint8Array(readFileSync(join(testdata, 'vectors', a.file))),
+        'whole',
+        a.inputs,
+      );
+      if (a.verdict !== undefined)
+        expect((result as { release: { verdict: string } }).release.verdict).toBe(a.verdict);
     });
   }
   it('decrypts string.txt with the AGENT_STRING_SECRETKEYS list', () => {
