@@ -253,7 +253,7 @@ export const READY_RESPONSE_SCHEMA = {
 /**
  * Every operation: an id, its security and its responses. An operation of @org/packager other than `health` takes
  * the caller token scheme with its scope (ADR 0140), and may answer 401/403 when tokens are configured; the rest
- * (`/health`, `/ready`, `/metrics`, `/openapi.json`) are open.
+ * (`/health`, `/ready`, `/metrics`, `/openapi.json`, `/inspect`) are open.
  */
 const op = <T extends { responses: object }>(
   operationId: string,
@@ -323,7 +323,7 @@ export const OPENAPI_DOCUMENT = {
     description:
       'Compiles, signs and encrypts workflow packages; encrypts bootstraps and -2/ strings. Errors are ' +
       'application/problem+json with a stable `code`. Caller tokens are optional: when the service is configured ' +
-      'with them (README "Caller tokens"), every operation but /health, /ready, /metrics and /openapi.json needs ' +
+      'with them (README "Caller tokens"), every operation but /health, /ready, /metrics, /openapi.json and /inspect needs ' +
       '`Authorization: Bearer <token>` with the scope the operation names (401 REQUEST_UNAUTHENTICATED, 403 ' +
       'REQUEST_FORBIDDEN); without them, the service binds only to loopback unless told otherwise. ' +
       'Every answer carries `X-Request-Id` (the inbound one when it is 1 to 128 characters of ' +
@@ -449,6 +449,23 @@ export const OPENAPI_DOCUMENT = {
         },
         'key-gen',
       ),
+    },
+    '/inspect': {
+      get: op('getInspectPage', {
+        summary:
+          'The inspection page: inspects and verifies a .oapp in the browser, nothing uploaded (ADR 0146); open ' +
+          'whatever the caller tokens (it is static and holds no secret).',
+        responses: {
+          '200': {
+            description:
+              'The page (one HTML file, its script and style inline), with its Content-Security-Policy ' +
+              "(connect-src 'none'), X-Frame-Options: DENY, nosniff and an ETag",
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+          '304': { description: 'Not modified: If-None-Match named the page ETag' },
+          ...NOT_ALLOWED,
+        },
+      }),
     },
     '/health': {
       get: op('getHealth', {
