@@ -19,6 +19,7 @@ import {
   type BootstrapRollbackOptions,
 } from './bootstrap-release.js';
 import type { Config } from './config.js';
+import { refuseTrustBearingReferences } from './bootstrap-references.js';
 import { FORBIDDEN_VARIABLES, type BootstrapVariables } from './variables.js';
 
 /** How the bootstrap was given (logged at start; never the content). */
@@ -46,6 +47,11 @@ export interface BootstrapTrust {
    * bootstrap accepted before (ADR 0147), and what start-up remembers once it succeeded.
    */
   readonly rollback?: BootstrapRollback | undefined;
+  /**
+   * The names of the variables the bootstrap references (never their values), each once: with a verified signature
+   * they are the parts the signature does not cover (only allowed outside trust-bearing positions, ADR 0147).
+   */
+  readonly variables?: readonly string[] | undefined;
 }
 
 /** How the bootstrap's signature is checked: `AGENT_BOOTSTRAP_ADMIN_KEYS*` and `AGENT_BOOTSTRAP_SIGNATURE`. */
@@ -299,6 +305,8 @@ export function bootstrapReport(
     ...(form === undefined ? {} : { form }),
     signature: trust.signature,
     ...(trust.signatureFile === undefined ? {} : { signatureFile: trust.signatureFile }),
+    // Names only: what the environment or AGENT_SECRETS_FROM supplied, outside the signature's cover.
+    ...(trust.variables === undefined ? {} : { variables: trust.variables.join(',') || 'none' }),
     ...(trust.signature !== 'verified'
       ? { rollback: 'not checked (no administrator keys)' }
       : {
@@ -382,9 +390,11 @@ async function resolveBytes(
  * `getRestrictedDataFromHost`.
  * With administrator keys (`trust.administrators`) the bootstrap's signature is checked first, before anything
  * else is read from it: a plain bootstrap's detached `.sig` file, an encrypted bootstrap's signature records; then
- * its signed sequence against `trust.rollback` (ADR 0147: nothing is written here, see `rememberBootstrapRelease`).
+ * its signed sequence against `trust.rollback` (ADR 0147: nothing is written here, see `rememberBootstrapRelease`);
+ * then a `${NAME}` reference in a trust-bearing position (`keys`, `packaging`, `remoteConfiguration`, grants, …) is
+ * refused, because the signature covers the reference and not its value (`AGENT_BOOTSTRAP_UNSIGNED`).
  * @throws {@link AgentError} `AGENT_BOOTSTRAP_UNREADABLE`, `AGENT_BOOTSTRAP_SECRETKEY_MISSING`,
- *   `AGENT_BOOTSTRAP_UNSIGNED`; coded errors from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`, among them
+ *   `AGENT_BOOTSTRAP_UNSIGNED` (also for a variable in a trust-bearing position of a verified bootstrap); coded errors from oapp-format (`FORMAT_*`, `CRYPTO_*`, `POLICY_*`, among them
  *   `POLICY_SIGNATURE_INVALID`, `POLICY_SIGNER_THRESHOLD_NOT_MET`, `CRYPTO_CONTENT_MISMATCH` and `POLICY_EXPIRED`
  *   of a signature, `POLICY_BELOW_MINIMUM`, `POLICY_ROLLBACK`, `POLICY_SEQUENCE_REUSED` of its sequence),
  *   `AGENT_RELEASE_STATE_UNREADABLE`, and workflow-compiler (`WORKFLOW_*`, including `WORKFLOW_VARIABLE_MISSING` naming the variable).
@@ -396,9 +406,11 @@ export async function loadBootstrap(
   trustOptions: BootstrapTrustOptions = {},
 ): Promise<LoadedBootstrap> {
   const { bytes, form, trust } = await resolveBytes(source, key, trustOptions);
+  // A verified signature covers `${NAME}`, not its value: none may stand where it decides trust (ADR 0147).
+  if (trust.signature === 'verified') refuseTrustBearingReferences(bytes);
   const { bootstrap, used } = validateBootstrapWithVariables(bytes, variables.values, {
     forbidden: FORBIDDEN_VARIABLES,
   });
   const secrets = used.filter((n) => variables.secretNames.has(n)).map((n) => variables.values.get(n)!);
-  return { bootstrap, form, secrets, trust };
+  return { bootstrap, form, secrets, trust: { ...trust, variables: used } };
 }
