@@ -1,9 +1,15 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, parseKeyTuple } from '@org/envelope-crypto';
-import { encryptBootstrap, signBootstrap, type BootstrapAdministrators } from '@org/oapp-format';
+import {
+  checkFreshness,
+  encryptBootstrap,
+  signBootstrap,
+  type BootstrapAdministrators,
+} from '@org/oapp-format';
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { rememberBootstrapRelease } from '../src/startup/bootstrap-release.js';
+import { checkBootstrapRelease, rememberBootstrapRelease } from '../src/startup/bootstrap-release.js';
 import {
   bootstrapReport,
   loadBootstrap,
@@ -190,6 +196,76 @@ describe('S173: rollback of signed bootstraps (ADR 0147)', () => {
       options({ dataDir }),
     );
     expect(back.trust.rollback?.verdict).toBe('newer');
+  }, 30_000);
+
+  it('S173 decides exactly as oapp-format checkFreshness does for a package (one rule, no drift)', () => {
+    const content = bytesOf('agreement');
+    const sha = createHash('sha256').update(content).digest('hex');
+    const other = 'f'.repeat(64);
+    const outcome = (f: () => { verdict: string }): string => {
+      try {
+        return f().verdict;
+      } catch (err) {
+        return (err as { code: string }).code;
+      }
+    };
+    let compared = 0;
+    for (const sequence of [null, 0, 4, 5, 6])
+      for (const floor of [undefined, 0, 5])
+        for (const newest of [undefined, 5])
+          for (const newestSha of [sha, other])
+            for (const allow of [undefined, 4, 5]) {
+              if (newest === undefined && newestSha === other) continue;
+              const dataDir = join(tempDir(), 'data');
+              if (newest !== undefined)
+                releaseStore(dataDir).rememberBootstrap({ sequence: newest, contentSha256: newestSha });
+              const ours = outcome(() =>
+                checkBootstrapRelease(sequence, content, {
+                  dataDir,
+                  minimumSequence: floor,
+                  allowDowngradeTo: allow,
+                }),
+              );
+              const release = {
+                formatVersion: sequence === null ? 1 : 2,
+                sequence,
+                createdAt: '',
+                expiresAt: null,
+              } as const;
+              const theirs = outcome(() =>
+                checkFreshness(release, sha, floor, {
+                  newest: newest === undefined ? undefined : { sequence: newest, contentSha256: newestSha },
+                  allowSequence: allow,
+                }),
+              );
+              expect({ sequence, floor, newest, same: newestSha === sha, allow, verdict: ours }).toEqual({
+                sequence,
+                floor,
+                newest,
+                same: newestSha === sha,
+                allow,
+                verdict: theirs,
+              });
+              compared++;
+            }
+    expect(compared).toBeGreaterThan(100);
+  }, 30_000);
+
+  it('S173 a start that allowed a downgrade does not lower a newer bootstrap another agent remembered meanwhile', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    await accept(signedFile(dir, 20, bytesOf('twenty')), options({ dataDir }));
+    // This start checks against 20 and allows 19; before it succeeds, another agent on the data directory accepts 25.
+    const loaded = await loadBootstrap(
+      signedFile(dir, 19),
+      agentKey,
+      undefined,
+      options({ dataDir, allowDowngradeTo: 19 }),
+    );
+    expect(loaded.trust.rollback?.verdict).toBe('allowed-downgrade');
+    await accept(signedFile(dir, 25, bytesOf('twenty-five')), options({ dataDir }));
+    rememberBootstrapRelease(loaded.trust.rollback);
+    expect(releaseStore(dataDir).newestBootstrap()?.sequence).toBe(25);
   }, 30_000);
 
   it('reports an unchecked bootstrap as such, without a verdict', async () => {

@@ -4,7 +4,11 @@ import { generateKeyPair, parseKeyTuple } from '@org/envelope-crypto';
 import { encryptBootstrap, signBootstrap, type BootstrapAdministrators } from '@org/oapp-format';
 import { describe, expect, it } from 'vitest';
 import { isTrustBearing, variableReferences } from '../src/startup/bootstrap-references.js';
-import { bootstrapReport, loadBootstrap, type BootstrapTrustOptions } from '../src/startup/bootstrap-source.js';
+import {
+  bootstrapReport,
+  loadBootstrap,
+  type BootstrapTrustOptions,
+} from '../src/startup/bootstrap-source.js';
 import type { BootstrapVariables } from '../src/startup/variables.js';
 import { makeKeys, makeRecord, tempDir, tuple } from './fixtures.js';
 
@@ -61,24 +65,39 @@ function withEdit(edit: (r: Record<string, any>) => void): Record<string, unknow
 const refused: [string, (r: Record<string, any>) => void, string, string][] = [
   ['a key', (r) => (r.keys[2].keyHex = '${AUTHOR_KEY}'), '/0/keys/2/keyHex', 'AUTHOR_KEY'],
   ['a key id', (r) => (r.keys[0].id = 'pack${SUFFIX}'), '/0/keys/0/id', 'SUFFIX'],
-  ['packaging signers', (r) => (r.packaging.requiredSigners = [{ id: '${SIGNER}' }]), '/0/packaging/requiredSigners/0/id', 'SIGNER'],
-  ['packaging.minimumSequence', (r) => (r.packaging.minimumSequence = '${MIN}'), '/0/packaging/minimumSequence', 'MIN'],
+  [
+    'packaging signers',
+    (r) => (r.packaging.requiredSigners = [{ id: '${SIGNER}' }]),
+    '/0/packaging/requiredSigners/0/id',
+    'SIGNER',
+  ],
+  [
+    'packaging.minimumSequence',
+    (r) => (r.packaging.minimumSequence = '${MIN}'),
+    '/0/packaging/minimumSequence',
+    'MIN',
+  ],
   ['packaging.packageId', (r) => (r.packaging.packageId = '${PKG}'), '/0/packaging/packageId', 'PKG'],
-  ['remoteConfiguration', (r) => (r.remoteConfiguration = '${PKG_PATH}'), '/0/remoteConfiguration', 'PKG_PATH'],
+  [
+    'remoteConfiguration',
+    (r) => (r.remoteConfiguration = '${PKG_PATH}'),
+    '/0/remoteConfiguration',
+    'PKG_PATH',
+  ],
   ['deploymentId', (r) => (r.deploymentId = 'dep-${N}'), '/0/deploymentId', 'N'],
-  ['a server grant', (r) => (r.allowHttpServerAccess[0].port = '${PORT}'), '/0/allowHttpServerAccess/0/port', 'PORT'],
+  [
+    'a server grant',
+    (r) => (r.allowHttpServerAccess[0].port = '${PORT}'),
+    '/0/allowHttpServerAccess/0/port',
+    'PORT',
+  ],
   [
     'a host grant',
     (r) => (r.allowExternalHostAccess = [{ id: 'api', host: 'https://${API_HOST}/' }]),
     '/0/allowExternalHostAccess/0/host',
     'API_HOST',
   ],
-  [
-    'a legacy host',
-    (r) => (r.hosts = { api: { host: '${API_HOST}' } }),
-    '/0/hosts/api/host',
-    'API_HOST',
-  ],
+  ['a legacy host', (r) => (r.hosts = { api: { host: '${API_HOST}' } }), '/0/hosts/api/host', 'API_HOST'],
   [
     'a file grant',
     (r) => (r.allowFileAccess = [{ id: 'f', directoryOrFile: '${DIR}', READ: true }]),
@@ -91,7 +110,12 @@ const refused: [string, (r: Record<string, any>) => void, string, string][] = [
     '/0/allowDeploymentAccess/0/deploymentId',
     'TARGET',
   ],
-  ['the packager grant', (r) => (r.allowPackagerAccess = '${PACKAGER_ON}'), '/0/allowPackagerAccess', 'PACKAGER_ON'],
+  [
+    'the packager grant',
+    (r) => (r.allowPackagerAccess = '${PACKAGER_ON}'),
+    '/0/allowPackagerAccess',
+    'PACKAGER_ON',
+  ],
   ['enabled', (r) => (r.enabled = '${ON}'), '/0/enabled', 'ON'],
   [
     'a log output URL',
@@ -128,7 +152,11 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
     });
     const e = await failure(loadBootstrap(text, agentKey, vars(['PKG_PATH', 'A', 'B']), withAdmins));
     expect(e.code).toBe('AGENT_BOOTSTRAP_UNSIGNED');
-    for (const part of ['PKG_PATH at "/0/remoteConfiguration"', 'A at "/0/packaging/additionalSigners/0/id"', 'B at "/0/packaging/additionalSigners/1/id"'])
+    for (const part of [
+      'PKG_PATH at "/0/remoteConfiguration"',
+      'A at "/0/packaging/additionalSigners/0/id"',
+      'B at "/0/packaging/additionalSigners/1/id"',
+    ])
       expect(e.message).toContain(part);
   });
 

@@ -282,7 +282,11 @@ describe('loadConfig', () => {
     // Blank beside a valid key list too (the other variable of the pair).
     const a = hex(keys.author, 'public');
     const e = codeOf(() =>
-      loadConfig({ AGENT_BOOTSTRAP: 'x', AGENT_BOOTSTRAP_ADMIN_KEYS: a, AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: '' }),
+      loadConfig({
+        AGENT_BOOTSTRAP: 'x',
+        AGENT_BOOTSTRAP_ADMIN_KEYS: a,
+        AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: '',
+      }),
     );
     expect(e.message).toContain('AGENT_BOOTSTRAP_ADMIN_KEYS_FILE is set but blank');
     // Unset: no administrators (today's behaviour).

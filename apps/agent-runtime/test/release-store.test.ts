@@ -179,9 +179,13 @@ const WRITER = join(dirname(fileURLToPath(import.meta.url)), 'release-writer.ts'
 /** Runs test/release-writer.ts in its own process; resolves with its exit code and output. */
 function writer(dataDir: string, first: number, step: number, count: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', WRITER, dataDir, `${first}`, `${step}`, `${count}`], {
-      cwd: dirname(WRITER),
-    });
+    const p = spawn(
+      process.execPath,
+      ['--import', 'tsx', WRITER, dataDir, `${first}`, `${step}`, `${count}`],
+      {
+        cwd: dirname(WRITER),
+      },
+    );
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -233,7 +237,10 @@ describe('two agents on one data directory (issue 29)', () => {
     const lock = `${releaseFileOf(dir, 'echo-app')}${RELEASE_LOCK_SUFFIX}`;
     // A process that ran and is gone (as after kill -9 while it held the lock).
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-    writeFileSync(lock, JSON.stringify({ pid: Number(gone.stdout.toString()), host: hostname(), token: 'x' }));
+    writeFileSync(
+      lock,
+      JSON.stringify({ pid: Number(gone.stdout.toString()), host: hostname(), token: 'x' }),
+    );
     releaseStore(dataDir).remember('echo-app', { sequence: 3, contentSha256: SHA_A }, 'dep-1');
     expect(releaseStore(dataDir).newest('echo-app')?.sequence).toBe(3);
     expect(existsSync(lock)).toBe(false);

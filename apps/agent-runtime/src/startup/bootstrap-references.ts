@@ -60,8 +60,7 @@ function namesIn(s: string): string[] {
   return names;
 }
 
-const escape = (segment: string | number): string =>
-  String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+const escape = (segment: string | number): string => String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Every reference in the string values of `value` (member names are never substituted), in document order. */
 export function variableReferences(value: unknown, path: (string | number)[] = []): VariableReference[] {
@@ -124,7 +123,10 @@ export function refuseTrustBearingReferences(bytes: Uint8Array): void {
   if (refused.length === 0) return;
   const shown = refused
     .slice(0, 5)
-    .map((r) => `${r.name} at ${JSON.stringify(r.pointer.length > 200 ? `${r.pointer.slice(0, 200)}…` : r.pointer)}`);
+    .map(
+      (r) =>
+        `${r.name} at ${JSON.stringify(r.pointer.length > 200 ? `${r.pointer.slice(0, 200)}…` : r.pointer)}`,
+    );
   const more = refused.length > 5 ? ` and ${refused.length - 5} more` : '';
   throw new AgentError(
     'AGENT_BOOTSTRAP_UNSIGNED',

@@ -235,8 +235,7 @@ function isStale(text: string, mtimeMs: number): boolean {
     holder = undefined;
   }
   const pid = holder?.pid;
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0)
-    return Date.now() - mtimeMs > 2_000; // being written right now, or left empty by a crash
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return Date.now() - mtimeMs > 2_000; // being written right now, or left empty by a crash
   return holder?.host === hostname() && !alive(pid);
 }
 
@@ -306,7 +305,10 @@ function withLock<T>(path: string, fn: (stillHeld: () => boolean) => T): T {
   }
 }
 
-const sameRelease = (a: RememberedRelease | undefined | null, b: RememberedRelease | undefined | null): boolean =>
+const sameRelease = (
+  a: RememberedRelease | undefined | null,
+  b: RememberedRelease | undefined | null,
+): boolean =>
   (a ?? undefined) === (b ?? undefined) ||
   (a != null && b != null && a.sequence === b.sequence && a.contentSha256 === b.contentSha256);
 
@@ -329,8 +331,7 @@ function rememberLocked(
       // Not newer than what is on disk: only this start's own decision against exactly that value may replace it.
       if (basis === undefined || !sameRelease(current, basis)) return false;
     }
-    if (!stillHeld())
-      throw Object.assign(new Error('the release lock was taken over'), { code: 'ELOCKED' });
+    if (!stillHeld()) throw Object.assign(new Error('the release lock was taken over'), { code: 'ELOCKED' });
     writeDurably(path, text);
     return true;
   });
