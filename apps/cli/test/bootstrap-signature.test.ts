@@ -178,6 +178,81 @@ describe('sign-bootstrap → verify-bootstrap (plain bootstrap and its .sig)', (
     expect(g.stderr).toMatch(/^oapp: FORMAT_/);
   });
 
+  /** The code oapp-format (and so the agent, which passes the file's bytes) gives for these signature bytes. */
+  function libraryCode(sig: Buffer): string {
+    try {
+      verifyBootstrapSignature(readFileSync(at('bootstrap.json')), sig, {
+        administrators: {
+          keys: [
+            {
+              id: 'admin',
+              publicKey: parseKey({ id: 'a', purpose: 'sign', type: 'public', keyHex: hex('admin.pub') })
+                .bytes,
+            },
+          ],
+          threshold: 1,
+        },
+      });
+    } catch (err) {
+      return (err as { code: string }).code;
+    }
+    return 'accepted';
+  }
+
+  it('a .sig holding a 0xFF byte → the code oapp-format and the agent give (FORMAT_BAD_UTF8), not another', async () => {
+    const sig = readFileSync(at('bootstrap.json.sig'));
+    const bad = Buffer.concat([Buffer.from('{"'), Buffer.from([0xff]), Buffer.from('":1,'), sig.subarray(1)]);
+    expect(bad.includes(0xff)).toBe(true);
+    writeFileSync(at('ff.sig'), bad);
+    expect(libraryCode(bad)).toBe('FORMAT_BAD_UTF8');
+    const r = await run([
+      'verify-bootstrap',
+      'bootstrap.json',
+      '--signature',
+      'ff.sig',
+      '--admin-key',
+      'admin.pub',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^oapp: FORMAT_BAD_UTF8: /);
+  });
+
+  it('a .sig of 70 000 bytes above 0x7F is judged on its byte size (under the cap), as the agent judges it', async () => {
+    // 35 000 × "é" (C3 A9) is valid UTF-8 of 70 000 bytes: under the 131 072-byte cap, so not FORMAT_SECTION_TOO_LARGE.
+    const high = Buffer.concat([Buffer.from('{"x":"'), Buffer.from('é'.repeat(35_000)), Buffer.from('"}')]);
+    const invalid = Buffer.alloc(70_000, 0xe9);
+    for (const [name, bytes] of [
+      ['high.sig', high],
+      ['invalid.sig', invalid],
+    ] as const) {
+      writeFileSync(at(name), bytes);
+      const code = libraryCode(bytes);
+      expect(code).not.toBe('FORMAT_SECTION_TOO_LARGE');
+      const r = await run([
+        'verify-bootstrap',
+        'bootstrap.json',
+        '--signature',
+        name,
+        '--admin-key',
+        'admin.pub',
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^oapp: ${code}: `));
+    }
+    // Above the cap in bytes it is still refused as too large.
+    writeFileSync(at('big.sig'), Buffer.alloc(140_000, 0x20));
+    const big = await run([
+      'verify-bootstrap',
+      'bootstrap.json',
+      '--signature',
+      'big.sig',
+      '--admin-key',
+      'admin.pub',
+    ]);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toMatch(/^oapp: FORMAT_SECTION_TOO_LARGE: /);
+  });
+
   it('two administrators with --threshold 2 and one signature → exit 1; --threshold above the keys → exit 2', async () => {
     const two = ['--admin-key', 'admin.pub', '--admin-key', 'admin2.pub'];
     const short = await run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '2']);

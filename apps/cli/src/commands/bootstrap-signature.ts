@@ -207,8 +207,10 @@ async function verifyPlain(
   if (o.signature === undefined && !outputExists(signature))
     throw unsigned(`${file} has no signature: ${signature} does not exist (oapp sign-bootstrap writes it)`);
   // Read up to twice the format's cap, so that oapp-format judges an oversized file (FORMAT_SECTION_TOO_LARGE).
-  const sigText = latin1(await readInput(signature, 2 * MAX_BOOTSTRAP_SIGNATURE_BYTES));
-  const v = verifyBootstrapSignature(bytes, sigText, { administrators: admins, now });
+  // The bytes go to oapp-format as they are, as the agent passes them: it counts them against the cap and
+  // decodes them as UTF-8 itself (a string would be re-encoded, and a byte above 0x7F counted twice).
+  const sigBytes = await readInput(signature, 2 * MAX_BOOTSTRAP_SIGNATURE_BYTES);
+  const v = verifyBootstrapSignature(bytes, sigBytes, { administrators: admins, now });
   return {
     encrypted: false,
     signature,
