@@ -28,7 +28,6 @@ const MiB = 1024 * 1024;
 /** Read size for package streams. */
 const READ_CHUNK = MiB;
 
-
 function unreadable(path: string, why: string, cause?: unknown): CliError {
   return new CliError('CLI_FILE_UNREADABLE', `${path}: ${why}`, EXIT_USAGE, { cause });
 }
@@ -405,6 +404,48 @@ async function writeStaged(dest: string, fill: Filler, options: OutputOptions): 
   }
 }
 
+/** Sequential writes are gathered into writes of this size: one thread-pool round trip per MiB, not per chunk. */
+const WRITE_BATCH = MiB;
+
+/**
+ * Gathers writes that continue one another into {@link WRITE_BATCH}-byte writes through `write` (the packages' 64 KiB
+ * chunks each cost a thread-pool round trip otherwise: issue 31). A write elsewhere first writes what is gathered.
+ * `flush` writes the rest; `wipe` clears the batch (it may hold plaintext), done or failed.
+ */
+function batched(write: (bytes: Uint8Array, position: number) => Promise<void>): {
+  write(bytes: Uint8Array, position: number): Promise<void>;
+  flush(): Promise<void>;
+  wipe(): void;
+} {
+  const batch = new Uint8Array(WRITE_BATCH);
+  let start = 0;
+  let used = 0;
+  const flush = async () => {
+    if (used > 0) await write(batch.subarray(0, used), start);
+    start += used;
+    used = 0;
+  };
+  return {
+    async write(bytes, position) {
+      if (position !== start + used) {
+        await flush();
+        start = position;
+      }
+      if (bytes.length >= WRITE_BATCH) {
+        await flush();
+        await write(bytes, position);
+        start = position + bytes.length;
+        return;
+      }
+      if (used + bytes.length > WRITE_BATCH) await flush();
+      batch.set(bytes, used);
+      used += bytes.length;
+    },
+    flush,
+    wipe: () => void batch.fill(0),
+  };
+}
+
 /** Writes all of `bytes` at `position` (a positional write may be short). */
 async function writeAt(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
   for (let off = 0; off < bytes.length;) {
@@ -439,12 +480,17 @@ export async function writePackage(
     return await atomicFile(
       dest,
       async (fh) => {
-        const sink = { write: (bytes: Uint8Array, position: number) => writeAt(fh, bytes, position) };
-        const written = await writePackageToSink(
-          { ...options, content: read(), contentSize: content.size },
-          sink,
-        );
-        return written.length;
+        const sink = batched((bytes, position) => writeAt(fh, bytes, position));
+        try {
+          const written = await writePackageToSink(
+            { ...options, content: read(), contentSize: content.size },
+            sink,
+          );
+          await sink.flush();
+          return written.length;
+        } finally {
+          sink.wipe();
+        }
       },
       {},
     );
@@ -473,10 +519,16 @@ export async function openPackageTo(
       dest,
       async (fh) => {
         let n = 0;
-        verified = await openPackageToSink(counted(input.open(), progress), options, async (chunk) => {
-          await fh.write(chunk);
-          n += chunk.length;
-        });
+        const sink = batched((bytes, position) => writeAt(fh, bytes, position));
+        try {
+          verified = await openPackageToSink(counted(input.open(), progress), options, async (chunk) => {
+            await sink.write(chunk, n);
+            n += chunk.length;
+          });
+          await sink.flush();
+        } finally {
+          sink.wipe();
+        }
         return n;
       },
       output,
