@@ -26,7 +26,10 @@ const COMMANDS: readonly (readonly [name: string, load: () => Promise<Factory>])
   ['encrypt-bootstrap', async () => (await import('./commands/encrypt.js')).encryptBootstrapCommand],
   ['decrypt-bootstrap', async () => (await import('./commands/encrypt.js')).decryptBootstrapCommand],
   ['sign-bootstrap', async () => (await import('./commands/bootstrap-signature.js')).signBootstrapCommand],
-  ['verify-bootstrap', async () => (await import('./commands/bootstrap-signature.js')).verifyBootstrapCommand],
+  [
+    'verify-bootstrap',
+    async () => (await import('./commands/bootstrap-signature.js')).verifyBootstrapCommand,
+  ],
   ['compile', async () => (await import('./commands/workflows.js')).compileCommand],
   ['hash', async () => (await import('./commands/workflows.js')).hashCommand],
   ['build', async () => (await import('./commands/workflows.js')).buildCommand],
@@ -89,7 +92,6 @@ export async function createProgram(ctx: Context, done: Done, only?: readonly st
   });
   return program;
 }
-
 
 function usageLine(err: CommanderError, args: readonly string[]): string {
   const names = new Set(COMMANDS.map(([name]) => name));
