@@ -177,7 +177,13 @@ describe('releaseStore (ADR 0144)', () => {
 const WRITER = join(dirname(fileURLToPath(import.meta.url)), 'release-writer.ts');
 
 /** Runs test/release-writer.ts in its own process; resolves with its exit code and output. */
-function writer(dataDir: string, first: number, step: number, count: number): Promise<string> {
+function writer(
+  dataDir: string,
+  first: number,
+  step: number,
+  count: number,
+  startAt: number,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
@@ -224,10 +230,14 @@ describe('two agents on one data directory (issue 29)', () => {
 
   it('S169 two writer processes racing on one data directory end with the highest sequence either wrote', async () => {
     const dataDir = join(tempDir(), 'data');
-    // Interleaved series: 1, 3, 5, … 199 and 2, 4, … 200, each write after its own (soon stale) read.
-    const outs = await Promise.all([writer(dataDir, 1, 2, 100), writer(dataDir, 2, 2, 100)]);
+    // Interleaved series: 1, 3, 5, … 599 and 2, 4, … 600, each write after its own (soon stale) read.
+    const startAt = Date.now() + 8_000;
+    const outs = await Promise.all([
+      writer(dataDir, 1, 2, 300, startAt),
+      writer(dataDir, 2, 2, 300, startAt),
+    ]);
     expect(outs).toEqual(['done\n', 'done\n']);
-    expect(releaseStore(dataDir).newest('x')?.sequence).toBe(200);
+    expect(releaseStore(dataDir).newest('x')?.sequence).toBe(600);
   }, 60_000);
 
   it('S169 a lock left by a killed process is taken over, not waited for', () => {
