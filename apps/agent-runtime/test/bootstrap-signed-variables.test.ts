@@ -140,6 +140,18 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
     },
   );
 
+  it('S173 refuses a reference spelt with JSON escapes (\\u0024{…}), which the compiler substitutes like any other', async () => {
+    const json = JSON.stringify([base()]).replace('"app.oapp"', '"\\u0024{PKG_PATH}"');
+    expect(json).toContain('\\u0024{PKG_PATH}');
+    const bytes = new TextEncoder().encode(json);
+    const path = join(dir, `escaped-${n++}.json`);
+    writeFileSync(path, bytes);
+    writeFileSync(`${path}.sig`, signBootstrap(bytes, { signers }));
+    const e = await failure(loadBootstrap(path, agentKey, vars(['PKG_PATH']), withAdmins));
+    expect(e.code).toBe('AGENT_BOOTSTRAP_UNSIGNED');
+    expect(e.message).toContain('PKG_PATH at "/0/remoteConfiguration"');
+  });
+
   it('S173 refuses it in a signed encrypted bootstrap too, and names every reference', async () => {
     const record = withEdit((r) => {
       r.remoteConfiguration = '${PKG_PATH}';

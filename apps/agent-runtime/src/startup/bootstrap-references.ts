@@ -110,8 +110,10 @@ function segmentsOf(pointer: string): string[] {
  *   JSON pointer and variable (up to five), never a value.
  */
 export function refuseTrustBearingReferences(bytes: Uint8Array): void {
-  // No `${` at all (the usual case): nothing to parse twice.
-  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes('${')) return;
+  // No `${` at all (the usual case): nothing to parse twice. A `\u` escape may spell one (`\u0024{`), so any
+  // escape means parsing.
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!text.includes('${') && !text.includes('\\u')) return;
   let parsed: unknown;
   try {
     parsed = parseStrictJson(bytes);
