@@ -127,8 +127,11 @@ describe('oapp inspect: the release and the rollback verdict', () => {
 
   it.each([
     [['--newest', '6'], { verdict: 'newer', code: null }],
-    [['--newest', '7'], { verdict: 'same', code: null }],
-    [['--newest', `7:${'0'.repeat(64)}`], { verdict: 'refused', code: 'POLICY_SEQUENCE_REUSED' }],
+    [['--newest', '7'], { verdict: 'same', code: null, contentCompared: false }],
+    [
+      ['--newest', `7:${'0'.repeat(64)}`],
+      { verdict: 'refused', code: 'POLICY_SEQUENCE_REUSED', contentCompared: true },
+    ],
     [['--newest', '8'], { verdict: 'refused', code: 'POLICY_ROLLBACK' }],
     [['--now', '2099-01-01T00:00:00Z'], { verdict: 'refused', code: 'POLICY_EXPIRED' }],
     [[], { verdict: 'first', code: null }],
@@ -140,16 +143,58 @@ describe('oapp inspect: the release and the rollback verdict', () => {
       const text = await run(['inspect', 'seq7.oapp', ...policy, ...extra]);
       expect(text.code).toBe(0);
       expect(text.out).toMatch(
-        want.code === null
-          ? new RegExp(`^rollback    ${want.verdict} \\(accepted\\)$`, 'm')
-          : new RegExp(`^rollback    REFUSED ${want.code}: `, 'm'),
+        want.code !== null
+          ? new RegExp(`^rollback    REFUSED ${want.code}: `, 'm')
+          : 'contentCompared' in want
+            ? /^rollback {4}same sequence; content not compared \(give --newest SEQ:SHA256\)$/m
+            : new RegExp(`^rollback    ${want.verdict} \\(accepted\\)$`, 'm'),
       );
     },
   );
 
   it('--newest SEQ:SHA256 with the package digest is the same release', async () => {
     const j = (await run(['inspect', 'seq7.oapp', '--json', '--newest', `7:${sha7}`])).json();
-    expect(j.rollback).toMatchObject({ verdict: 'same', code: null });
+    expect(j.rollback).toEqual({ verdict: 'same', code: null, message: null, contentCompared: true });
+    const text = await run(['inspect', 'seq7.oapp', '--newest', `7:${sha7}`]);
+    expect(text.out).toMatch(/^rollback {4}same \(accepted\)$/m);
+  });
+
+  it('--newest SEQ of the package’s own sequence without a digest: not claimed the same release (content not compared)', async () => {
+    // An agent that remembered other content under sequence 7 refuses this package (POLICY_SEQUENCE_REUSED):
+    // without the digest, inspection cannot tell, and says so.
+    const j = (await run(['inspect', 'seq7.oapp', '--json', '--newest', '7'])).json();
+    expect(j.rollback).toEqual({ verdict: 'same', code: null, message: null, contentCompared: false });
+    const text = await run(['inspect', 'seq7.oapp', '--newest', '7']);
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(
+      /^rollback {4}same sequence; content not compared \(give --newest SEQ:SHA256\)$/m,
+    );
+    expect(text.out).not.toMatch(/same \(accepted\)/);
+    // Expired as well: the refusal, and that the content was not compared.
+    const expired = await run(['inspect', 'seq7.oapp', '--newest', '7', '--now', '2099-01-01T00:00:00Z']);
+    expect(expired.out).toMatch(
+      /^rollback {4}REFUSED POLICY_EXPIRED: .*\(same sequence; content not compared/m,
+    );
+    // Other sequences: nothing to compare, no contentCompared.
+    for (const n of ['6', '8'])
+      expect(
+        (await run(['inspect', 'seq7.oapp', '--json', '--newest', n])).json().rollback,
+      ).not.toHaveProperty('contentCompared');
+  });
+
+  it('verify --newest SEQ without a digest: accepted, shown as a same sequence whose content was not compared', async () => {
+    const text = await run(['verify', 'seq7.oapp', ...policy, '--newest', '7']);
+    expect(text.code).toBe(0);
+    expect(text.out).toContain(
+      '  rollback             same sequence; content not compared (give --newest SEQ:SHA256)',
+    );
+    const j = (await run(['verify', 'seq7.oapp', ...policy, '--newest', '7', '--json'])).json();
+    expect(j.release).toMatchObject({ verdict: 'same', contentCompared: false });
+    const given = (await run(['verify', 'seq7.oapp', ...policy, '--newest', `7:${sha7}`, '--json'])).json();
+    expect(given.release).toMatchObject({ verdict: 'same', contentCompared: true });
+    expect(
+      (await run(['verify', 'seq7.oapp', ...policy, '--newest', '6', '--json'])).json().release,
+    ).not.toHaveProperty('contentCompared');
   });
 
   it('the bootstrap floor: a package below minimumSequence is refused (S170, no data directory anywhere)', async () => {

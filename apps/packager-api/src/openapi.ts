@@ -192,7 +192,11 @@ export const INSPECT_RESPONSE_SCHEMA = {
         'What an agent’s rollback check would decide against the query’s `minimumSequence`, `newest`, `now` and ' +
         '`clockSkewSeconds`, as `oapp inspect --newest/--now` shows it: a verdict with `code` and `message` ' +
         'null, or `refused` with the code and message the agent would refuse the package with. `null` when the ' +
-        'query names none of them. Inspection decides nothing: a refusal is still a 200.',
+        'query names none of them. Inspection decides nothing: a refusal is still a 200. When the package’s ' +
+        'sequence equals `newest`’s, `contentCompared` says whether its content digest was compared with the ' +
+        'one given (`newest=SEQUENCE:SHA256`); `false`: no digest was given, so the verdict means only that the ' +
+        'sequence is the same (an agent that accepted other content under it would refuse the package, ' +
+        '`POLICY_SEQUENCE_REUSED`). Absent when the sequences differ or no `newest` is given.',
       oneOf: [
         { type: 'null' },
         {
@@ -202,6 +206,7 @@ export const INSPECT_RESPONSE_SCHEMA = {
             verdict: { enum: ['first', 'newer', 'same', 'allowed-downgrade', 'unversioned', 'refused'] },
             code: { oneOf: [{ type: 'string' }, { type: 'null' }] },
             message: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+            contentCompared: { type: 'boolean' },
           },
         },
       ],
@@ -286,7 +291,8 @@ const INSPECT_PARAMETERS = [
     description:
       'The newest release the agent accepted for this package id: `SEQUENCE` or `SEQUENCE:SHA256` (its content ' +
       'sha256, 64 hex digits), as `oapp inspect --newest` takes it. Without the digest, a package of that very ' +
-      'sequence counts as the same release.',
+      'sequence is judged with its own digest and its `rollback` carries `contentCompared: false`: give the ' +
+      'digest to learn whether it is the release the agent accepted.',
     schema: { type: 'string', pattern: '^[0-9]{1,16}(:[0-9a-fA-F]{64})?$' },
   },
   {

@@ -150,10 +150,37 @@ describe('POST /workflow-inspect: the rollback verdict from the query', () => {
         now: now === undefined ? undefined : new Date(now),
         clockSkewSeconds: skew,
       };
-      expect(rollback).toEqual(await asOappInspect(made.v2, floor, freshness));
+      // Of the package's own sequence (5), `contentCompared` says whether a digest was given to compare.
+      const compared = newest?.[0] === 5 ? { contentCompared: newest[1] !== undefined } : {};
+      expect(rollback).toEqual({
+        ...((await asOappInspect(made.v2, floor, freshness)) as object),
+        ...compared,
+      });
       if (code !== null) expect(rollback.message).toMatch(/\S/);
     },
   );
+
+  it('newest of the package’s own sequence without a digest: not claimed the same content (contentCompared false)', async () => {
+    // An agent that remembered other content under sequence 5 would refuse this package (POLICY_SEQUENCE_REUSED):
+    // without the digest the answer says that the content was not compared.
+    expect(await rollbackOf('?newest=5')).toEqual({
+      verdict: 'same',
+      code: null,
+      message: null,
+      contentCompared: false,
+    });
+    expect(await rollbackOf(`?newest=5:${made.sha}`)).toEqual({
+      verdict: 'same',
+      code: null,
+      message: null,
+      contentCompared: true,
+    });
+    expect(await rollbackOf(`?newest=5:${OTHER_SHA}`)).toMatchObject({
+      code: 'POLICY_SEQUENCE_REUSED',
+      contentCompared: true,
+    });
+    expect(await rollbackOf('?newest=4')).not.toHaveProperty('contentCompared');
+  });
 
   it('a format 1 package: unversioned without floor or newest, refused with either', async () => {
     expect(await rollbackOf('?now=2030-01-01T00:00:00Z', made.v1)).toEqual({

@@ -28,7 +28,12 @@ export {
   validatePackageRequest,
   workflowPackage,
 } from './operations/workflow-package.js';
-export { packageEnvelope, validatePackageEnvelopeRequest, workflowInspect } from './operations/packages.js';
+export {
+  packageEnvelope,
+  validatePackageEnvelopeRequest,
+  workflowInspect,
+  type InspectRollbackVerdict,
+} from './operations/packages.js';
 export { INSPECT_QUERY_PARAMETERS, inspectFreshnessOf } from './inspect-query.js';
 export type { InspectFreshness } from './inspect-query.js';
 export { buildWorkflowsFromManifest, workflowCompile, workflowHash } from './operations/workflows.js';

@@ -23,7 +23,10 @@ const MAX_SEQUENCE = Number.MAX_SAFE_INTEGER;
 export interface InspectFreshness {
   /** The deployment's floor (`packaging.minimumSequence`). */
   readonly minimumSequence?: number | undefined;
-  /** The newest release the agent accepted; without a digest, the inspected package's own content digest. */
+  /**
+   * The newest release the agent accepted; without a digest, judged with the inspected package's own content digest
+   * (a package of that very sequence is then reported with `contentCompared: false`).
+   */
   readonly newest?: { readonly sequence: number; readonly contentSha256?: string | undefined } | undefined;
   /** The agent's clock for the expiry check (default: the packager's clock). */
   readonly now?: Date | undefined;

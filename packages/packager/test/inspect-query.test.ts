@@ -92,11 +92,52 @@ describe('workflowInspect with freshness inputs', () => {
       ).rollback;
     expect(await rollback('')).toBeNull();
     expect(await rollback('newest=9')).toEqual({ verdict: 'newer', code: null, message: null });
-    expect(await rollback('newest=10')).toEqual({ verdict: 'same', code: null, message: null });
+    expect(await rollback('newest=10')).toEqual({
+      verdict: 'same',
+      code: null,
+      message: null,
+      contentCompared: false,
+    });
     expect(await rollback('minimumSequence=11')).toMatchObject({
       verdict: 'refused',
       code: 'POLICY_BELOW_MINIMUM',
       message: expect.stringContaining('11') as string,
     });
+  });
+
+  it('newest of the same sequence: contentCompared says whether a digest was compared (absent when the sequences differ)', async () => {
+    const packager = generateKeyPair('authenticated');
+    const alice = generateKeyPair('authenticated');
+    const pkg = createPackage({
+      packageId: 'p',
+      content: new TextEncoder().encode('{}'),
+      packagerSecretKey: packager.secretKey,
+      recipients: [alice.publicKey!],
+      sequence: 10,
+    });
+    const inspected = JSON.parse((await workflowInspect(pkg)).body as string) as {
+      content: { sha256: string };
+    };
+    const other = 'ab'.repeat(32);
+    const rollback = async (q: string) =>
+      (
+        JSON.parse((await workflowInspect(pkg, inspectFreshnessOf(q))).body as string) as {
+          rollback: unknown;
+        }
+      ).rollback;
+    // Without a digest the package's own stands in: the sequence is the same, the content was not compared.
+    expect(await rollback('newest=10')).toMatchObject({ verdict: 'same', contentCompared: false });
+    expect(await rollback(`newest=10:${inspected.content.sha256}`)).toMatchObject({
+      verdict: 'same',
+      contentCompared: true,
+    });
+    expect(await rollback(`newest=10:${other}`)).toMatchObject({
+      verdict: 'refused',
+      code: 'POLICY_SEQUENCE_REUSED',
+      contentCompared: true,
+    });
+    expect(await rollback('newest=9')).not.toHaveProperty('contentCompared');
+    expect(await rollback('newest=11')).not.toHaveProperty('contentCompared');
+    expect(await rollback('minimumSequence=1')).not.toHaveProperty('contentCompared');
   });
 });

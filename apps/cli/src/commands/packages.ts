@@ -67,13 +67,31 @@ function releaseText(r: {
   return `format ${r.formatVersion}, ${sequence}, ${expires}`;
 }
 
-function rollbackText(r: RollbackVerdict): string {
-  return r.code === null ? `${r.verdict} (accepted)` : `REFUSED ${r.code}: ${r.message ?? ''}`;
+/** What `--newest SEQ` without a digest leaves open, and how to close it. */
+const NOT_COMPARED = 'same sequence; content not compared (give --newest SEQ:SHA256)';
+
+/**
+ * Whether the content was compared (JSON `contentCompared`, as /workflow-inspect answers it): present when the
+ * package's sequence equals `--newest`'s, `true` with a digest, `false` without one (the package's own stands in,
+ * so `same` says only that the sequence is the same: an agent that accepted other content under it would refuse
+ * the package, POLICY_SEQUENCE_REUSED). Absent when the sequences differ or `--newest` is not given.
+ */
+function contentComparedOf(f: FreshnessFlags, sequence: number | null): { contentCompared?: boolean } {
+  const n = f.newest;
+  return n !== undefined && sequence === n.sequence ? { contentCompared: n.contentSha256 !== undefined } : {};
+}
+
+type Rollback = RollbackVerdict & { readonly contentCompared?: boolean };
+
+function rollbackText(r: Rollback): string {
+  if (r.code !== null)
+    return `REFUSED ${r.code}: ${r.message ?? ''}${r.contentCompared === false ? ` (${NOT_COMPARED})` : ''}`;
+  return r.contentCompared === false ? NOT_COMPARED : `${r.verdict} (accepted)`;
 }
 
 /**
  * The freshness inputs of `--newest`/`--now` for a package whose content has `contentSha256`: `--newest SEQ`
- * without a digest counts a package of that very sequence as the same release.
+ * without a digest is judged with the package's own (and its verdict then carries `contentCompared: false`).
  */
 function freshnessOptionsOf(f: FreshnessFlags, contentSha256: string): FreshnessOptions {
   const n = f.newest;
@@ -84,7 +102,7 @@ function freshnessOptionsOf(f: FreshnessFlags, contentSha256: string): Freshness
   };
 }
 
-function inspectionText(i: PackageInspection, withPolicy: boolean): string {
+function inspectionText(i: PackageInspection & { rollback: Rollback | null }, withPolicy: boolean): string {
   const lines = [
     `package     ${quoted(i.packageId)} (${i.kind}, ${i.format})`,
     `created     ${quoted(i.createdAt)}`,
@@ -137,12 +155,17 @@ export function inspectCommand(ctx: Context, done: Done): Command {
         const needSha = fresh.newest !== undefined && fresh.newest.contentSha256 === undefined;
         const given = freshnessGiven(fresh) && !needSha ? freshnessOptionsOf(fresh, '') : undefined;
         const first = await inspectPackage(input.open(), { policy, freshness: given });
-        const inspection = needSha
+        const judged = needSha
           ? await inspectPackage(input.open(), {
               policy,
               freshness: freshnessOptionsOf(fresh, first.content.sha256),
             })
           : first;
+        const rollback: Rollback | null =
+          judged.rollback === null
+            ? null
+            : { ...judged.rollback, ...contentComparedOf(fresh, judged.sequence) };
+        const inspection = { ...judged, rollback };
         if (o.json === true) ctx.printJson({ ok: true, ...inspection });
         else ctx.print(inspectionText(inspection, policy !== undefined));
       } finally {
@@ -161,23 +184,34 @@ function packagePathOf(given: string | undefined, resolved: ResolvedPolicy): str
   );
 }
 
-function summary(v: VerifiedPackage) {
+/** The release `verify` accepted, with `contentCompared` as `inspect` gives it (see contentComparedOf). */
+type VerifiedRelease = PackageRelease & { readonly contentCompared?: boolean };
+
+function releaseOf(v: VerifiedPackage, f: FreshnessFlags): VerifiedRelease {
+  return { ...v.release, ...contentComparedOf(f, v.release.sequence) };
+}
+
+function summary(v: VerifiedPackage, release: VerifiedRelease = v.release) {
   return {
     packageId: v.parsed.header.packageId,
     packager: { id: v.packager.id, fingerprint: fingerprint(v.packager.publicKey) },
     signers: v.signers,
-    release: v.release,
+    release,
   };
 }
 
-function releaseLines(r: PackageRelease): string[] {
+function releaseLines(r: VerifiedRelease): string[] {
   return [
     `  release              ${releaseText(r)}, created ${quoted(r.createdAt)}`,
-    `  rollback             ${r.verdict} (accepted)`,
+    `  rollback             ${r.contentCompared === false ? NOT_COMPARED : `${r.verdict} (accepted)`}`,
   ];
 }
 
-function verifiedText(v: VerifiedPackage, content: StartupContent | undefined): string {
+function verifiedText(
+  v: VerifiedPackage,
+  content: StartupContent | undefined,
+  release: VerifiedRelease = v.release,
+): string {
   const names = (l: readonly { id: string }[]) =>
     l.length === 0 ? 'none' : l.map((s) => quoted(s.id)).join(', ');
   return [
@@ -190,7 +224,7 @@ function verifiedText(v: VerifiedPackage, content: StartupContent | undefined): 
       : [
           `  unknown signers      ${v.signers.ignored} record(s) of keys the policy does not name: not verified, not counted`,
         ]),
-    ...releaseLines(v.release),
+    ...releaseLines(release),
     ...(content === undefined
       ? []
       : [`  content              compiled workflow, hash ${content.workflowHash}`]),
@@ -215,7 +249,8 @@ interface VerifyOptions extends PolicyOptionValues, FreshnessOptionValues {
 
 /**
  * The freshness inputs of `--newest`/`--now` for `input` (a `--newest` without a digest takes the package's own
- * content digest, read from its HEADER); undefined when neither was given.
+ * content digest, read from its HEADER, and the release then carries `contentCompared: false`); undefined when
+ * neither was given.
  */
 async function freshnessFor(input: Input, f: FreshnessFlags): Promise<FreshnessOptions | undefined> {
   if (!freshnessGiven(f)) return undefined;
@@ -276,8 +311,10 @@ export function verifyCommand(ctx: Context, done: Done): Command {
           resolved.deploymentId === undefined
             ? undefined
             : await checkStartupContent(input, resolved, freshness);
-        if (o.json === true) ctx.printJson({ ok: true, package: input.name, ...summary(v), ...content });
-        else ctx.print(verifiedText(v, content));
+        const release = releaseOf(v, fresh);
+        if (o.json === true)
+          ctx.printJson({ ok: true, package: input.name, ...summary(v, release), ...content });
+        else ctx.print(verifiedText(v, content, release));
         done(0);
       } finally {
         await input.dispose();

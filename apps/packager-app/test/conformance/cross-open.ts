@@ -270,6 +270,8 @@ describe('issue 29: the release and the administrators’ signatures, from eithe
     const cases = [
       ['76', '2099-01-31T12:04:59Z', 'newer'],
       ['77', '2099-01-31T12:05:01Z', 'refused'],
+      // The package's own sequence without a digest: `contentCompared: false` on all three.
+      ['77', '2099-01-31T12:00:00Z', 'same'],
       ['78', '2099-01-31T12:00:00Z', 'refused'],
     ] as const;
     for (const [newest, now, verdict] of cases) {

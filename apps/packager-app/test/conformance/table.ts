@@ -392,6 +392,7 @@ const inspectWith =
  */
 const INSPECT_VERDICTS: [string, string, () => string, string | null, string | null][] = [
   ['newest below the sequence', 'c-iq-newer', () => 'newest=1', 'newer', null],
+  // Without a digest the package's own stands in: the answer says the content was not compared.
   ['newest = the sequence, no digest', 'c-iq-same', () => `newest=${made.sequence}`, 'same', null],
   [
     'newest = the sequence with its digest',
@@ -1049,8 +1050,15 @@ describe('the same answers from the Express service and the agent', () => {
         const { express, agent } = await compare(`${id}-v`, inspectWith(query));
         for (const s of [express, agent]) {
           expect(s.status).toBe(200);
-          const { rollback } = JSON.parse(s.body) as { rollback: { verdict: string; code: string | null } };
+          const { rollback } = JSON.parse(s.body) as {
+            rollback: { verdict: string; code: string | null; contentCompared?: boolean };
+          };
           expect({ verdict: rollback.verdict, code: rollback.code }).toEqual({ verdict, code });
+          // Of the package's own sequence, whether a digest was compared; absent otherwise.
+          const newest = /(?:^|&)newest=([0-9]+)(:)?/.exec(query());
+          expect(rollback.contentCompared).toBe(
+            newest !== null && Number(newest[1]) === made.sequence ? newest[2] !== undefined : undefined,
+          );
         }
       },
       10_000,

@@ -27,11 +27,23 @@ export const validatePackageEnvelopeRequest = bodyValidator<PackageEnvelopeReque
 );
 
 /**
+ * The rollback verdict of /workflow-inspect: oapp-format's, and `contentCompared` when the package's sequence equals
+ * the query's `newest`: whether its content digest was compared with the one the agent remembers (`newest=SEQ:SHA256`).
+ * `false` (no digest given): the verdict says only that the sequence is the same, not that the release is (an agent
+ * that remembered other content under it would refuse it, POLICY_SEQUENCE_REUSED). Absent when the sequences differ
+ * or no `newest` is given: there is no content to compare. `oapp inspect --newest --json` answers the same.
+ */
+export interface InspectRollbackVerdict extends RollbackVerdict {
+  readonly contentCompared?: boolean;
+}
+
+/**
  * The rollback verdict of an inspected package against the query's floor, remembered newest, clock and skew: what
  * an agent's freshness check (SPEC.md §6 step 13a) would decide, as `oapp inspect --newest/--now` shows it. A
- * `newest` without a digest takes the package's own (its very sequence is then the same release).
+ * `newest` without a digest is judged with the package's own, and a package of that very sequence then carries
+ * `contentCompared: false` (the verdict is not a claim that the content is the one the agent accepted).
  */
-function rollbackOf(i: PackageInspection, q: InspectFreshness): RollbackVerdict {
+function rollbackOf(i: PackageInspection, q: InspectFreshness): InspectRollbackVerdict {
   const release = {
     formatVersion: i.formatVersion,
     sequence: i.sequence,
@@ -42,17 +54,21 @@ function rollbackOf(i: PackageInspection, q: InspectFreshness): RollbackVerdict 
     q.newest === undefined
       ? undefined
       : { sequence: q.newest.sequence, contentSha256: q.newest.contentSha256 ?? i.content.sha256 };
+  const compared =
+    q.newest !== undefined && i.sequence === q.newest.sequence
+      ? { contentCompared: q.newest.contentSha256 !== undefined }
+      : {};
   try {
     const { verdict } = checkFreshness(release, i.content.sha256, q.minimumSequence, {
       newest,
       now: q.now,
       clockSkewSeconds: q.clockSkewSeconds,
     });
-    return { verdict, code: null, message: null };
+    return { verdict, code: null, message: null, ...compared };
   } catch (err) {
     // The query is judged before (inspectFreshnessOf): a POLICY_INVALID here is a failure, not a verdict.
     if (!isOappError(err) || err.code === 'POLICY_INVALID') throw err;
-    return { verdict: 'refused', code: err.code, message: err.message };
+    return { verdict: 'refused', code: err.code, message: err.message, ...compared };
   }
 }
 
