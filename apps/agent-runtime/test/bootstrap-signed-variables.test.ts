@@ -54,72 +54,94 @@ async function failure(p: Promise<unknown>): Promise<{ code: string; message: st
 
 const base = () => makeRecord(keys, 'app.oapp');
 
+type Json = Record<string | number, unknown>;
+
+/** Sets the value at `path` of `r` to `value` (members created as needed). */
+function setIn(r: Json, path: readonly (string | number)[], value: unknown): void {
+  let at = r;
+  for (let i = 0; i < path.length - 1; i++) {
+    at[path[i]!] ??= typeof path[i + 1] === 'number' ? [] : {};
+    at = at[path[i]!] as Json;
+  }
+  at[path[path.length - 1]!] = value;
+}
+
 /** A record with `edit` applied to a copy of the fixture record. */
-function withEdit(edit: (r: Record<string, any>) => void): Record<string, unknown> {
-  const r = JSON.parse(JSON.stringify(base())) as Record<string, any>;
+function withEdit(edit: (r: Json) => void): Record<string, unknown> {
+  const r = JSON.parse(JSON.stringify(base())) as Json;
   edit(r);
   return r;
 }
 
 /** Trust-bearing positions: [what, edit, pointer, variable]. */
-const refused: [string, (r: Record<string, any>) => void, string, string][] = [
-  ['a key', (r) => (r.keys[2].keyHex = '${AUTHOR_KEY}'), '/0/keys/2/keyHex', 'AUTHOR_KEY'],
-  ['a key id', (r) => (r.keys[0].id = 'pack${SUFFIX}'), '/0/keys/0/id', 'SUFFIX'],
+const refused: [string, (r: Json) => void, string, string][] = [
+  ['a key', (r) => setIn(r, ['keys', 2, 'keyHex'], '${AUTHOR_KEY}'), '/0/keys/2/keyHex', 'AUTHOR_KEY'],
+  ['a key id', (r) => setIn(r, ['keys', 0, 'id'], 'pack${SUFFIX}'), '/0/keys/0/id', 'SUFFIX'],
   [
     'packaging signers',
-    (r) => (r.packaging.requiredSigners = [{ id: '${SIGNER}' }]),
+    (r) => setIn(r, ['packaging', 'requiredSigners'], [{ id: '${SIGNER}' }]),
     '/0/packaging/requiredSigners/0/id',
     'SIGNER',
   ],
   [
     'packaging.minimumSequence',
-    (r) => (r.packaging.minimumSequence = '${MIN}'),
+    (r) => setIn(r, ['packaging', 'minimumSequence'], '${MIN}'),
     '/0/packaging/minimumSequence',
     'MIN',
   ],
-  ['packaging.packageId', (r) => (r.packaging.packageId = '${PKG}'), '/0/packaging/packageId', 'PKG'],
+  [
+    'packaging.packageId',
+    (r) => setIn(r, ['packaging', 'packageId'], '${PKG}'),
+    '/0/packaging/packageId',
+    'PKG',
+  ],
   [
     'remoteConfiguration',
-    (r) => (r.remoteConfiguration = '${PKG_PATH}'),
+    (r) => setIn(r, ['remoteConfiguration'], '${PKG_PATH}'),
     '/0/remoteConfiguration',
     'PKG_PATH',
   ],
-  ['deploymentId', (r) => (r.deploymentId = 'dep-${N}'), '/0/deploymentId', 'N'],
+  ['deploymentId', (r) => setIn(r, ['deploymentId'], 'dep-${N}'), '/0/deploymentId', 'N'],
   [
     'a server grant',
-    (r) => (r.allowHttpServerAccess[0].port = '${PORT}'),
+    (r) => setIn(r, ['allowHttpServerAccess', 0, 'port'], '${PORT}'),
     '/0/allowHttpServerAccess/0/port',
     'PORT',
   ],
   [
     'a host grant',
-    (r) => (r.allowExternalHostAccess = [{ id: 'api', host: 'https://${API_HOST}/' }]),
+    (r) => setIn(r, ['allowExternalHostAccess'], [{ id: 'api', host: 'https://${API_HOST}/' }]),
     '/0/allowExternalHostAccess/0/host',
     'API_HOST',
   ],
-  ['a legacy host', (r) => (r.hosts = { api: { host: '${API_HOST}' } }), '/0/hosts/api/host', 'API_HOST'],
+  [
+    'a legacy host',
+    (r) => setIn(r, ['hosts'], { api: { host: '${API_HOST}' } }),
+    '/0/hosts/api/host',
+    'API_HOST',
+  ],
   [
     'a file grant',
-    (r) => (r.allowFileAccess = [{ id: 'f', directoryOrFile: '${DIR}', READ: true }]),
+    (r) => setIn(r, ['allowFileAccess'], [{ id: 'f', directoryOrFile: '${DIR}', READ: true }]),
     '/0/allowFileAccess/0/directoryOrFile',
     'DIR',
   ],
   [
     'a deployment grant',
-    (r) => (r.allowDeploymentAccess = [{ id: 'd', access: 'call', deploymentId: '${TARGET}' }]),
+    (r) => setIn(r, ['allowDeploymentAccess'], [{ id: 'd', access: 'call', deploymentId: '${TARGET}' }]),
     '/0/allowDeploymentAccess/0/deploymentId',
     'TARGET',
   ],
   [
     'the packager grant',
-    (r) => (r.allowPackagerAccess = '${PACKAGER_ON}'),
+    (r) => setIn(r, ['allowPackagerAccess'], '${PACKAGER_ON}'),
     '/0/allowPackagerAccess',
     'PACKAGER_ON',
   ],
-  ['enabled', (r) => (r.enabled = '${ON}'), '/0/enabled', 'ON'],
+  ['enabled', (r) => setIn(r, ['enabled'], '${ON}'), '/0/enabled', 'ON'],
   [
     'a log output URL',
-    (r) => (r.errorHandling = { logs: { outputUrl: 'https://${LOG_HOST}/in' } }),
+    (r) => setIn(r, ['errorHandling'], { logs: { outputUrl: 'https://${LOG_HOST}/in' } }),
     '/0/errorHandling/logs/outputUrl',
     'LOG_HOST',
   ],
@@ -154,8 +176,8 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
 
   it('S173 refuses it in a signed encrypted bootstrap too, and names every reference', async () => {
     const record = withEdit((r) => {
-      r.remoteConfiguration = '${PKG_PATH}';
-      r.packaging.additionalSigners = [{ id: '${A}' }, { id: '${B}' }];
+      setIn(r, ['remoteConfiguration'], '${PKG_PATH}');
+      setIn(r, ['packaging', 'additionalSigners'], [{ id: '${A}' }, { id: '${B}' }]);
     });
     const text = encryptBootstrap(new TextEncoder().encode(JSON.stringify(record)), {
       packagerSecretKey: keys.packager.secretKey,
@@ -174,7 +196,7 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
 
   it('S173 allows references outside trust-bearing positions and reports their names, not their values', async () => {
     const record = withEdit((r) => {
-      r.allowExternalHostAccess = [
+      r['allowExternalHostAccess'] = [
         {
           id: 'api',
           host: 'https://api.example.test/',
@@ -182,8 +204,8 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
           data: { clientSecret: '${CLIENT_SECRET}' },
         },
       ];
-      r.data = { region: '${REGION}', literal: 'costs $${5}' };
-      r.remoteConfigurationAuth = '${CONFIG_TOKEN}';
+      r['data'] = { region: '${REGION}', literal: 'costs $${5}' };
+      r['remoteConfigurationAuth'] = '${CONFIG_TOKEN}';
     });
     const names = ['API_TOKEN', 'CLIENT_SECRET', 'REGION', 'CONFIG_TOKEN'];
     const loaded = await loadBootstrap(signedFile(record), agentKey, vars(names, ['API_TOKEN']), withAdmins);
@@ -198,7 +220,7 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
   });
 
   it('without administrator keys references stay allowed everywhere (today), and are reported by name', async () => {
-    const path = signedFile(withEdit((r) => (r.remoteConfiguration = '${PKG_PATH}')));
+    const path = signedFile(withEdit((r) => setIn(r, ['remoteConfiguration'], '${PKG_PATH}')));
     const loaded = await loadBootstrap(path, agentKey, vars(['PKG_PATH']), {});
     expect(loaded.trust.signature).toBe('signed, not checked');
     expect(loaded.bootstrap[0]!.remoteConfiguration).toBe(SECRET_VALUE);

@@ -187,7 +187,7 @@ function writer(
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      ['--import', 'tsx', WRITER, dataDir, `${first}`, `${step}`, `${count}`],
+      ['--import', 'tsx', WRITER, dataDir, `${first}`, `${step}`, `${count}`, `${startAt}`],
       {
         cwd: dirname(WRITER),
       },

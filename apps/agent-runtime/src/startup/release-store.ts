@@ -169,7 +169,13 @@ function ensureDir(dir: string): void {
     if (errnoOf(err) !== 'ENOENT') throw err;
   }
   ensureDir(dirname(dir));
-  mkdirSync(dir, { mode: 0o700 });
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    // Another agent on the same data directory made it meanwhile.
+    if (errnoOf(err) === 'EEXIST' && statSync(dir).isDirectory()) return;
+    throw err;
+  }
   syncDir(dirname(dir));
 }
 

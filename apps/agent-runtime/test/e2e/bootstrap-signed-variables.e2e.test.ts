@@ -48,7 +48,7 @@ describe('the agent process: variables in a signed bootstrap', () => {
     const pkg = writePackage(dir, keys, { sequence: 1 });
     const record = makeRecord(keys, '${PKG_PATH}', {
       allowHttpServerAccess: [{ id: 'api', port: await freePort() }],
-    }) as Record<string, any>;
+    });
     record.packaging.requiredSigners = [{ id: '${SIGNER}' }];
     const env = {
       AGENT_BOOTSTRAP_ADMIN_KEYS: keyToHex(admin.publicKey!),
