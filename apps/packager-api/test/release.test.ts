@@ -97,6 +97,59 @@ describe('POST /workflow-package: the release members', () => {
   });
 });
 
+/** A form whose `body` part is `body` as JSON text with the member `"@"` spelt `spelling` (e.g. `1e3`). */
+function spelt(body: Record<string, unknown>, spelling: string, stream: string): FormData {
+  const fd = new FormData();
+  const text = JSON.stringify(body).replace('"@"', spelling);
+  expect(text).toContain(spelling);
+  fd.append('body', text);
+  fd.append('stream', new Blob([stream], { type: 'application/octet-stream' }), 'stream.bin');
+  return fd;
+}
+
+describe('an integer member spelt with a fraction or an exponent → 422 naming it, never rounded and signed', () => {
+  it.each([
+    ['1e3', 1000],
+    ['7.0000000000000001', 7],
+    ['9007199254740990.9', Number.MAX_SAFE_INTEGER],
+    ['5.0', 5],
+  ])('/workflow-package sequence %s (the number %d)', async (spelling) => {
+    const res = await postForm(
+      `${srv.url}/workflow-package`,
+      spelt(packageRequest(packageKeys(), { sequence: '@' }), spelling, workflow),
+    );
+    const body = await expectFieldProblem(res, '/sequence');
+    expect(body.detail).toMatch(/^body field \/sequence must be written as a whole number/);
+  });
+
+  it('/workflow-package formatVersion 2.0 and 1e0; /bootstrap-encrypt sequence 1e1 (each named)', async () => {
+    for (const spelling of ['2.0', '1e0'])
+      await expectFieldProblem(
+        await postForm(
+          `${srv.url}/workflow-package`,
+          spelt(packageRequest(packageKeys(), { formatVersion: '@' }), spelling, workflow),
+        ),
+        '/formatVersion',
+      );
+    await expectFieldProblem(
+      await postForm(
+        `${srv.url}/bootstrap-encrypt`,
+        spelt(encryptKeys().body({ sequence: '@' }), '1e1', BOOTSTRAP),
+      ),
+      '/sequence',
+    );
+  });
+
+  it('the same members written as integers are taken (the spelling is the only difference)', async () => {
+    const res = await postForm(
+      `${srv.url}/workflow-package`,
+      spelt(packageRequest(packageKeys(), { sequence: '@' }), '1000', workflow),
+    );
+    expect(res.status).toBe(200);
+    expect((await inspectPackage(new Uint8Array(await res.arrayBuffer()))).sequence).toBe(1000);
+  });
+});
+
 describe('POST /workflow-inspect shows the release', () => {
   it('formatVersion, sequence, createdAt, expiresAt; rollback null (no policy)', async () => {
     const expiresAt = new Date(Date.now() + DAY_MS).toISOString();

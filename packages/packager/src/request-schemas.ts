@@ -54,7 +54,8 @@ export const RELEASE_PROPERTIES = {
     description:
       'The release sequence, 0 to 2^53 − 1, signed with the content: an agent refuses a package older than the ' +
       'newest it accepted for the package id. Default: whole seconds since the Unix epoch of the creation time ' +
-      '(a clock-derived sequence). Not with `formatVersion` 1.',
+      '(a clock-derived sequence). Not with `formatVersion` 1. Written as a whole number: a fraction or an ' +
+      'exponent (`1e3`, `7.0`) is refused (422), never rounded.',
   },
   expiresAt: {
     type: 'string',

@@ -335,6 +335,25 @@ const RELEASE: Case[] = [
     422,
     'REQUEST_FIELD_INVALID',
   ]),
+  // An integer member spelt with a fraction or an exponent: the number alone is an integer (1000, 7, 2^53 − 1),
+  // the spelling is refused by name, never rounded and signed.
+  ...(
+    [
+      ['sequence 1e3', 'c-rel-exponent', 'sequence', '1e3'],
+      ['sequence 7.0000000000000001', 'c-rel-rounds', 'sequence', '7.0000000000000001'],
+      ['sequence 9007199254740990.9', 'c-rel-rounds-max', 'sequence', '9007199254740990.9'],
+      ['formatVersion 2.0', 'c-rel-version-fraction', 'formatVersion', '2.0'],
+    ] as const
+  ).map(([what, id, member, spelling]): Case => [
+    `/workflow-package, ${what}`,
+    id,
+    () =>
+      multipart('/workflow-package', () =>
+        form(JSON.stringify(packageRequest(k, { [member]: '@' })).replace('"@"', spelling), workflow, true),
+      ),
+    422,
+    'REQUEST_FIELD_INVALID',
+  ]),
   [
     '/workflow-package, a sequence above 2^53 - 1 (not an exact JSON number)',
     'c-rel-huge',
