@@ -64,6 +64,14 @@ export interface PackagerCapability {
    * @throws RequestError `REQUEST_TOKEN_CONFIG_INVALID`.
    */
   checkCallerTokens(records: string, source: string): void;
+  /**
+   * Checks the caller's token for `operation` from the request's `Authorization` header alone, as `read` checks
+   * it first (ADR 0140), so a host can refuse an `Expect: 100-continue` request before `100 Continue` (S174).
+   * Nothing to check (`dirs.callerTokenHashes` unset or empty, or an open operation): returns.
+   * @throws RequestError `REQUEST_UNAUTHENTICATED` (401) / `REQUEST_FORBIDDEN` (403), the errors `read` rejects
+   *   with; `REQUEST_TOKEN_CONFIG_INVALID` for bad records; RangeError for an unknown operation.
+   */
+  authorize(operation: string, authorization: string | readonly string[] | undefined, dirs: PackagerDirs): void;
 }
 
 /** Options of {@link createPackagerCapability}. */
@@ -180,8 +188,17 @@ export function createPackagerCapability(options: PackagerCapabilityOptions = {}
     }
     return check;
   };
+  const authorize = (
+    operation: string,
+    authorization: string | readonly string[] | undefined,
+    dirs: PackagerDirs,
+  ): void => {
+    if (dirs.callerTokenHashes !== undefined)
+      checkOf(dirs.callerTokenHashes)?.authorize(authorization, operation);
+  };
   return {
     operations: PACKAGER_OPERATIONS,
+    authorize,
     async read(operation, req, dirs, multipartByteLimit) {
       const spec = ops.spec(operation);
       // The Express service routes by method: another method on the path is 405 with `Allow`.
@@ -194,8 +211,7 @@ export function createPackagerCapability(options: PackagerCapabilityOptions = {}
       }
       try {
         // The caller's token is checked before anything of the request is read (ADR 0140).
-        if (dirs.callerTokenHashes !== undefined)
-          checkOf(dirs.callerTokenHashes)?.authorize(req.headers.authorization, operation);
+        authorize(operation, req.headers.authorization, dirs);
         return held(await ops.read(operation, req, dirs, multipartByteLimit), spec);
       } catch (err) {
         if (typeof err === 'object' && err !== null) readErrors.set(err, spec.headers);
