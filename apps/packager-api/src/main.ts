@@ -31,7 +31,7 @@ function start(config: Config, resourceDirs: string[], log: Logger): void {
     metrics,
     tokens: config.tokens,
   });
-  const server = createHttpServer(app, config.limits, config.timeouts, log, metrics);
+  const server = createHttpServer(app, config.limits, config.timeouts, log, metrics, config.tokens);
   server.listen(config.port, config.bindAddress, () => {
     const { port, address } = server.address() as AddressInfo;
     readiness.set('ready');

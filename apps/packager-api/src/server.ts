@@ -10,6 +10,14 @@ import { writeProblem } from '@org/http-problem';
 import { problemBody } from './http-errors.js';
 import { requestIdFrom } from '@org/http-problem';
 import { uploadOptionsByPath } from './upload.js';
+import {
+  createPackagerOperations,
+  createTokenCheck,
+  OPERATION_SCOPES,
+  type PackagerOperation,
+  type TokenCheck,
+  type TokenRecord,
+} from '@org/packager';
 
 /**
  * Refuses an upload from its headers alone (`Expect: 100-continue`, S8): no `100 Continue`, nothing read,
@@ -41,6 +49,30 @@ function refuser(log: Logger, routes: ReadonlySet<string>, metrics: Metrics | un
   };
 }
 
+/**
+ * Whether an `Expect: 100-continue` request may be invited to send its body as far as its caller token goes
+ * (ADR 0140, S174): true for a path that needs none, or a token the operation accepts. `check.authorize` is the
+ * check the route itself runs first, so the route's answer to a refused request is the same.
+ */
+function callerAcceptor(tokens: readonly TokenRecord[] | undefined): (req: IncomingMessage) => boolean {
+  if (tokens === undefined || tokens.length === 0) return () => true;
+  const check: TokenCheck = createTokenCheck(tokens);
+  const ops = createPackagerOperations();
+  const guarded = new Map<string, PackagerOperation>();
+  for (const [operation, scope] of Object.entries(OPERATION_SCOPES) as [PackagerOperation, unknown][])
+    if (scope !== null) guarded.set(ops.spec(operation).path, operation);
+  return (req) => {
+    const operation = guarded.get((req.url ?? '').split('?')[0] ?? '');
+    if (operation === undefined) return true;
+    try {
+      check.authorize(req.headers.authorization, operation);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
 /** The longest gap between two of Node's checks of the header and request timeouts. */
 export const MAX_CONNECTIONS_CHECK_MS = 1000;
 
@@ -59,6 +91,8 @@ export function connectionsCheckingIntervalOf(timeouts: Pick<Timeouts, 'headersM
  * The HTTP server around the app: the multipart-limits `checkContinue` listener and explicit timeouts
  * (headers, whole request, keep-alive), checked often enough to fire within 1 s of their value. Connections are
  * tracked so `closeGracefully` (@org/http-drain) can drain it. Listening is the caller's job.
+ * `tokens`, the app's caller token records (ADR 0140): an `Expect: 100-continue` request without a token its
+ * operation accepts gets no `100 Continue`; the app answers it (401/403) from its headers, as without `Expect`.
  */
 export function createHttpServer(
   app: express.Express,
@@ -66,6 +100,7 @@ export function createHttpServer(
   timeouts: Timeouts,
   log: Logger,
   metrics?: Metrics,
+  tokens?: readonly TokenRecord[],
 ): Server {
   const uploads = uploadOptionsByPath(limits);
   const server = createServer();
@@ -73,14 +108,19 @@ export function createHttpServer(
   // wrapped so that closeGracefully can drain the server (@org/http-drain).
   const listener = trackConnections(server, requestListener(app));
   server.on('request', listener);
-  server.on(
-    'checkContinue',
-    createCheckContinueListener({
-      optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
-      onRejected: refuser(log, new Set(uploads.keys()), metrics),
-      onRequest: listener,
-    }),
-  );
+  const accepts = callerAcceptor(tokens);
+  const checkContinue = createCheckContinueListener({
+    optionsFor: (req) => uploads.get((req.url ?? '').split('?')[0] ?? ''),
+    onRejected: refuser(log, new Set(uploads.keys()), metrics),
+    onRequest: listener,
+  });
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // S174: the token is judged before the body is invited. A refused caller goes to the app without
+    // `100 Continue`: its route refuses the token before reading anything (with `Connection: close`, as every
+    // refusal of an `Expect` request), so the answer is the bytes a request without `Expect` gets.
+    if (accepts(req)) checkContinue(req, res);
+    else listener(req, res);
+  });
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;

@@ -238,17 +238,14 @@ async function startExpress(resources: string, lines: string[], o: FrontEndOptio
           requestMs: o.requestMs,
           headersMs: Math.min(DEFAULT_TIMEOUTS.headersMs, o.requestMs),
         };
-  const app = createExpressApp({
-    limits: DEFAULT_LIMITS,
-    resourceDirs: [resources],
-    log,
-    // Through the service's own configuration reader, as PACKAGER_TOKEN_HASHES gives them.
-    tokens:
-      o.callerTokenHashes === undefined
-        ? undefined
-        : loadExpressConfig({ PACKAGER_TOKEN_HASHES: o.callerTokenHashes.join(';') }).tokens,
-  });
-  const server = createHttpServer(app, DEFAULT_LIMITS, timeouts, log);
+  // Through the service's own configuration reader, as PACKAGER_TOKEN_HASHES gives them.
+  const tokens =
+    o.callerTokenHashes === undefined
+      ? undefined
+      : loadExpressConfig({ PACKAGER_TOKEN_HASHES: o.callerTokenHashes.join(';') }).tokens;
+  const app = createExpressApp({ limits: DEFAULT_LIMITS, resourceDirs: [resources], log, tokens });
+  // The server judges an `Expect: 100-continue` request's token too, as main.ts starts it (S174).
+  const server = createHttpServer(app, DEFAULT_LIMITS, timeouts, log, undefined, tokens);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
 }
