@@ -2,13 +2,14 @@
 // answer), beside a baseline measured in the same run, printed as ratios. A benchmark, never a test.
 // Run (after `pnpm -s build`, at the repository root): pnpm bench:cli
 //   BENCH_REPS (default 5), BENCH_LARGE_MIB (default 1024; 0 skips the large row), BENCH_ONLY=startup,64,large,agent,test,
-//   BENCH_OAPP (default apps/cli/dist/main.js: another build of oapp to measure, for a before/after in one sitting)
+//   BENCH_OAPP (default apps/cli/dist/main.js) and BENCH_AGENT (default apps/agent-runtime/dist/main.js): another
+//   build to measure, for a before/after in one sitting
 // Baselines: `node -e 0`; Debian's `age` + `minisign` (apt-get install -y age minisign; without them those rows
 // print ours only); a bare Node stream copy of the same file (peak memory); a bare `node:http` server (agent
 // ready). Runs alternate ours and the baseline so a warming page cache favours neither. Temporary files are
 // removed at the end.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +33,7 @@ const ONLY = process.env['BENCH_ONLY']?.split(',');
 const only = (row: string): boolean => ONLY === undefined || ONLY.includes(row);
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MAIN = process.env['BENCH_OAPP'] ?? join(HERE, '..', 'dist', 'main.js');
-const AGENT = join(HERE, '..', '..', 'agent-runtime', 'dist', 'main.js');
+const AGENT = process.env['BENCH_AGENT'] ?? join(HERE, '..', '..', 'agent-runtime', 'dist', 'main.js');
 const NODE = process.execPath;
 
 const dir = mkdtempSync(join(tmpdir(), 'oapp-bench-commands-'));
@@ -240,6 +241,18 @@ async function packageAndOpen(mib: number, label: string, reps: number): Promise
 }
 
 /** Spawn → first HTTP 200 on `url`, polling every 2 ms. */
+/** The CPU time (user + system, all threads) a live process has used so far, from /proc (NaN elsewhere). */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    // Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second on Linux); the name (field 2) may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
 async function ready(
   cmd: string,
   args: readonly string[],
@@ -259,7 +272,7 @@ async function ready(
         (r) => r.status === 200,
         () => false,
       );
-      if (got) return { ms: performance.now() - t0, peakMiB: NaN, cpuMs: NaN };
+      if (got) return { ms: performance.now() - t0, peakMiB: NaN, cpuMs: cpuMsOf(child.pid) };
       if (performance.now() - t0 > 60_000) throw new Error(`no answer from ${url} within 60 s`);
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -371,6 +384,7 @@ async function agent(): Promise<void> {
     '≤ 3×',
     (x) => x <= 3,
   );
+  cpuLine(tiny.a, tiny.b);
   row(
     'agent ready, 5 MB package (3 checks, 1 signer)',
     pkg.a.ms,
@@ -380,6 +394,7 @@ async function agent(): Promise<void> {
     '≤ +500 ms',
     (_x, o, b) => o - b <= 500,
   );
+  cpuLine(pkg.a, tiny.a);
 }
 
 async function firstTest(): Promise<void> {
@@ -428,6 +443,7 @@ async function firstTest(): Promise<void> {
     () => sequence([oapp('--version')], root),
   );
   row('oapp test, one test (whole process)', r.a.ms, r.b!.ms, 'oapp --version', 'ms', '', undefined);
+  cpuLine(r.a, r.b);
   row(
     'oapp test, the first test (whole process − oapp --version)',
     r.a.ms - r.b!.ms,
