@@ -126,11 +126,36 @@ function continueOptionsFor(ctx: TriggerContext, req: IncomingMessage): ReadUplo
 }
 
 /**
+ * Whether an `Expect: 100-continue` request to a packager route with caller tokens must not be invited to send its
+ * body (ADR 0140, S174): its token is missing, wrong or of another scope, as the capability's `authorize` (the check
+ * its `read` runs first) judges from the headers. Such a request goes to the app without `100 Continue`; its read
+ * refuses it before reading anything, so it gets the answer a request without `Expect` gets. A capability without
+ * `authorize` cannot judge: no `100 Continue` either.
+ */
+function callerRefused(ctx: TriggerContext, req: IncomingMessage): boolean {
+  let route: TriggerRoute;
+  try {
+    route = routeFor(ctx, req);
+  } catch {
+    return false;
+  }
+  const p = route.packager;
+  if (p === undefined || p.dirs.callerTokenHashes === undefined) return false;
+  if (p.capability.authorize === undefined) return true;
+  try {
+    p.capability.authorize(p.operation, req.headers.authorization, p.dirs);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * A node:http server for one trigger server (not listening). `checkContinue` is answered by
- * multipart-limits so an over-limit upload is refused before `100 Continue` (S8); header and request
- * timeouts bound slow clients (checked often enough to fire within 1 s, ADR 0083), and its connections are
- * tracked so `closeAll` drains it (@org/http-drain, ADR 0129: every answer during the drain says
- * `Connection: close`, none is lost).
+ * multipart-limits so an over-limit upload is refused before `100 Continue` (S8), after a packager route's caller
+ * token is judged (S174); header and request timeouts bound slow clients (checked often enough to fire within
+ * 1 s, ADR 0083), and its connections are tracked so `closeAll` drains it (@org/http-drain, ADR 0129: every
+ * answer during the drain says `Connection: close`, none is lost).
  */
 export function createTriggerServer(options: TriggerServerOptions): Server {
   const ctx: TriggerContext = options;
@@ -140,14 +165,16 @@ export function createTriggerServer(options: TriggerServerOptions): Server {
     headersMs: options.timeouts.headersMs,
     requestMs: options.timeouts.requestMs,
   });
-  server.on(
-    'checkContinue',
-    createCheckContinueListener({
-      optionsFor: (req) => continueOptionsFor(ctx, req),
-      onRejected: (err, req, res) => app.refuse(err, req, res, acceptPostFor(ctx, req)),
-      onRequest: app,
-    }),
-  );
+  const checkContinue = createCheckContinueListener({
+    optionsFor: (req) => continueOptionsFor(ctx, req),
+    onRejected: (err, req, res) => app.refuse(err, req, res, acceptPostFor(ctx, req)),
+    onRequest: app,
+  });
+  // S174: a caller the packager route refuses gets its 401/403 from the app, never `100 Continue`.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (callerRefused(ctx, req)) app(req, res);
+    else checkContinue(req, res);
+  });
   // After the request and checkContinue listeners: both are replaced by tracking ones (requests with `Expect` are
   // tracked through the checkContinue listener, whose onRequest is the plain app).
   trackConnections(server);

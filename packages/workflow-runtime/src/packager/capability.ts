@@ -64,4 +64,14 @@ export interface PackagerCapability {
    * a capability without it.
    */
   checkCallerTokens?(records: string, source: string): void;
+  /**
+   * Checks the caller's token for `operation` from the request's `Authorization` header alone, as `read` checks it
+   * first (ADR 0140); returns when `dirs.callerTokenHashes` needs none. Throws what `read` would reject with.
+   * Optional: without it, a route with `callerTokenHashes` never sends `100 Continue` (its read judges the token).
+   */
+  authorize?(
+    operation: string,
+    authorization: string | readonly string[] | undefined,
+    dirs: PackagerDirs,
+  ): void;
 }
