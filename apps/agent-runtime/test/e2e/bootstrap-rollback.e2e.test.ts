@@ -6,7 +6,7 @@ import { encryptBootstrap, signBootstrap } from '@org/oapp-format';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_RELEASE_FILE, RELEASES_DIR } from '../../src/startup/release-store.js';
 import { makeKeys, makeRecord, tempDir, tuple, writePackage } from '../fixtures.js';
-import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
+import { freePort, killAll, listeningLine, logLine, refusal, spawnMain } from './spawn.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const AGENT = join(HERE, '..', '..', 'dist', 'main.js');
@@ -32,22 +32,6 @@ function signedFile(dir: string, bytes: Uint8Array, sequence: number, expiresAt?
     expiresAt === undefined ? {} : { createdAt: new Date(expiresAt.getTime() - 3_600_000), expiresAt };
   writeFileSync(`${path}.sig`, signBootstrap(bytes, { signers, sequence, ...times }));
   return path;
-}
-
-/** The fatal line of a child that must refuse to start (exit 1, nothing listening). */
-async function refusal(child: Child): Promise<{ code: string; msg: string }> {
-  expect(await child.exited).toBe(1);
-  expect(child.stdout()).not.toContain('"listening"');
-  return JSON.parse(child.stderr().trim().split('\n').pop()!) as { code: string; msg: string };
-}
-
-function logLine(child: Child, msg: string): Record<string, unknown> | undefined {
-  return child
-    .stdout()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .find((l) => l['msg'] === msg);
 }
 
 describe('the agent process: rollback of signed bootstraps (ADR 0147)', () => {

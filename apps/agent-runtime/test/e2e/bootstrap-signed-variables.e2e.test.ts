@@ -5,7 +5,7 @@ import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { signBootstrap } from '@org/oapp-format';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeKeys, makeRecord, tempDir, writePackage } from '../fixtures.js';
-import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
+import { freePort, killAll, listeningLine, logLine, refusal, spawnMain } from './spawn.js';
 
 // The agent process with administrator keys: what the environment may and may not decide in a signed bootstrap
 // (ADR 0147, "Variables in a signed bootstrap"), and a blank administrator variable (never "no administrators").
@@ -25,21 +25,6 @@ function signedFile(dir: string, record: Record<string, unknown>): string {
   writeFileSync(path, bytes);
   writeFileSync(`${path}.sig`, signBootstrap(bytes, { signers, sequence: 1 }));
   return path;
-}
-
-async function refusal(child: Child): Promise<{ code: string; msg: string }> {
-  expect(await child.exited).toBe(1);
-  expect(child.stdout()).not.toContain('"listening"');
-  return JSON.parse(child.stderr().trim().split('\n').pop()!) as { code: string; msg: string };
-}
-
-function logLine(child: Child, msg: string): Record<string, unknown> | undefined {
-  return child
-    .stdout()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .find((l) => l['msg'] === msg);
 }
 
 describe('the agent process: variables in a signed bootstrap', () => {

@@ -13,7 +13,7 @@ import {
   writePackage,
   type PackageOptions,
 } from '../fixtures.js';
-import { freePort, killAll, listeningLine, spawnMain, type Child } from './spawn.js';
+import { freePort, killAll, listeningLine, logLine, refusal, spawnMain } from './spawn.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const AGENT = join(HERE, '..', '..', 'dist', 'main.js');
@@ -29,22 +29,6 @@ async function bootstrapFile(dir: string, pkg: PackageOptions, packaging: Record
   const path = join(dir, `bootstrap-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(path, JSON.stringify([{ ...record, packaging: { ...record.packaging, ...packaging } }]));
   return path;
-}
-
-/** The fatal line of a child that must refuse to start (exit 1, nothing listening). */
-async function refusal(child: Child): Promise<{ code: string; msg: string }> {
-  expect(await child.exited).toBe(1);
-  expect(child.stdout()).not.toContain('"listening"');
-  return JSON.parse(child.stderr().trim().split('\n').pop()!) as { code: string; msg: string };
-}
-
-function logLine(child: Child, msg: string): Record<string, unknown> | undefined {
-  return child
-    .stdout()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .find((l) => l['msg'] === msg);
 }
 
 describe('the agent process: rollback, floor, signed bootstraps', () => {

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 
 /** A spawned dist/main.js with its captured output. */
 export interface Child {
@@ -81,4 +82,21 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** The fatal line of a child that must refuse to start (exit 1, nothing listening). */
+export async function refusal(child: Child): Promise<{ code: string; msg: string }> {
+  expect(await child.exited).toBe(1);
+  expect(child.stdout()).not.toContain('"listening"');
+  return JSON.parse(child.stderr().trim().split('\n').pop()!) as { code: string; msg: string };
+}
+
+/** The child's first JSON log line whose `msg` is `msg`. */
+export function logLine(child: Child, msg: string): Record<string, unknown> | undefined {
+  return child
+    .stdout()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l['msg'] === msg);
 }
