@@ -1,11 +1,11 @@
 import { canonicalize } from './canonical-json.js';
 import { WorkflowError } from './errors.js';
-import { checkSchema, compileSchema } from './internal/schema-check.js';
+import { checkSchema } from './internal/schema-check.js';
+import { manifest as manifestValidator } from './generated/validators.js';
 import { listSteps } from './internal/walk.js';
 import { emptyObject, quoteName, toPointer, type JsonObject, type JsonValue } from './json-value.js';
 import { applyCustomization, MANIFEST_OPS, type Customization, type ManifestOp } from './manifest-apply.js';
 import { parseManifestPath } from './manifest-path.js';
-import { MANIFEST_SCHEMA } from './manifest-schema.js';
 import { parseResourcePath } from './resource-path.js';
 import { DEFAULT_RESOURCE_DIRS, prepareRoots, resolveFile } from './resource-resolver.js';
 import { MAX_JSON_BYTES } from './strict-json.js';
@@ -17,7 +17,7 @@ export const MAX_MANIFEST_INCLUDES = 32;
 /** Default cap on `customizations[]` entries per include. */
 export const MAX_MANIFEST_CUSTOMIZATIONS = 256;
 
-const validateManifest = compileSchema(MANIFEST_SCHEMA);
+const validateManifest = () => manifestValidator;
 
 /** Options of {@link buildWorkflows}. */
 export interface BuildWorkflowsOptions {

@@ -1,4 +1,3 @@
-import { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
 import type { Bootstrap } from './bootstrap-types.js';
 import {
   substituteVariables,
@@ -6,7 +5,8 @@ import {
   type WholeReference,
 } from './bootstrap-variables.js';
 import { checkBootstrapRules } from './internal/bootstrap-rules.js';
-import { checkSchema, compileSchema, throwDetails } from './internal/schema-check.js';
+import { checkSchema, throwDetails } from './internal/schema-check.js';
+import { bootstrap as bootstrapValidator } from './generated/validators.js';
 import {
   emptyObject,
   hasKey,
@@ -18,13 +18,13 @@ import {
 import type { ParseStrictJsonOptions } from './strict-json.js';
 import { readInput } from './validate-workflow.js';
 
-const validateSchema = compileSchema(BOOTSTRAP_SCHEMA);
+const validateSchema = () => bootstrapValidator;
 
 /** Options of {@link validateBootstrap}. */
 export type ValidateBootstrapOptions = ParseStrictJsonOptions;
 
 /**
- * Reads a bootstrap (bytes, JSON text, or a parsed value), validates it against {@link BOOTSTRAP_SCHEMA} and the
+ * Reads a bootstrap (bytes, JSON text, or a parsed value), validates it against `BOOTSTRAP_SCHEMA` and the
  * rules in SPEC.md §8, and returns it normalised: a bare record becomes a one-element array (pointers in errors
  * then start with `/0`); the legacy `hosts` map is appended to `allowExternalHostAccess` (`allowlist` tuples
  * become `allowList` objects); plain-string signers become `{ id }`; `servePackagedAsset` (an object, or a plain

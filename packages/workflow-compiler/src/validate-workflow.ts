@@ -1,4 +1,5 @@
-import { throwDetails, checkSchema, compileSchema } from './internal/schema-check.js';
+import { throwDetails, checkSchema } from './internal/schema-check.js';
+import { workflow as workflowValidator } from './generated/validators.js';
 import { forEachProcessor } from './internal/walk.js';
 import {
   hasKey,
@@ -11,16 +12,15 @@ import {
 import { parseStrictJson, type ParseStrictJsonOptions } from './strict-json.js';
 import type { WorkflowErrorDetail } from './errors.js';
 import type { WorkflowFile } from './types.js';
-import { WORKFLOW_SCHEMA } from './workflow-schema.js';
 
-const validateSchema = compileSchema(WORKFLOW_SCHEMA);
+const validateSchema = () => workflowValidator;
 
 /** Options of {@link validateWorkflow}. */
 export type ValidateWorkflowOptions = ParseStrictJsonOptions;
 
 /**
  * Reads a workflow file (bytes, JSON text, or an already parsed value) and checks it against
- * {@link WORKFLOW_SCHEMA} and the rules the schema cannot state: each processor has exactly one of `script`,
+ * `WORKFLOW_SCHEMA` and the rules the schema cannot state: each processor has exactly one of `script`,
  * `resource`, `processors` (`script: null` and `resource: ""` count as absent); `resourceName` only beside a
  * `script`; `stepId` unique within each workflow (two workflows of one file may use the same id, ADR 0060).
  * Returns the value in this package's JSON form (objects that inherit nothing).

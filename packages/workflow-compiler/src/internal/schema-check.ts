@@ -1,25 +1,26 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { AJV_OPTIONS } from './ajv-options.js';
 import { WorkflowError, type WorkflowErrorCode, type WorkflowErrorDetail } from '../errors.js';
 import { describeValue, quoteName, toPointer } from '../json-value.js';
 
 /** At most this many details are reported for one failure; the rest are counted. */
 export const MAX_ERROR_DETAILS = 100;
 
-const ajv = new Ajv({
-  allErrors: true,
-  verbose: true,
-  strict: true,
-  strictRequired: false,
-  allowUnionTypes: true,
-});
+let ajv: Ajv | undefined;
 
 /** A schema compiled once, on first use (compiling at import cost every importer ~1 s of start-up). */
 export type LazyValidator = () => ValidateFunction;
 
+/**
+ * What this module needs of a validator: ajv's compiled functions and the standalone ones generated at build time
+ * (src/generated/validators.js, scripts/generate-validators.ts) both have this shape.
+ */
+export type SchemaValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
 /** Returns a function that compiles `schema` the first time it is called and reuses the result. */
 export function compileSchema(schema: object): LazyValidator {
   let compiled: ValidateFunction | undefined;
-  return () => (compiled ??= ajv.compile(schema));
+  return () => (compiled ??= (ajv ??= new Ajv(AJV_OPTIONS)).compile(schema));
 }
 
 /**
@@ -27,7 +28,7 @@ export function compileSchema(schema: object): LazyValidator {
  * {@link MAX_ERROR_DETAILS}). Details describe what was expected and the type and size found, never the value.
  */
 export function checkSchema(
-  lazy: LazyValidator,
+  lazy: () => SchemaValidator,
   value: unknown,
   code: WorkflowErrorCode,
   what: string,
@@ -41,7 +42,10 @@ export function checkSchema(
  * is valid. Details describe what was expected and the type and size found, never the value. Apps with their own
  * error class build their error from this list (the workflow test runner does).
  */
-export function schemaViolations(lazy: LazyValidator, value: unknown): WorkflowErrorDetail[] | undefined {
+export function schemaViolations(
+  lazy: () => SchemaValidator,
+  value: unknown,
+): WorkflowErrorDetail[] | undefined {
   const validate = lazy();
   if (validate(value)) return undefined;
   return dedupe((validate.errors ?? []).map(toDetail));
