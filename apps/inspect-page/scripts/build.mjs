@@ -10,32 +10,17 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const browser = join(root, 'src/browser');
-const envelopeSrc = resolve(root, '../../packages/envelope-crypto/src');
 
-// @org/envelope-crypto's Node-only modules and the browser modules that replace them in this build. Its other
-// modules (every algorithm, the strict decoders) are bundled as they are, from its source.
-const SWAPS = new Map([
-  [join(envelopeSrc, 'internal/engine.ts'), join(browser, 'engine.ts')],
-  [join(envelopeSrc, 'internal/sodium.ts'), join(browser, 'sodium.ts')],
-  [join(envelopeSrc, 'internal/native.ts'), join(browser, 'native.ts')],
-]);
-
+// The libraries publish a browser build (package.json `exports` condition "browser": ESM, the noble engine, no
+// Node built-in; ADR 0146), which esbuild takes for platform 'browser'. This guard fails the build if anything
+// the page loads still names a Node built-in or sodium-native.
 /** @type {import('esbuild').Plugin} */
-const browserPlatform = {
-  name: 'browser-platform',
+const browserGuard = {
+  name: 'browser-guard',
   setup(b) {
-    b.onResolve({ filter: /^@org\/envelope-crypto$/ }, () => ({ path: join(envelopeSrc, 'index.ts') }));
-    b.onResolve({ filter: /^node:crypto$/ }, () => ({ path: join(browser, 'node-crypto.ts') }));
     b.onResolve({ filter: /^(node:|sodium-native$)/ }, (args) => ({
       errors: [{ text: `${args.path} has no browser build (imported by ${args.importer})` }],
     }));
-    b.onResolve({ filter: /^\./ }, (args) => {
-      if (!args.importer.startsWith(envelopeSrc)) return undefined;
-      const target = resolve(dirname(args.importer), args.path.replace(/\.js$/, '.ts'));
-      const swap = SWAPS.get(target);
-      return swap === undefined ? undefined : { path: swap };
-    });
   },
 };
 
@@ -45,14 +30,22 @@ const result = await build({
   write: false,
   format: 'iife',
   platform: 'browser',
+  conditions: ['browser'],
   target: ['es2022', 'chrome111', 'firefox115', 'safari16'],
   minify: true,
   legalComments: 'none',
-  inject: [join(browser, 'buffer.ts')],
-  plugins: [browserPlatform],
+  plugins: [browserGuard],
   metafile: true,
   logLevel: 'warning',
 });
+// The guard's other half: every library file in the bundle comes from a browser build (dist/browser/), not from a
+// Node entry that esbuild might have taken had a package lost its "browser" condition.
+const nodeEntries = Object.keys(result.metafile.inputs).filter(
+  (p) => /(^|\/)packages\/[^/]+\/dist\//.test(p) && !/\/dist\/browser\//.test(p),
+);
+if (nodeEntries.length > 0) {
+  throw new Error(`inspect-page: the bundle took a Node entry instead of a browser build: ${nodeEntries.join(', ')}`);
+}
 // Inline: no "</script" may end the element early (esbuild's minified output keeps strings as they are).
 const script = result.outputFiles[0].text.replace(/<\/script/gi, '<\\/script').trimEnd();
 const style = readFileSync(join(root, 'src/page/style.css'), 'utf8').trimEnd();

@@ -1,6 +1,6 @@
-// The few `Buffer` calls @org/envelope-crypto and @org/oapp-format make, for the browser build (ADR 0146; injected
-// by esbuild where the code names the global `Buffer`). Only the encodings they use: hex, Base64, base64url, and
-// UTF-8 byte length. The strict checks stay in the libraries: @org/envelope-crypto's decoders test every input
+// The few `Buffer` calls of this library, for its browser build (ADR 0146; tsup.browser.config.ts injects this
+// module where the code names `Buffer`, so the bundle has no global). Only the encodings they use: hex, Base64,
+// base64url, and UTF-8 byte length. The strict checks stay in the library: its decoders test every input
 // against an exact pattern before decoding, and re-encode Base64 to refuse non-canonical forms, so these decoders
 // only ever see well-formed text; like Node's, they ignore a final group's trailing bits.
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -67,7 +67,7 @@ class BufferView extends Uint8Array {
     }
     if (encoding === 'base64') return encodeB64(this, B64, true);
     if (encoding === 'base64url') return encodeB64(this, B64URL, false);
-    return new TextDecoder().decode(this);
+    return new TextDecoder('utf-8', { fatal: true }).decode(this);
   }
 }
 
