@@ -2,9 +2,9 @@
 // caller's token from the headers before it invites the body. No, a wrong or another scope's token gets its 401/403
 // and never `100 Continue`; a token of the scope gets `100 Continue` and its upload is served.
 import { createHash, randomBytes } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackagerCapability } from '@org/packager';
+import { RawClient } from '@org/test-utils';
 import type { PackagerCapability } from '@org/workflow-runtime';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from './agent-helpers.js';
@@ -65,68 +65,6 @@ async function uploadOf(): Promise<{ type: string; bytes: Buffer }> {
   return { type: r.headers.get('content-type') ?? '', bytes: Buffer.from(await r.arrayBuffer()) };
 }
 
-/** One raw connection: what the server wrote so far, and a wait for a condition or the server's close. */
-interface Conn {
-  socket: Socket;
-  readonly text: string;
-  until(done: (text: string) => boolean): Promise<void>;
-}
-
-function open(base: string): Promise<Conn> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    let closed = false;
-    let waiters: (() => void)[] = [];
-    const wake = () => {
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f();
-    };
-    const socket = connect(Number(new URL(base).port), '127.0.0.1', () =>
-      resolve({
-        socket,
-        get text() {
-          return text;
-        },
-        async until(done) {
-          while (!done(text) && !closed) await new Promise<void>((r) => waiters.push(r));
-        },
-      }),
-    );
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-      wake();
-    });
-    socket.on('close', () => {
-      closed = true;
-      wake();
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** The first final response in raw text: status, lower-case headers, body (Latin-1). */
-function finalOf(
-  text: string,
-): { status: number; headers: Record<string, string>; body: string } | undefined {
-  let at = 0;
-  for (;;) {
-    const end = text.indexOf('\r\n\r\n', at);
-    if (end < 0) return undefined;
-    const [line = '', ...fields] = text.slice(at, end).split('\r\n');
-    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(line)?.[1] ?? 0);
-    at = end + 4;
-    if (status >= 100 && status < 200) continue;
-    const headers: Record<string, string> = {};
-    for (const f of fields) {
-      const colon = f.indexOf(':');
-      headers[f.slice(0, colon).trim().toLowerCase()] = f.slice(colon + 1).trim();
-    }
-    const body = text.slice(at);
-    return body.length >= Number(headers['content-length'] ?? 0) ? { status, headers, body } : undefined;
-  }
-}
-
 /** The headers of the answer itself: not the connection's (Connection, Keep-Alive) nor the clock's (Date). */
 function answerHeaders(h: Record<string, string>): Record<string, string> {
   const { connection: _c, 'keep-alive': _k, date: _d, ...rest } = h;
@@ -169,12 +107,12 @@ describe('S174 caller tokens with Expect: 100-continue (agent)', () => {
         ['s174-ac-scope', `Bearer ${keyMaker.token}`, 403, 'REQUEST_FORBIDDEN'],
       ] as const;
       for (const [id, authorization, status, code] of cases) {
-        const c = await open(base);
-        c.socket.write(head(id, authorization));
+        const c = await RawClient.open(base);
+        c.write(head(id, authorization));
         // The agent closes the connection after its answer: no body byte was sent or read.
-        await c.until(() => false);
-        expect(c.text).not.toContain('HTTP/1.1 100');
-        const got = finalOf(c.text)!;
+        await c.closed();
+        expect(c.received).not.toContain('HTTP/1.1 100');
+        const got = await c.final();
         expect({ status: got.status, code: (JSON.parse(got.body) as { code: string }).code }).toEqual({
           status,
           code,
@@ -202,20 +140,19 @@ describe('S174 caller tokens with Expect: 100-continue (agent)', () => {
 
   it('S174 a token of the scope gets 100 Continue and its upload is served', START, async () => {
     const base = await start();
-    const c = await open(base);
-    c.socket.write(head('s174-ac-ok', `Bearer ${encrypter.token}`));
+    const c = await RawClient.open(base);
+    c.write(head('s174-ac-ok', `Bearer ${encrypter.token}`));
     await c.until((t) => t.includes('\r\n\r\n'));
-    expect(c.text).toBe('HTTP/1.1 100 Continue\r\n\r\n');
-    c.socket.write(upload.bytes);
-    await c.until((t) => finalOf(t) !== undefined);
-    expect(finalOf(c.text)?.status).toBe(200);
-    c.socket.destroy();
+    expect(c.received).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    c.write(upload.bytes);
+    expect((await c.final()).status).toBe(200);
+    c.destroy();
     // Over the step's cap with a good token: still refused before 100 Continue (S8).
-    const big = await open(base);
-    big.socket.write(head('s174-ac-big', `Bearer ${encrypter.token}`, 64 * 1024 * 1024));
-    await big.until(() => false);
-    expect(big.text).not.toContain('HTTP/1.1 100');
-    expect(finalOf(big.text)?.status).toBe(413);
+    const big = await RawClient.open(base);
+    big.write(head('s174-ac-big', `Bearer ${encrypter.token}`, 64 * 1024 * 1024));
+    await big.closed();
+    expect(big.received).not.toContain('HTTP/1.1 100');
+    expect((await big.final()).status).toBe(413);
   });
 
   it(
@@ -231,13 +168,13 @@ describe('S174 caller tokens with Expect: 100-continue (agent)', () => {
         checkCallerTokens: (records, source) => real.checkCallerTokens(records, source),
       });
       // The headers and the body at once: an interim 100 would come before the final answer.
-      const c = await open(base);
-      c.socket.write(head('s174-ac-noauth', `Bearer ${encrypter.token}`));
-      c.socket.write(upload.bytes);
-      await c.until((t) => finalOf(t) !== undefined);
-      expect(c.text).not.toContain('HTTP/1.1 100');
-      expect(finalOf(c.text)?.status).toBe(200);
-      c.socket.destroy();
+      const c = await RawClient.open(base);
+      c.write(head('s174-ac-noauth', `Bearer ${encrypter.token}`));
+      c.write(upload.bytes);
+      const got = await c.final();
+      expect(c.received).not.toContain('HTTP/1.1 100');
+      expect(got.status).toBe(200);
+      c.destroy();
     },
   );
 });

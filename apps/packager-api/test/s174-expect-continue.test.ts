@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { newCallerToken, parseTokenHashes } from '@org/packager';
+import { RawClient } from '@org/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from '../src/config.js';
@@ -16,63 +16,6 @@ import { form, makeResourceDir, packageKeys, packageRequest, sampleWorkflow } fr
 const packer = newCallerToken(['package'], 'packer');
 const keys = newCallerToken(['key-gen'], 'keys');
 const tokens = parseTokenHashes(`${packer.record};${keys.record}`);
-
-/** One raw connection: what the server wrote, and whether it closed. */
-interface Conn {
-  socket: Socket;
-  readonly text: string;
-  readonly closed: boolean;
-  /** Waits until `done(text)` holds or the server closes the connection. */
-  until(done: (text: string) => boolean): Promise<void>;
-}
-
-function open(port: number): Promise<Conn> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    let closed = false;
-    let waiters: (() => void)[] = [];
-    const wake = () => {
-      const w = waiters;
-      waiters = [];
-      for (const f of w) f();
-    };
-    const socket = connect(port, '127.0.0.1', () =>
-      resolve({
-        socket,
-        get text() {
-          return text;
-        },
-        get closed() {
-          return closed;
-        },
-        async until(done) {
-          while (!done(text) && !closed) await new Promise<void>((r) => waiters.push(r));
-        },
-      }),
-    );
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-      wake();
-    });
-    socket.on('close', () => {
-      closed = true;
-      wake();
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** A final response in raw text: status, lower-case headers, body (Latin-1). */
-function parse(text: string): { status: number; headers: Record<string, string>; body: string } {
-  const end = text.indexOf('\r\n\r\n');
-  const [line = '', ...fields] = text.slice(0, end).split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const f of fields) {
-    const colon = f.indexOf(':');
-    headers[f.slice(0, colon).trim().toLowerCase()] = f.slice(colon + 1).trim();
-  }
-  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(line)?.[1] ?? 0), headers, body: text.slice(end + 4) };
-}
 
 /** The headers of the answer itself: not the connection's (Connection, Keep-Alive) nor the clock's (Date). */
 function answerHeaders(h: Record<string, string>): Record<string, string> {
@@ -121,12 +64,12 @@ describe('S174 caller tokens with Expect: 100-continue (Express service)', () =>
   ] as const)(
     'S174 %s: the final refusal from the headers alone, never 100 Continue, the bytes a request without Expect gets',
     async (_what, id, authorization, status, code) => {
-      const c = await open(port);
-      c.socket.write(head(id, authorization));
+      const c = await RawClient.open(port);
+      c.write(head(id, authorization));
       // The server closes the connection after its answer (Connection: close): no body byte was sent or read.
-      await c.until(() => false);
-      expect(c.text).not.toContain('HTTP/1.1 100');
-      const got = parse(c.text);
+      await c.closed();
+      expect(c.received).not.toContain('HTTP/1.1 100');
+      const got = await c.final();
       expect(got.status).toBe(status);
       expect((JSON.parse(got.body) as { code: string }).code).toBe(code);
       expect(got.headers['connection']).toBe('close');
@@ -151,34 +94,30 @@ describe('S174 caller tokens with Expect: 100-continue (Express service)', () =>
   );
 
   it('S174 a token of the scope gets 100 Continue, and its upload is served', async () => {
-    const c = await open(port);
-    c.socket.write(head('s174-c-ok', `Bearer ${packer.token}`));
+    const c = await RawClient.open(port);
+    c.write(head('s174-c-ok', `Bearer ${packer.token}`));
     await c.until((t) => t.includes('\r\n\r\n'));
-    expect(c.text).toBe('HTTP/1.1 100 Continue\r\n\r\n');
-    c.socket.write(upload.bytes);
-    await c.until((t) => {
-      const rest = t.slice('HTTP/1.1 100 Continue\r\n\r\n'.length);
-      const r = rest.includes('\r\n\r\n') ? parse(rest) : undefined;
-      return r !== undefined && r.body.length >= Number(r.headers['content-length']);
-    });
-    const got = parse(c.text.slice('HTTP/1.1 100 Continue\r\n\r\n'.length));
+    expect(c.received).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    c.write(upload.bytes);
+    const got = await c.final();
+    expect(got.interim).toEqual(['HTTP/1.1 100 Continue']);
     expect(got.status).toBe(200);
-    c.socket.destroy();
+    c.destroy();
   }, 10_000);
 
   it('S174 a token of the scope with an over-limit upload: still refused before 100 Continue (S8)', async () => {
-    const c = await open(port);
-    c.socket.write(head('s174-c-big', `Bearer ${packer.token}`, 2 ** 40));
-    await c.until(() => false);
-    expect(c.text).not.toContain('HTTP/1.1 100');
-    expect(parse(c.text).status).toBe(413);
+    const c = await RawClient.open(port);
+    c.write(head('s174-c-big', `Bearer ${packer.token}`, 2 ** 40));
+    await c.closed();
+    expect(c.received).not.toContain('HTTP/1.1 100');
+    expect((await c.final()).status).toBe(413);
   }, 10_000);
 
   it('S174 an open path (/health) gets 100 Continue whatever the token', async () => {
-    const c = await open(port);
-    c.socket.write('POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n');
+    const c = await RawClient.open(port);
+    c.write('POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n');
     await c.until((t) => t.includes('\r\n\r\n'));
-    expect(c.text.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
-    c.socket.destroy();
+    expect(c.received.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
+    c.destroy();
   }, 10_000);
 });

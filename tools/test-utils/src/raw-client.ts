@@ -1,14 +1,61 @@
 import { connect, type Socket } from 'node:net';
 
-/** One raw HTTP/1.1 connection (to check keep-alive and draining): write bytes, read one whole response at a time (by content-length). */
+/** A response read off a raw connection. */
+export interface RawResponse {
+  status: number;
+  /** The status lines of the interim (1xx) responses before it, such as `HTTP/1.1 100 Continue`. */
+  interim: string[];
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** Latin-1: byte for byte. */
+  body: string;
+}
+
+/**
+ * The first final (not 1xx) response in raw `text`, once complete: its whole Content-Length, or, when `closed`,
+ * everything after its headers. Undefined while it is incomplete.
+ */
+export function parseFinalResponse(text: string, closed = false): RawResponse | undefined {
+  const interim: string[] = [];
+  let at = 0;
+  for (;;) {
+    const end = text.indexOf('\r\n\r\n', at);
+    if (end < 0) return undefined;
+    const [line = '', ...fields] = text.slice(at, end).split('\r\n');
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(line)?.[1] ?? 0);
+    at = end + 4;
+    if (status >= 100 && status < 200) {
+      interim.push(line);
+      continue;
+    }
+    const headers: Record<string, string> = {};
+    for (const f of fields) {
+      const colon = f.indexOf(':');
+      headers[f.slice(0, colon).trim().toLowerCase()] = f.slice(colon + 1).trim();
+    }
+    const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+    const rest = text.slice(at);
+    if (length !== undefined && rest.length >= length)
+      return { status, interim, headers, body: rest.slice(0, length) };
+    return closed ? { status, interim, headers, body: rest } : undefined;
+  }
+}
+
+/**
+ * One raw HTTP/1.1 connection: write bytes; read one whole response at a time (keep-alive, draining), or look at
+ * everything the server wrote (`received`, `until`, `final`: interim responses such as `100 Continue`).
+ */
 export class RawClient {
+  /** What `response()` has not consumed yet. */
   private buf = '';
+  private all = '';
   private waiters: (() => void)[] = [];
   ended = false;
-  private constructor(private readonly socket: Socket) {
+  private constructor(readonly socket: Socket) {
     socket.setEncoding('latin1');
     socket.on('data', (d: string) => {
       this.buf += d;
+      this.all += d;
       this.wake();
     });
     socket.on('close', () => {
@@ -17,16 +64,42 @@ export class RawClient {
     });
     socket.on('error', () => undefined);
   }
-  static async open(port: number): Promise<RawClient> {
-    const socket = connect(port, '127.0.0.1');
+  /** Connects to 127.0.0.1 on `port`, or on the port of a base URL. */
+  static async open(port: number | string): Promise<RawClient> {
+    const socket = connect(typeof port === 'number' ? port : Number(new URL(port).port), '127.0.0.1');
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     return new RawClient(socket);
   }
   private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
-  write(text: string): void {
-    this.socket.write(text);
+  write(data: string | Uint8Array): void {
+    this.socket.write(data);
+  }
+  /** Writes and resolves once the bytes are handed to the system. */
+  send(data: string | Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.socket.write(data, (err) => (err ? reject(err) : resolve())),
+    );
+  }
+  /** Everything the server wrote so far (Latin-1). */
+  get received(): string {
+    return this.all;
+  }
+  /** Waits until `done(received)` holds or the server has closed the connection. */
+  async until(done: (text: string) => boolean): Promise<void> {
+    while (!done(this.all) && !this.ended) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+  /**
+   * The first final (not 1xx) response of the connection, with the interim status lines before it; its body read
+   * to its Content-Length or to the close of the connection. Status 0 when the server closed before one.
+   */
+  async final(): Promise<RawResponse> {
+    await this.until((t) => parseFinalResponse(t) !== undefined);
+    return (
+      parseFinalResponse(this.all) ??
+      parseFinalResponse(this.all, true) ?? { status: 0, interim: [], headers: {}, body: '' }
+    );
   }
   /** The next response: status, lower-cased headers, body text. */
   async response(): Promise<{ status: number; headers: Record<string, string>; body: string }> {

@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import type { Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,7 @@ import {
 } from '../../../packager-api/src/config.js';
 import { createLogger } from '../../../packager-api/src/logger.js';
 import { createHttpServer } from '../../../packager-api/src/server.js';
+import type { RawResponse } from '../../../../tools/test-utils/src/raw-client.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const APP = join(HERE, '..', '..');
@@ -417,105 +418,8 @@ export function form(body: unknown, stream: string | Uint8Array, bodyIsText = fa
   return fd;
 }
 
-/** A raw HTTP/1.1 exchange on one connection: write, read what comes back, see when the server closes. */
-export class Raw {
-  private text = '';
-  private closedAt: Promise<void>;
-  private waiters: (() => void)[] = [];
-  private constructor(readonly socket: Socket) {
-    socket.on('data', (d: Buffer) => {
-      this.text += d.toString('latin1');
-      for (const w of this.waiters.splice(0)) w();
-    });
-    this.closedAt = new Promise((resolve) => socket.on('close', () => resolve()));
-    const wake = () => {
-      for (const w of this.waiters.splice(0)) w();
-    };
-    socket.on('end', wake);
-    socket.on('close', wake);
-    socket.on('error', () => undefined);
-  }
-
-  static open(base: string): Promise<Raw> {
-    const { port } = new URL(base);
-    return new Promise((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => resolve(new Raw(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  write(data: string | Uint8Array): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.socket.write(data, (err) => (err ? reject(err) : resolve())),
-    );
-  }
-
-  /** Everything the server wrote so far. */
-  get received(): string {
-    return this.text;
-  }
-
-  /**
-   * The first final (not 1xx) response: its status line and headers (lower-case names) and its body, read to its
-   * Content-Length, or to the close of the connection. Resolves with status 0 when the server closed first.
-   */
-  async response(): Promise<RawResponse> {
-    for (;;) {
-      const r = parseResponse(this.text);
-      if (r !== undefined) return r;
-      if (this.socket.destroyed || this.socket.readableEnded) {
-        return parseResponse(this.text, true) ?? { status: 0, interim: [], headers: {}, body: '' };
-      }
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-
-  /** Resolves when the server has closed the connection. */
-  closed(): Promise<void> {
-    return this.closedAt;
-  }
-
-  destroy(): void {
-    this.socket.destroy();
-  }
-}
-
-/** A response read off a raw connection. */
-export interface RawResponse {
-  status: number;
-  /** The status lines of the interim (1xx) responses before it, such as `HTTP/1.1 100 Continue`. */
-  interim: string[];
-  headers: Record<string, string>;
-  /** Latin-1: byte for byte. */
-  body: string;
-}
-
-/** The first final response in `text`, once complete (its whole Content-Length, or `closed`). */
-function parseResponse(text: string, closed = false): RawResponse | undefined {
-  const interim: string[] = [];
-  let at = 0;
-  for (;;) {
-    const end = text.indexOf('\r\n\r\n', at);
-    if (end < 0) return undefined;
-    const [line = '', ...fields] = text.slice(at, end).split('\r\n');
-    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(line)?.[1] ?? 0);
-    at = end + 4;
-    if (status >= 100 && status < 200) {
-      interim.push(line);
-      continue;
-    }
-    const headers: Record<string, string> = {};
-    for (const f of fields) {
-      const colon = f.indexOf(':');
-      headers[f.slice(0, colon).trim().toLowerCase()] = f.slice(colon + 1).trim();
-    }
-    const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
-    const rest = text.slice(at);
-    if (length !== undefined && rest.length >= length)
-      return { status, interim, headers, body: rest.slice(0, length) };
-    return closed ? { status, interim, headers, body: rest } : undefined;
-  }
-}
+// A raw HTTP/1.1 connection and the responses read off it: the shared test client.
+export { RawClient, type RawResponse } from '../../../../tools/test-utils/src/raw-client.js';
 
 /** The problem `code` of a raw response, or null. */
 export function rawCode(r: RawResponse): string | null {

@@ -4,7 +4,14 @@
 // the request timeout, an aborted one costs nothing; and the agent's other deployment answers meanwhile.
 // Both front-ends run with a 2 s request timeout here (PACKAGER_REQUEST_TIMEOUT_MS, AGENT_REQUEST_TIMEOUT_MS).
 import { describe, expect, it } from 'vitest';
-import { Raw, rawCode, sampleWorkflow, useFrontEnds, type FrontEnds, type RawResponse } from './harness.js';
+import {
+  RawClient,
+  rawCode,
+  sampleWorkflow,
+  useFrontEnds,
+  type FrontEnds,
+  type RawResponse,
+} from './harness.js';
 import { encryptKeys, packageKeys, packageRequest } from './fixtures.js';
 
 const REQUEST_MS = 2000;
@@ -35,10 +42,10 @@ const streamPartHead =
 /** The upload `pieces` to both front-ends on a fresh connection each, never ended; their answers. */
 async function upload(id: string, path: string, pieces: (string | Buffer)[]) {
   const send = async (base: string) => {
-    const raw = await Raw.open(base);
-    await raw.write(head(path, id));
-    for (const p of pieces) await raw.write(chunk(p));
-    const r = await raw.response();
+    const raw = await RawClient.open(base);
+    await raw.send(head(path, id));
+    for (const p of pieces) await raw.send(chunk(p));
+    const r = await raw.final();
     raw.destroy();
     return r;
   };
@@ -126,17 +133,17 @@ describe('S160 a stalled and an aborted upload', () => {
     'S160 a stalled upload ends with the request timeout on both; the agent answers its other deployment and the packager meanwhile',
     async () => {
       const stall = async (base: string) => {
-        const raw = await Raw.open(base);
-        await raw.write(head('/string-encrypt', 's160-stall'));
-        await raw.write(chunk(bodyPart(JSON.stringify(e.body(['alice'])))));
-        await raw.write(chunk(`${streamPartHead}only the start`));
+        const raw = await RawClient.open(base);
+        await raw.send(head('/string-encrypt', 's160-stall'));
+        await raw.send(chunk(bodyPart(JSON.stringify(e.body(['alice'])))));
+        await raw.send(chunk(`${streamPartHead}only the start`));
         return raw;
       };
       const [express, agent] = await Promise.all([stall(f.express), stall(f.agent)]);
       // While both wait for the rest: the echo deployment and the packager's /health answer.
       await echoAnswers(f);
       expect((await fetch(`${f.agent}/health`)).status).toBe(200);
-      const [re, ra] = await Promise.all([express.response(), agent.response()]);
+      const [re, ra] = await Promise.all([express.final(), agent.final()]);
       await Promise.all([express.closed(), agent.closed()]);
       expect(re.status).toBe(408);
       expect(same(ra)).toEqual(same(re));
@@ -147,10 +154,10 @@ describe('S160 a stalled and an aborted upload', () => {
 
   it('S160 an aborted upload: both keep serving, the agent logs no failure and answers its other deployment', async () => {
     const abort = async (base: string) => {
-      const raw = await Raw.open(base);
-      await raw.write(head('/workflow-package', 's160-abort'));
-      await raw.write(chunk(bodyPart(JSON.stringify(packageRequest(k)))));
-      await raw.write(chunk(`${streamPartHead}{"workflows":`));
+      const raw = await RawClient.open(base);
+      await raw.send(head('/workflow-package', 's160-abort'));
+      await raw.send(chunk(bodyPart(JSON.stringify(packageRequest(k)))));
+      await raw.send(chunk(`${streamPartHead}{"workflows":`));
       raw.destroy();
     };
     await Promise.all([abort(f.express), abort(f.agent)]);
@@ -171,12 +178,12 @@ describe('S160 a stalled and an aborted upload', () => {
 describe('S160 an upload declared over the limit (Expect: 100-continue, S8)', () => {
   it('S160 both refuse it from its headers with the same 413, without 100 Continue', async () => {
     const declare = async (base: string) => {
-      const raw = await Raw.open(base);
-      await raw.write(
+      const raw = await RawClient.open(base);
+      await raw.send(
         'POST /workflow-package HTTP/1.1\r\nHost: x\r\nX-Request-Id: s160-expect\r\nExpect: 100-continue\r\n' +
           'Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 104857600\r\n\r\n',
       );
-      const r = await raw.response();
+      const r = await raw.final();
       raw.destroy();
       return r;
     };

@@ -4,7 +4,14 @@
 // `100 Continue`; a token of the scope gets `100 Continue` on both, and the same answer once the body follows.
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ANSWER_HEADERS, Raw, rawCode, sampleWorkflow, useFrontEnds, type RawResponse } from './harness.js';
+import {
+  ANSWER_HEADERS,
+  RawClient,
+  rawCode,
+  sampleWorkflow,
+  useFrontEnds,
+  type RawResponse,
+} from './harness.js';
 
 function callerToken(scopes: string, name: string): { token: string; record: string } {
   const token = `oappt_${randomBytes(32).toString('base64url')}`;
@@ -44,10 +51,10 @@ describe('S174 caller tokens with Expect: 100-continue on both front-ends', () =
     'S174 %s: the same final refusal from the headers alone on both, never 100 Continue',
     async (_what, id, authorization, status, code) => {
       const send = async (base: string) => {
-        const raw = await Raw.open(base);
-        await raw.write(head(id, authorization));
+        const raw = await RawClient.open(base);
+        await raw.send(head(id, authorization));
         // Only the headers were sent: an answer is the refusal judged from them (then the connection closes).
-        const r = await raw.response();
+        const r = await raw.final();
         await raw.closed();
         return { r, text: raw.received };
       };
@@ -65,16 +72,13 @@ describe('S174 caller tokens with Expect: 100-continue on both front-ends', () =
 
   it('S174 a token of the scope: 100 Continue on both, then the same answer', async () => {
     const send = async (base: string) => {
-      const raw = await Raw.open(base);
-      await raw.write(head('s174c-ok', `Bearer ${inspect.token}`));
+      const raw = await RawClient.open(base);
+      await raw.send(head('s174c-ok', `Bearer ${inspect.token}`));
       // No final answer can come before the body: wait for the interim one.
-      for (;;) {
-        if (raw.received.includes('\r\n\r\n')) break;
-        await new Promise((resolve) => raw.socket.once('data', resolve));
-      }
+      await raw.until((t) => t.includes('\r\n\r\n'));
       const interim = raw.received;
-      await raw.write(BODY);
-      const r = await raw.response();
+      await raw.send(BODY);
+      const r = await raw.final();
       raw.destroy();
       return { interim, r };
     };
