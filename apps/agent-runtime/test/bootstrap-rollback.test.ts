@@ -1,12 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateKeyPair, parseKeyTuple } from '@org/envelope-crypto';
-import {
-  checkFreshness,
-  encryptBootstrap,
-  signBootstrap,
-  type BootstrapAdministrators,
-} from '@org/oapp-format';
+import { generateKeyPair } from '@org/envelope-crypto';
+import { checkFreshness, encryptBootstrap, signBootstrap } from '@org/oapp-format';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkBootstrapRelease, rememberBootstrapRelease } from '../src/startup/bootstrap-release.js';
@@ -17,29 +12,28 @@ import {
   type LoadedBootstrap,
 } from '../src/startup/bootstrap-source.js';
 import { BOOTSTRAP_RELEASE_FILE, releaseStore, RELEASES_DIR } from '../src/startup/release-store.js';
-import { makeKeys, makeRecord, tempDir, tuple } from './fixtures.js';
+import {
+  administratorsOf,
+  agentKeyOf,
+  bootstrapFile,
+  bootstrapSigner,
+  failure,
+} from './bootstrap-signing.js';
+import { makeKeys, makeRecord, tempDir } from './fixtures.js';
 
 const keys = makeKeys();
-const agentKey = parseKeyTuple(tuple(keys.packager, keys.agent));
+const agentKey = agentKeyOf(keys);
 const admin = generateKeyPair('sign');
-const administrators: BootstrapAdministrators = {
-  keys: [{ id: 'AGENT_BOOTSTRAP_ADMIN_KEYS[0]', publicKey: admin.publicKey!.bytes }],
-  threshold: 1,
-};
-const signers = [{ secretKey: admin.secretKey, signText: 'bootstrap' }];
+const administrators = administratorsOf([admin]);
+const signers = [bootstrapSigner(admin)];
 
 /** Bootstrap JSON bytes; `id` changes the content. */
 const bytesOf = (id = 'dep-1') =>
   new TextEncoder().encode(JSON.stringify([makeRecord(keys, 'app.oapp', { deploymentId: id })]));
 
-let n = 0;
 /** A plain bootstrap file signed by the administrator with `sequence`, beside its `.sig`. */
-function signedFile(dir: string, sequence: number, bytes = bytesOf()): string {
-  const path = join(dir, `bootstrap-${n++}.json`);
-  writeFileSync(path, bytes);
-  writeFileSync(`${path}.sig`, signBootstrap(bytes, { signers, sequence }));
-  return path;
-}
+const signedFile = (dir: string, sequence: number, bytes = bytesOf()): string =>
+  bootstrapFile(dir, bytes, signBootstrap(bytes, { signers, sequence }));
 
 function encrypted(sequence: number | undefined, bytes = bytesOf(), formatVersion: 1 | 2 = 2): string {
   return encryptBootstrap(bytes, {
@@ -55,15 +49,6 @@ const options = (rollback: BootstrapTrustOptions['rollback']): BootstrapTrustOpt
   administrators,
   rollback,
 });
-
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { code: string; message: string };
-  }
-  throw new Error('did not reject');
-}
 
 /** loadBootstrap, then what a start-up that succeeded does: remember the bootstrap's release. */
 async function accept(source: string, o: BootstrapTrustOptions): Promise<LoadedBootstrap> {

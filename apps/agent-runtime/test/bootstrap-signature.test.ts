@@ -1,52 +1,32 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  decodeBase64,
-  encodeBase64,
-  generateKeyPair,
-  parseKeyTuple,
-  type KeyPair,
-} from '@org/envelope-crypto';
-import { encryptBootstrap, signBootstrap, type BootstrapAdministrators } from '@org/oapp-format';
+import { decodeBase64, encodeBase64, generateKeyPair, type KeyPair } from '@org/envelope-crypto';
+import { encryptBootstrap, signBootstrap } from '@org/oapp-format';
 import { describe, expect, it } from 'vitest';
 import { loadBootstrap, type BootstrapTrustOptions } from '../src/startup/bootstrap-source.js';
-import { forgeWithAgentKey, makeKeys, makeRecord, tempDir, tuple } from './fixtures.js';
+import {
+  administratorsOf,
+  agentKeyOf,
+  bootstrapFile,
+  bootstrapSigner as signer,
+  failure,
+} from './bootstrap-signing.js';
+import { forgeWithAgentKey, makeKeys, makeRecord, tempDir } from './fixtures.js';
 
 const keys = makeKeys();
 const dir = tempDir();
 const json = JSON.stringify([makeRecord(keys, 'app.oapp')], null, 2);
 const bytes = new TextEncoder().encode(json);
-const agentKey = parseKeyTuple(tuple(keys.packager, keys.agent));
+const agentKey = agentKeyOf(keys);
 const adminA = generateKeyPair('sign');
 const adminB = generateKeyPair('sign');
 const stranger = generateKeyPair('sign');
-const admins = (threshold = 1, ...pairs: KeyPair[]): BootstrapAdministrators => ({
-  keys: (pairs.length > 0 ? pairs : [adminA, adminB]).map((k, i) => ({
-    id: `AGENT_BOOTSTRAP_ADMIN_KEYS[${i}]`,
-    publicKey: k.publicKey!.bytes,
-  })),
-  threshold,
-});
+const admins = (threshold = 1, ...pairs: KeyPair[]) =>
+  administratorsOf(pairs.length > 0 ? pairs : [adminA, adminB], threshold);
 const withAdmins: BootstrapTrustOptions = { administrators: admins() };
-const signer = (k: KeyPair) => ({ secretKey: k.secretKey, signText: 'bootstrap' });
 
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { code: string; message: string };
-  }
-  throw new Error('did not reject');
-}
-
-let n = 0;
 /** A plain bootstrap file with, optionally, its `.sig` beside it. */
-function plainFile(content: Uint8Array | string, sig?: string): string {
-  const path = join(dir, `bootstrap-${n++}.json`);
-  writeFileSync(path, content);
-  if (sig !== undefined) writeFileSync(`${path}.sig`, sig);
-  return path;
-}
+const plainFile = (content: Uint8Array | string, sig?: string): string => bootstrapFile(dir, content, sig);
 
 function encrypted(
   signers: KeyPair[],

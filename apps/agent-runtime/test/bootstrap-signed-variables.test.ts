@@ -1,7 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { generateKeyPair, parseKeyTuple } from '@org/envelope-crypto';
-import { encryptBootstrap, signBootstrap, type BootstrapAdministrators } from '@org/oapp-format';
+import { generateKeyPair } from '@org/envelope-crypto';
+import { encryptBootstrap, signBootstrap } from '@org/oapp-format';
 import { describe, expect, it } from 'vitest';
 import { isTrustBearing, variableReferences } from '../src/startup/bootstrap-references.js';
 import {
@@ -10,21 +8,24 @@ import {
   type BootstrapTrustOptions,
 } from '../src/startup/bootstrap-source.js';
 import type { BootstrapVariables } from '../src/startup/variables.js';
-import { makeKeys, makeRecord, tempDir, tuple } from './fixtures.js';
+import {
+  administratorsOf,
+  agentKeyOf,
+  bootstrapFile,
+  bootstrapSigner,
+  failure,
+} from './bootstrap-signing.js';
+import { makeKeys, makeRecord, tempDir } from './fixtures.js';
 
 // A signed bootstrap covers its `${NAME}` references, not their values (ADR 0147, "Variables in a signed
 // bootstrap"): with administrator keys, a reference in a trust-bearing position is refused at start-up.
 
 const keys = makeKeys();
 const dir = tempDir();
-const agentKey = parseKeyTuple(tuple(keys.packager, keys.agent));
+const agentKey = agentKeyOf(keys);
 const admin = generateKeyPair('sign');
-const administrators: BootstrapAdministrators = {
-  keys: [{ id: 'AGENT_BOOTSTRAP_ADMIN_KEYS[0]', publicKey: admin.publicKey!.bytes }],
-  threshold: 1,
-};
-const withAdmins: BootstrapTrustOptions = { administrators };
-const signers = [{ secretKey: admin.secretKey, signText: 'bootstrap' }];
+const withAdmins: BootstrapTrustOptions = { administrators: administratorsOf([admin]) };
+const signers = [bootstrapSigner(admin)];
 
 // The adversary's values: the environment and AGENT_SECRETS_FROM are theirs.
 const SECRET_VALUE = 'attacker-value-never-logged';
@@ -33,23 +34,10 @@ const vars = (names: string[], secret: string[] = []): BootstrapVariables => ({
   secretNames: new Set(secret),
 });
 
-let n = 0;
 /** A plain bootstrap file of `record`, signed by the administrator (its `.sig` beside it). */
 function signedFile(record: Record<string, unknown>): string {
   const bytes = new TextEncoder().encode(JSON.stringify([record]));
-  const path = join(dir, `bootstrap-${n++}.json`);
-  writeFileSync(path, bytes);
-  writeFileSync(`${path}.sig`, signBootstrap(bytes, { signers }));
-  return path;
-}
-
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { code: string; message: string };
-  }
-  throw new Error('did not reject');
+  return bootstrapFile(dir, bytes, signBootstrap(bytes, { signers }));
 }
 
 const base = () => makeRecord(keys, 'app.oapp');
@@ -166,9 +154,7 @@ describe('S173: variables in a signed bootstrap (ADR 0147)', () => {
     const json = JSON.stringify([base()]).replace('"app.oapp"', '"\\u0024{PKG_PATH}"');
     expect(json).toContain('\\u0024{PKG_PATH}');
     const bytes = new TextEncoder().encode(json);
-    const path = join(dir, `escaped-${n++}.json`);
-    writeFileSync(path, bytes);
-    writeFileSync(`${path}.sig`, signBootstrap(bytes, { signers }));
+    const path = bootstrapFile(dir, bytes, signBootstrap(bytes, { signers }));
     const e = await failure(loadBootstrap(path, agentKey, vars(['PKG_PATH']), withAdmins));
     expect(e.code).toBe('AGENT_BOOTSTRAP_UNSIGNED');
     expect(e.message).toContain('PKG_PATH at "/0/remoteConfiguration"');
