@@ -92,24 +92,19 @@ describe('POST /workflow-inspect: the rollback verdict from the query', () => {
     ['?newest=4', undefined, [4], undefined, undefined, 'newer', null],
     ['?newest=5', undefined, [5], undefined, undefined, 'same', null],
     ['?newest=6', undefined, [6], undefined, undefined, 'refused', 'POLICY_ROLLBACK'],
-    [
-      `?newest=5:${OTHER_SHA}`,
-      undefined,
-      [5, OTHER_SHA],
-      undefined,
-      undefined,
-      'refused',
-      'POLICY_SEQUENCE_REUSED',
-    ],
-    [
-      `?newest=5:${OTHER_SHA.toUpperCase()}`,
-      undefined,
-      [5, OTHER_SHA],
-      undefined,
-      undefined,
-      'refused',
-      'POLICY_SEQUENCE_REUSED',
-    ],
+    // Another digest under the package's own sequence, in lower or upper case.
+    ...[OTHER_SHA, OTHER_SHA.toUpperCase()].map(
+      (sha) =>
+        [
+          `?newest=5:${sha}`,
+          undefined,
+          [5, OTHER_SHA],
+          undefined,
+          undefined,
+          'refused',
+          'POLICY_SEQUENCE_REUSED',
+        ] as const,
+    ),
     ['?now=2099-01-31T12:05:00Z', undefined, undefined, '2099-01-31T12:05:00Z', undefined, 'first', null],
     [
       '?now=2099-01-31T12:05:00.001Z',

@@ -74,22 +74,26 @@ describe('inspectFreshnessOf', () => {
 });
 
 describe('workflowInspect with freshness inputs', () => {
-  it('rollback null without; the verdict with; a refusal as its code and message', async () => {
+  /** A package of sequence 10. */
+  const sequenceTen = () => {
     const packager = generateKeyPair('authenticated');
     const alice = generateKeyPair('authenticated');
-    const pkg = createPackage({
+    return createPackage({
       packageId: 'p',
       content: new TextEncoder().encode('{}'),
       packagerSecretKey: packager.secretKey,
       recipients: [alice.publicKey!],
       sequence: 10,
     });
-    const rollback = async (q: string) =>
-      (
-        JSON.parse((await workflowInspect(pkg, inspectFreshnessOf(q))).body as string) as {
-          rollback: unknown;
-        }
-      ).rollback;
+  };
+  /** The rollback member of what workflowInspect answers for `pkg` with the query `q`. */
+  const rollbackOf = async (pkg: ReturnType<typeof sequenceTen>, q: string) =>
+    (JSON.parse((await workflowInspect(pkg, inspectFreshnessOf(q))).body as string) as { rollback: unknown })
+      .rollback;
+
+  it('rollback null without; the verdict with; a refusal as its code and message', async () => {
+    const pkg = sequenceTen();
+    const rollback = (q: string) => rollbackOf(pkg, q);
     expect(await rollback('')).toBeNull();
     expect(await rollback('newest=9')).toEqual({ verdict: 'newer', code: null, message: null });
     expect(await rollback('newest=10')).toEqual({
@@ -106,25 +110,12 @@ describe('workflowInspect with freshness inputs', () => {
   });
 
   it('newest of the same sequence: contentCompared says whether a digest was compared (absent when the sequences differ)', async () => {
-    const packager = generateKeyPair('authenticated');
-    const alice = generateKeyPair('authenticated');
-    const pkg = createPackage({
-      packageId: 'p',
-      content: new TextEncoder().encode('{}'),
-      packagerSecretKey: packager.secretKey,
-      recipients: [alice.publicKey!],
-      sequence: 10,
-    });
+    const pkg = sequenceTen();
     const inspected = JSON.parse((await workflowInspect(pkg)).body as string) as {
       content: { sha256: string };
     };
     const other = 'ab'.repeat(32);
-    const rollback = async (q: string) =>
-      (
-        JSON.parse((await workflowInspect(pkg, inspectFreshnessOf(q))).body as string) as {
-          rollback: unknown;
-        }
-      ).rollback;
+    const rollback = (q: string) => rollbackOf(pkg, q);
     // Without a digest the package's own stands in: the sequence is the same, the content was not compared.
     expect(await rollback('newest=10')).toMatchObject({ verdict: 'same', contentCompared: false });
     expect(await rollback(`newest=10:${inspected.content.sha256}`)).toMatchObject({
