@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { generateKeyPair, keyToHex } from '@org/envelope-crypto';
 import { createPackagerCapability } from '@org/packager';
-import { RawClient } from '@org/test-utils';
+import { answerHeaders, RawClient, wholeAnswer } from '@org/test-utils';
 import type { PackagerCapability } from '@org/workflow-runtime';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from './agent-helpers.js';
@@ -66,11 +66,6 @@ async function uploadOf(): Promise<{ type: string; bytes: Buffer }> {
 }
 
 /** The headers of the answer itself: not the connection's (Connection, Keep-Alive) nor the clock's (Date). */
-function answerHeaders(h: Record<string, string>): Record<string, string> {
-  const { connection: _c, 'keep-alive': _k, date: _d, ...rest } = h;
-  return rest;
-}
-
 // An agent starts and its first run starts a sandbox worker: 1–1.5 s on 2 shared cores. Explicit timeouts.
 const START = { timeout: 15_000 };
 
@@ -120,20 +115,14 @@ describe('S174 caller tokens with Expect: 100-continue (agent)', () => {
         expect(got.headers['connection']).toBe('close');
         expect(got.headers['www-authenticate']).toMatch(/^Bearer realm="packager"/);
         // The answer the same request gets sent whole, without Expect.
-        const plain = await fetch(`${base}/string-encrypt`, {
-          method: 'POST',
-          body: upload.bytes,
-          headers: {
-            'content-type': upload.type,
-            'x-request-id': id,
-            ...(authorization === undefined ? {} : { authorization }),
-          },
+        const plain = await wholeAnswer(`${base}/string-encrypt`, upload.bytes, {
+          'content-type': upload.type,
+          'x-request-id': id,
+          ...(authorization === undefined ? {} : { authorization }),
         });
-        const plainHeaders: Record<string, string> = {};
-        plain.headers.forEach((v, k) => (plainHeaders[k] = v));
         expect(plain.status).toBe(status);
-        expect(Buffer.from(await plain.arrayBuffer()).toString('latin1')).toBe(got.body);
-        expect(answerHeaders(got.headers)).toEqual(answerHeaders(plainHeaders));
+        expect(plain.body).toBe(got.body);
+        expect(answerHeaders(got.headers)).toEqual(answerHeaders(plain.headers));
       }
     },
   );

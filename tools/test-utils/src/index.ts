@@ -125,5 +125,5 @@ export function detailsShapeProblem(err: unknown): string | undefined {
   return bad === -1 ? undefined : `details.errors[${bad}] is not { pointer, detail }`;
 }
 
-export { parseFinalResponse, RawClient, type RawResponse } from './raw-client.js';
+export { answerHeaders, parseFinalResponse, RawClient, wholeAnswer, type RawResponse } from './raw-client.js';
 export { multipartForm, sampleWorkflow, writeSampleResources } from './packager-fixtures.js';

@@ -131,3 +131,29 @@ export class RawClient {
     this.socket.destroy();
   }
 }
+
+/** Response headers without those of the connection (`connection`, `keep-alive`) and the clock (`date`). */
+export function answerHeaders(h: Record<string, string>): Record<string, string> {
+  const { connection: _c, 'keep-alive': _k, date: _d, ...rest } = h;
+  return rest;
+}
+
+/**
+ * The answer a request sent whole (with `fetch`, no `Expect`) gets, in the shape of a {@link RawResponse} read off a
+ * raw connection: to check that a refusal from the headers alone is byte for byte the answer the whole request gets.
+ */
+export async function wholeAnswer(
+  url: string,
+  body: Uint8Array,
+  headers: Record<string, string>,
+): Promise<RawResponse> {
+  const res = await fetch(url, { method: 'POST', body, headers });
+  const got: Record<string, string> = {};
+  res.headers.forEach((v, k) => (got[k] = v));
+  return {
+    status: res.status,
+    interim: [],
+    headers: got,
+    body: Buffer.from(await res.arrayBuffer()).toString('latin1'),
+  };
+}
