@@ -7,7 +7,9 @@
 // Baselines: `node -e 0`; Debian's `age` + `minisign` (apt-get install -y age minisign; without them those rows
 // print ours only); a bare Node stream copy of the same file (peak memory); a bare `node:http` server (agent
 // ready). Runs alternate ours and the baseline so a warming page cache favours neither. Temporary files are
-// removed at the end.
+// removed at the end. Under some rows a bound, also measured in the run (floors/): the least work in bare Node
+// (the format's per-byte work for package/open; a bare server with our sandbox's QuickJS worker for the agent),
+// to tell which part of a ratio is ours to remove and which is Node's, the disk's or the format's.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -35,6 +37,10 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const MAIN = process.env['BENCH_OAPP'] ?? join(HERE, '..', 'dist', 'main.js');
 const AGENT = process.env['BENCH_AGENT'] ?? join(HERE, '..', '..', 'agent-runtime', 'dist', 'main.js');
 const NODE = process.execPath;
+/** Bounds in bare Node (floors/): the format's per-byte work, and a bare server with our QuickJS sandbox's module. */
+const PAYLOAD_FLOOR = join(HERE, 'floors', 'payload-floor.cjs');
+const AGENT_FLOOR = join(HERE, 'floors', 'agent-floor.cjs');
+const ENGINE_PACKAGE_JSON = join(HERE, '..', '..', '..', 'packages', 'workflow-engine', 'package.json');
 
 const dir = mkdtempSync(join(tmpdir(), 'oapp-bench-commands-'));
 const f = (name: string): string => join(dir, name);
@@ -83,6 +89,23 @@ function cpuLine(a: Measure, b: Measure | undefined): void {
       ? ''
       : `, baseline ${fmt(b.cpuMs, 0)} ms  ratio ${fmt(a.cpuMs / b.cpuMs, 2)}×`;
   console.log(`    (CPU time: ours ${fmt(a.cpuMs, 0)} ms${base})`);
+}
+
+/**
+ * A bound measured in the same run, printed under a row: what the least work in bare Node takes against the row's
+ * baseline, and ours against it. Informative; it tells how much of a ratio is ours to remove.
+ */
+function boundLine(
+  what: string,
+  floor: Measure,
+  ours: Measure,
+  base: Measure | undefined,
+  baseName: string,
+): void {
+  const vsBase = base === undefined ? '' : `, ${fmt(floor.ms / base.ms, 2)}× ${baseName}`;
+  console.log(
+    `    (bound: ${what} ${fmt(floor.ms, 0)} ms${vsBase}; ours ${fmt(ours.ms / floor.ms, 2)}× the bound)`,
+  );
 }
 
 /** Alternates `a` and `b` REPS times (reps >= 1); returns the medians of time and peak memory. */
@@ -195,8 +218,14 @@ async function packageAndOpen(mib: number, label: string, reps: number): Promise
         ],
       ],
     ]);
+  const floor = (mode: 'seal' | 'open', sync: 'sync' | 'nosync') => () =>
+    mode === 'seal'
+      ? sequence([[NODE, [PAYLOAD_FLOOR, 'seal', input, f('floor.bin'), f('floor.key'), sync]]])
+      : sequence([[NODE, [PAYLOAD_FLOOR, 'open', f('floor.bin'), f('floor.dec'), f('floor.key'), sync]]]);
   const p = await pair(oursPackage, withAge ? agePackage : undefined, reps);
   const o = await pair(oursOpen, withAge ? ageOpen : undefined, reps);
+  const fp = await pair(floor('seal', 'sync'), floor('seal', 'nosync'), reps);
+  const fo = await pair(floor('open', 'sync'), floor('open', 'nosync'), reps);
   const c = await pair(copy, undefined, reps);
   const want = await sha256File(input);
   if ((await sha256File(f('dec.oapp.bin'))) !== want) throw new Error('oapp open gave other bytes');
@@ -211,8 +240,12 @@ async function packageAndOpen(mib: number, label: string, reps: number): Promise
     (x) => x <= 1.5,
   );
   cpuLine(p.a, p.b);
+  boundLine("the format's per-byte work in bare Node, fsync included", fp.a, p.a, p.b, 'age + minisign');
+  boundLine('the same without fsync', fp.b!, p.a, p.b, 'age + minisign');
   row(`oapp open ${label}`, o.a.ms, o.b?.ms, 'minisign -V ×3 + age -d', 'ms', target, (x) => x <= 1.5);
   cpuLine(o.a, o.b);
+  boundLine("the format's per-byte work in bare Node, fsync included", fo.a, o.a, o.b, 'minisign + age');
+  boundLine('the same without fsync', fo.b!, o.a, o.b, 'minisign + age');
   row(
     `peak memory, package ${label}`,
     p.a.peakMiB,
@@ -236,7 +269,16 @@ async function packageAndOpen(mib: number, label: string, reps: number): Promise
       `    (age + minisign peak memory: package ${fmt(p.b.peakMiB)} MiB, open ${fmt(o.b.peakMiB)} MiB)`,
     );
   rmSync(input, { force: true });
-  for (const x of ['out.oapp', 'dec.oapp.bin', 'out.age', 'dec.age.bin', 'copy.bin'])
+  for (const x of [
+    'out.oapp',
+    'dec.oapp.bin',
+    'out.age',
+    'dec.age.bin',
+    'copy.bin',
+    'floor.bin',
+    'floor.dec',
+    'floor.key',
+  ])
     rmSync(f(x), { force: true });
 }
 
@@ -373,7 +415,17 @@ async function agent(): Promise<void> {
       `http://127.0.0.1:${port}/hello`,
     );
   };
+  const floorServer = () => {
+    const port = nextPort++;
+    return ready(
+      NODE,
+      [AGENT_FLOOR, String(port), ENGINE_PACKAGE_JSON],
+      { PATH: process.env['PATH'] ?? '' },
+      `http://127.0.0.1:${port}/hello`,
+    );
+  };
   const tiny = await pair(agentRun(false), bare);
+  const sandboxFloor = await pair(floorServer, bare);
   const pkg = await pair(agentRun(true), undefined);
   row(
     'agent ready, tiny unpackaged workflow',
@@ -385,6 +437,13 @@ async function agent(): Promise<void> {
     (x) => x <= 3,
   );
   cpuLine(tiny.a, tiny.b);
+  boundLine(
+    "bare node:http + a QuickJS worker (our sandbox's wasm) started at once, the script run per request",
+    sandboxFloor.a,
+    tiny.a,
+    sandboxFloor.b,
+    'bare node:http',
+  );
   row(
     'agent ready, 5 MB package (3 checks, 1 signer)',
     pkg.a.ms,
