@@ -5,8 +5,11 @@ const SLOW_MS = 1000;
 /** Vitest's own default `testTimeout`: a project with another value chose its own. */
 const VITEST_DEFAULT_TIMEOUT_MS = 5000;
 
+/** How many of the slowest test files are listed, with their time: where CI's minutes go (the 15-minute budget). */
+const SLOWEST_FILES = 15;
+
 /**
- * Prints the tests that took over {@link SLOW_MS} with no timeout of their own (their timeout is their project's
+ * Prints the slowest test files, then the tests that took over {@link SLOW_MS} with no timeout of their own (their timeout is their project's
  * `testTimeout`), so they are seen and either made faster or given an explicit, justified timeout (issue 27); then
  * one closing line, `vitest: N passed, N failed, N skipped`, which CI reads (always the last line).
  */
@@ -29,6 +32,16 @@ export default class SummaryReporter implements Reporter {
         if (line !== undefined) slow.push(line);
       }
     }
+    const files = modules
+      .map((mod) => ({ ms: mod.diagnostic().duration, name: `${mod.project.name}/${mod.relativeModuleId}` }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SLOWEST_FILES);
+    if (files.length > 0)
+      process.stdout.write(
+        `\nslowest test files (each file's own time; files run in parallel):\n` +
+          files.map((f) => `  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.name}`).join('\n') +
+          '\n',
+      );
     if (slow.length > 0)
       process.stdout.write(
         `\ntests over ${SLOW_MS} ms without a timeout of their own (${slow.length}; on a busy machine some are only slow here):\n${slow.join('\n')}\n`,
