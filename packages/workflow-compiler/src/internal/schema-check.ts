@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
 import { AJV_OPTIONS } from './ajv-options.js';
 import { WorkflowError, type WorkflowErrorCode, type WorkflowErrorDetail } from '../errors.js';
 import { describeValue, quoteName, toPointer } from '../json-value.js';
@@ -6,7 +7,20 @@ import { describeValue, quoteName, toPointer } from '../json-value.js';
 /** At most this many details are reported for one failure; the rest are counted. */
 export const MAX_ERROR_DETAILS = 100;
 
-let ajv: Ajv | undefined;
+let ajv: AjvClass | undefined;
+
+/**
+ * The one Ajv instance of `compileSchema`, created on first use. ajv (CommonJS) is loaded here, not imported at the
+ * top: the validators this package uses are generated at build time (src/generated/validators.js), so an importer
+ * that compiles nothing at run time never loads ajv (docs/adr/0148).
+ */
+function runtimeAjv(): AjvClass {
+  if (ajv === undefined) {
+    const { Ajv } = createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvClass };
+    ajv = new Ajv(AJV_OPTIONS);
+  }
+  return ajv;
+}
 
 /** A schema compiled once, on first use (compiling at import cost every importer ~1 s of start-up). */
 export type LazyValidator = () => ValidateFunction;
@@ -20,7 +34,7 @@ export type SchemaValidator = ((data: unknown) => boolean) & { errors?: ErrorObj
 /** Returns a function that compiles `schema` the first time it is called and reuses the result. */
 export function compileSchema(schema: object): LazyValidator {
   let compiled: ValidateFunction | undefined;
-  return () => (compiled ??= (ajv ??= new Ajv(AJV_OPTIONS)).compile(schema));
+  return () => (compiled ??= runtimeAjv().compile(schema));
 }
 
 /**
