@@ -2,14 +2,12 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { JsonObject } from '@org/workflow-compiler';
 import { TestRunnerError } from './errors.js';
+import { runnerConfig as validateConfig } from './generated/validators.js';
 import { isTrue, MAX_JSON_FILE_BYTES, plainObject, readJson } from './internal/json.js';
-import { checkSchema, compileSchema } from './internal/schema-check.js';
+import { checkSchema } from './internal/schema-check.js';
 import { quoteName } from './internal/text.js';
 import { noteLegacy, type LegacyNotice } from './legacy.js';
 import { isInside, readConfinedFile, realDirectory, resolveConfigDir } from './paths.js';
-import { RUNNER_CONFIG_SCHEMA } from './schemas.js';
-
-const validateConfig = compileSchema(RUNNER_CONFIG_SCHEMA);
 
 /** A `testrunner.config.json`, validated and resolved. Every directory is absolute. */
 export interface RunnerConfig {

@@ -1,13 +1,11 @@
 import type { JsonObject } from '@org/workflow-compiler';
 import { TestRunnerError } from './errors.js';
+import { testFile as validateTest } from './generated/validators.js';
 import { isTrue, plainObject, readJson } from './internal/json.js';
-import { checkSchema, compileSchema } from './internal/schema-check.js';
+import { checkSchema } from './internal/schema-check.js';
 import { quoteName } from './internal/text.js';
 import { noteLegacy, type LegacyNotice } from './legacy.js';
 import { isMockUrl, MOCK_HOSTNAME } from './mock-url.js';
-import { TEST_FILE_SCHEMA } from './schemas.js';
-
-const validateTest = compileSchema(TEST_FILE_SCHEMA);
 
 /** Default of `secondsToWaitForCompletion` (docs/interfaces.md §7.3). */
 export const DEFAULT_WAIT_SECONDS = 10;
@@ -79,9 +77,9 @@ export interface TestSpec {
 }
 
 /**
- * Parses and validates one `*.test.json` (docs/interfaces.md §7.3) against {@link TEST_FILE_SCHEMA} and normalises it:
- * `"true"` strings become booleans, numeric-string statuses become numbers, header names become lower case,
- * legacy spellings (`testThisRoute`, `ignored`) are read as their new names and reported in `legacy`. Every
+ * Parses and validates one `*.test.json` (docs/interfaces.md §7.3) against `TEST_FILE_SCHEMA` (src/schemas.ts) and
+ * normalises it: `"true"` strings become booleans, numeric-string statuses become numbers, header names become lower
+ * case, legacy spellings (`testThisRoute`, `ignored`) are read as their new names and reported in `legacy`. Every
  * `whenThisIsCalled` must be a URL on the mock host. Reads no files.
  *
  * @param file - how the file is named in messages.

@@ -1,9 +1,13 @@
-import { compileSchema, schemaViolations, type LazyValidator } from '@org/workflow-compiler';
+import { schemaViolations } from '@org/workflow-compiler';
 import { TestRunnerError, type TestRunnerErrorCode, type TestRunnerErrorDetail } from '../errors.js';
 
-// The compiler's schema runner (one Ajv set-up, one way to describe a violation without its value); this file
-// only adds the file name and the test runner's error class.
-export { compileSchema };
+// The compiler's schema runner (one way to describe a violation without its value); this file only adds the file
+// name and the test runner's error class. The validators are generated at build time (src/generated/validators.js,
+// scripts/generate-validators.ts) with the options of the compiler's `compileSchema`: no schema is compiled, and
+// ajv is not loaded, at run time (docs/adr/0148).
+
+/** A validator: the generated ones (src/generated/validators.js) and ajv's compiled functions have this shape. */
+export type SchemaValidator = ReturnType<Parameters<typeof schemaViolations>[0]>;
 
 /** At most this many details are reported for one failure. */
 export const MAX_ERROR_DETAILS = 50;
@@ -13,12 +17,12 @@ export const MAX_ERROR_DETAILS = 50;
  * what was expected and the type and size found, never the value (a test file may hold credentials).
  */
 export function checkSchema(
-  lazy: LazyValidator,
+  validator: SchemaValidator,
   value: unknown,
   code: TestRunnerErrorCode,
   file: string,
 ): void {
-  const violations = schemaViolations(lazy, value);
+  const violations = schemaViolations(() => validator, value);
   if (violations !== undefined)
     throwDetails(
       code,
