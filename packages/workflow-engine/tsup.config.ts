@@ -55,13 +55,24 @@ export const sandboxBuilds: Options[] = [
 ];
 
 export default defineConfig([
-  // dist/sandbox/ is written by the builds above, which run at the same time.
-  // The API in ESM and CommonJS, each with its types (`shims`: import.meta.url in the CommonJS build).
+  // dist/sandbox/ is written by the builds above, and the CommonJS build by the next, which run at the same time.
+  // The API in ESM with its types, and `prewarm.js`, the light entry point (ADR 0149): esbuild's code splitting
+  // puts the sandbox pool in a chunk both entries import, so the pool `prewarmSandbox` fills is the engine's.
+  {
+    entry: ['src/index.ts', 'src/prewarm.ts'],
+    format: ['esm'],
+    dts: true,
+    clean: ['!sandbox/**', '!index.cjs', '!index.cjs.map', '!index.d.cts'],
+    sourcemap: true,
+    shims: true,
+  },
+  // The API in CommonJS with its types (`shims`: import.meta.url). Without code splitting a `prewarm.cjs` would
+  // hold a pool of its own, so the light entry point is ESM only; CommonJS callers use the main entry's.
   {
     entry: ['src/index.ts'],
-    format: ['esm', 'cjs'],
+    format: ['cjs'],
     dts: true,
-    clean: ['!sandbox/**'],
+    clean: false,
     sourcemap: true,
     shims: true,
   },

@@ -13,6 +13,7 @@ export {
   setSandboxIdleMs,
   setSandboxWorkers,
 } from './sandbox-workers.js';
+export { prewarmSandbox } from './sandbox.js';
 export { MAX_FILE_ID_CHARS, MAX_FILE_PATH_CHARS } from './file-ops.js';
 export type { FileEntry, FileHost } from './file-ops.js';
 export { listSteps } from './list-steps.js';

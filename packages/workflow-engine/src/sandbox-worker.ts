@@ -89,6 +89,12 @@ export class SandboxWorker {
     });
   }
 
+  /** Keeps the process alive while a run waits for this worker to be ready (undoes {@link unref}). */
+  ref(): void {
+    this.worker.ref();
+    this.port.ref();
+  }
+
   /** Lets the process exit while this worker sits idle in the pool. */
   unref(): void {
     this.worker.unref();

@@ -40,12 +40,15 @@ export const DEFAULT_SANDBOX_IDLE_MS = 300_000;
 export const MAX_SANDBOX_IDLE_MS = 86_400_000;
 
 let idleMs = DEFAULT_SANDBOX_IDLE_MS;
+/** The pool's check of its idle workers against a new idle time (set by the pool). */
+let idleMsChanged: (() => void) | undefined;
 
 /**
  * Sets how long a sandbox worker may sit idle in the pool before it ends (default {@link DEFAULT_SANDBOX_IDLE_MS});
  * `0` keeps idle workers for the life of the process. An ended worker gives back its thread, V8 heap and QuickJS
  * memory; the next run that needs one more worker starts it again (and sets up its sandbox, ≈ 0.1–0.3 s).
- * Applies to workers that become idle from now on. Process-wide, like the pool.
+ * Applies to the workers idle now too, counted from when each became idle (so a worker started early by
+ * `prewarmSandbox` ends by the time set here). Process-wide, like the pool.
  *
  * @throws EngineError `ENGINE_LIMIT` unless an integer from 0 to {@link MAX_SANDBOX_IDLE_MS}.
  */
@@ -56,6 +59,12 @@ export function setSandboxIdleMs(ms: number): void {
       `sandbox idle time must be an integer from 0 to ${MAX_SANDBOX_IDLE_MS} ms, got ${String(ms).slice(0, 40)}`,
     );
   idleMs = ms;
+  idleMsChanged?.();
+}
+
+/** Registers the pool's check run when the idle time changes (not exported from the package). */
+export function onIdleMsChange(check: () => void): void {
+  idleMsChanged = check;
 }
 
 /** The idle time in force, in ms; 0: idle workers are kept. */

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, type MessagePort, type WorkerOptions } from 'node:worker_threads';
 import { EngineError } from './errors.js';
-import { countStarted, sandboxIdleMs, sandboxWorkers, sandboxWorkersStarted } from './sandbox-workers.js';
+import {
+  countStarted,
+  onIdleMsChange,
+  sandboxIdleMs,
+  sandboxWorkers,
+  sandboxWorkersStarted,
+} from './sandbox-workers.js';
 import { readSandboxScripts, sandboxWorkerUrl } from './sandbox-files.js';
 import type { SandboxWorkerData } from './sandbox/protocol.js';
 import { SandboxWorker, type SandboxJob, type SandboxOutcome, type HostHandler } from './sandbox-worker.js';
@@ -11,18 +17,23 @@ export type { SandboxJob, SandboxOutcome, HostHandler } from './sandbox-worker.j
 
 const require = createRequire(import.meta.url);
 
+/**
+ * A compiled `WebAssembly.Module`, opaque here: this package's `lib` (ES2024) does not declare the `WebAssembly`
+ * namespace (the tests' type check gets it from esbuild's types, the build's declarations do not).
+ */
+type WasmModule = object;
+
 interface Boot {
-  wasmModule: WebAssembly.Module;
+  wasmModule: WasmModule;
   prelude: string;
   utilSource: string;
 }
 
 let boot: Promise<Boot> | undefined;
 
-/** `WebAssembly` is a global in Node, but this package's `lib` only declares its types. */
-const wasmApi = (
-  globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<WebAssembly.Module> } }
-).WebAssembly;
+/** `WebAssembly` is a global in Node, but this package's `lib` does not declare it. */
+const wasmApi = (globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<WasmModule> } })
+  .WebAssembly;
 
 /**
  * Compiles the QuickJS wasm and reads the realm scripts once per process (ADR 0040, 0050); every worker
@@ -109,6 +120,30 @@ function spawn(b: Boot): SandboxWorker {
   );
 }
 
+/** A worker started ahead of any run ({@link prewarmSandbox}), until a run takes it or it goes idle. */
+interface Warming {
+  /** The worker once spawned (the wasm compiled); it keeps the process alive only once a run has taken it. */
+  worker: SandboxWorker | undefined;
+  taken: boolean;
+  /** The worker once ready, or `undefined` if it could not start (already counted off and forgotten). */
+  ready: Promise<SandboxWorker | undefined>;
+}
+
+/** Starts the worker of `warming`; never rejects. */
+async function startEarly(warming: Warming): Promise<SandboxWorker | undefined> {
+  try {
+    const w = spawn(await loadBoot());
+    warming.worker = w;
+    if (!warming.taken) w.unref();
+    await w.ready;
+    return w;
+  } catch {
+    countStarted(-1);
+    if (warming.worker) void warming.worker.terminate().catch(() => undefined);
+    return undefined;
+  }
+}
+
 /** A process-wide pool of sandbox workers. */
 class SandboxPool {
   /** Idle workers, the most recently released last (taken first); their `idleSince` rises from index 0. */
@@ -117,6 +152,47 @@ class SandboxPool {
   /** The pending check for workers idle longer than {@link sandboxIdleMs}, and when it is due. */
   private sweep: NodeJS.Timeout | undefined;
   private sweepAt = 0;
+  private warming: Warming | undefined;
+
+  constructor() {
+    // A shorter idle time applies to the workers idle now (an early worker went idle under the default).
+    onIdleMsChange(() => {
+      const oldest = this.idle[0];
+      if (oldest) this.scheduleSweep(oldest.idleSince + sandboxIdleMs());
+    });
+  }
+
+  /**
+   * Starts one worker when none is started or starting: it is counted like any other (so the bound holds), the
+   * first run that finds no idle worker takes it, and until then it does not keep the process alive. Never
+   * throws: a failure is forgotten, and the next run starts a worker as if nothing had been tried.
+   */
+  prewarm(): void {
+    if (this.warming !== undefined || sandboxWorkersStarted() > 0) return;
+    countStarted(1);
+    const warming: Warming = { worker: undefined, taken: false, ready: Promise.resolve(undefined) };
+    warming.ready = startEarly(warming);
+    this.warming = warming;
+    void warming.ready.then((w) => {
+      if (warming.taken) return;
+      this.warming = undefined;
+      if (w) this.release(w);
+    });
+  }
+
+  /** The early worker for a run, once ready; `undefined` when it failed (as if never tried). */
+  private async takeWarm(): Promise<SandboxWorker | undefined> {
+    const warming = this.warming;
+    if (!warming) return undefined;
+    this.warming = undefined;
+    warming.taken = true;
+    warming.worker?.ref();
+    const w = await warming.ready;
+    if (!w) return undefined;
+    if (w.alive) return w;
+    countStarted(-1); // died before its first run
+    return undefined;
+  }
 
   async run(job: SandboxJob, handler: HostHandler, nested: boolean): Promise<SandboxOutcome> {
     const worker = await this.acquire(nested);
@@ -131,6 +207,10 @@ class SandboxPool {
     for (let w = this.idle.pop(); w; w = this.idle.pop()) {
       if (w.alive) return w;
       countStarted(-1); // died while idle
+    }
+    if (this.warming) {
+      const warm = await this.takeWarm();
+      if (warm) return warm;
     }
     if (sandboxWorkersStarted() >= sandboxWorkers() && !nested) {
       return new Promise((resolve) => this.waiting.push(resolve));
@@ -198,6 +278,22 @@ class SandboxPool {
 }
 
 const pool = new SandboxPool();
+
+/**
+ * Starts a sandbox worker ahead of the first run, so that run does not wait for the QuickJS wasm to compile and a
+ * worker thread to start and set up its sandbox (≈ 0.1–0.3 s, longer on a busy machine). It runs on its own
+ * thread while the caller goes on (loading its modules, reading its configuration). One worker, only when none is
+ * started or starting, and it counts towards the bound of `setSandboxWorkers`; it does not keep the process
+ * alive, and unused it ends after the time of `setSandboxIdleMs` like any idle worker. Never throws and never
+ * rejects: a failure is forgotten, and the first run starts a worker as it would have.
+ */
+export function prewarmSandbox(): void {
+  try {
+    pool.prewarm();
+  } catch {
+    // Forgotten: the first run tries again.
+  }
+}
 
 /**
  * Runs one processor script in a hardened QuickJS realm (ADR 0042) on a pooled worker thread.

@@ -40,6 +40,7 @@ it('keeps the public surface of the engine stable', () => {
       "listSteps",
       "persistenceSpecs",
       "planSchedule",
+      "prewarmSandbox",
       "sandboxWorkersStarted",
       "setSandboxIdleMs",
       "setSandboxWorkers",

@@ -23,8 +23,11 @@ export interface SandboxWorkerData {
   rpcPort: MessagePort;
   /** One Int32: set to 1 and notified by the main thread when a reply has been posted. */
   signal: SharedArrayBuffer;
-  /** The QuickJS wasm, compiled once per process. */
-  wasmModule: WebAssembly.Module;
+  /**
+   * The QuickJS wasm, compiled once per process: a `WebAssembly.Module`, opaque in the types (the package's `lib`
+   * does not declare the `WebAssembly` namespace; the worker hands it to QuickJS as it is).
+   */
+  wasmModule: object;
   /** The realm prelude script (`dist/sandbox/prelude.global.js`): completes with `[begin, audit]`. */
   prelude: string;
   /** The helper script (`dist/sandbox/util.global.js`): evaluates to the helper factory, compiled on first use. */

@@ -1,0 +1,179 @@
+// prewarmSandbox (ADR 0149): one worker started ahead of the first run, on real worker threads. The pool is
+// process-wide and this file has its own process, so it starts with no worker; every test leaves none behind.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type * as WorkerThreads from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  DEFAULT_SANDBOX_IDLE_MS,
+  MAX_POOLED_WORKERS,
+  prewarmSandbox,
+  sandboxWorkersStarted,
+  setSandboxIdleMs,
+  setSandboxWorkers,
+} from '../src/index.js';
+import { input } from './fake-host.js';
+import { engineFor } from './sandbox-helpers.js';
+
+/** The worker threads the engine constructs (real ones), how many said ready or ended, and a failure on demand. */
+const threads = vi.hoisted(() => ({ made: 0, ready: 0, ended: 0, failNext: false }));
+
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof WorkerThreads>();
+  class CountedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      if (threads.failNext) {
+        threads.failNext = false;
+        throw new Error('no thread for this test');
+      }
+      super(...args);
+      threads.made++;
+      this.once('message', () => threads.ready++);
+      this.once('exit', () => threads.ended++);
+    }
+  }
+  return { ...real, Worker: CountedWorker };
+});
+
+/** Polled, never timed: waits until `done()` holds (at most about 15 s, then the test fails on its own check). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 600 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
+async function ok(): Promise<void> {
+  const engine = await engineFor({ s: "context.setBody('ok')" });
+  expect((await engine.runStep('s', input())).body).toBe('ok');
+}
+
+afterEach(async () => {
+  setSandboxWorkers(MAX_POOLED_WORKERS);
+  // Ends every idle worker (a shorter idle time applies to those idle now), then back to the default.
+  setSandboxIdleMs(1);
+  await until(() => sandboxWorkersStarted() === 0 && threads.ended === threads.made);
+  setSandboxIdleMs(DEFAULT_SANDBOX_IDLE_MS);
+  expect(sandboxWorkersStarted()).toBe(0);
+  threads.made = threads.ready = threads.ended = 0;
+  threads.failNext = false;
+});
+
+describe('prewarmSandbox', () => {
+  it('starts one worker, which the first run then uses', { timeout: 30_000 }, async () => {
+    prewarmSandbox();
+    expect(sandboxWorkersStarted()).toBe(1);
+    await until(() => threads.ready === 1);
+    expect(threads.made).toBe(1);
+    await ok();
+    expect(threads.made).toBe(1);
+    expect(sandboxWorkersStarted()).toBe(1);
+  });
+
+  it(
+    'gives the worker still starting to the first run, which waits for it',
+    { timeout: 30_000 },
+    async () => {
+      prewarmSandbox();
+      await ok();
+      expect(threads.made).toBe(1);
+      // A second run finds it idle.
+      await ok();
+      expect(threads.made).toBe(1);
+    },
+  );
+
+  it(
+    'starts nothing twice: not while one starts, nor when a worker is there',
+    { timeout: 30_000 },
+    async () => {
+      prewarmSandbox();
+      prewarmSandbox();
+      expect(sandboxWorkersStarted()).toBe(1);
+      await until(() => threads.ready === 1);
+      prewarmSandbox();
+      expect(sandboxWorkersStarted()).toBe(1);
+      await ok();
+      prewarmSandbox();
+      expect(sandboxWorkersStarted()).toBe(1);
+      expect(threads.made).toBe(1);
+    },
+  );
+
+  it(
+    'keeps the bound on workers: with one, concurrent runs share the early worker',
+    { timeout: 30_000 },
+    async () => {
+      setSandboxWorkers(1);
+      prewarmSandbox();
+      const engine = await engineFor({ s: "context.sleep(5); context.setBody('ok')" });
+      const bodies = await Promise.all(
+        Array.from({ length: 4 }, async () => (await engine.runStep('s', input())).body),
+      );
+      expect(bodies).toEqual(['ok', 'ok', 'ok', 'ok']);
+      expect(threads.made).toBe(1);
+    },
+  );
+
+  it(
+    'ends an unused early worker after the idle time, also one set after it started',
+    { timeout: 30_000 },
+    async () => {
+      prewarmSandbox();
+      await until(() => threads.ready === 1);
+      setSandboxIdleMs(50);
+      await until(() => sandboxWorkersStarted() === 0);
+      expect(sandboxWorkersStarted()).toBe(0);
+      await until(() => threads.ended === 1);
+      expect(threads.ended).toBe(1);
+      // The next run starts a worker as usual.
+      await ok();
+      expect(threads.made).toBe(2);
+    },
+  );
+
+  it(
+    'forgets a failure: nothing thrown or rejected, and the first run starts a worker',
+    { timeout: 30_000 },
+    async () => {
+      threads.failNext = true;
+      expect(() => prewarmSandbox()).not.toThrow();
+      await until(() => sandboxWorkersStarted() === 0);
+      expect(sandboxWorkersStarted()).toBe(0);
+      expect(threads.made).toBe(0);
+      await ok();
+      expect(threads.made).toBe(1);
+    },
+  );
+
+  it(
+    'forgets a failure the first run was waiting for: that run starts its own worker',
+    { timeout: 30_000 },
+    async () => {
+      threads.failNext = true;
+      prewarmSandbox();
+      await ok();
+      expect(threads.made).toBe(1);
+      expect(sandboxWorkersStarted()).toBe(1);
+    },
+  );
+
+  it(
+    'does not keep the process alive: a program that only prewarms exits at once, with status 0',
+    { timeout: 30_000 },
+    () => {
+      const entry = fileURLToPath(new URL('../src/prewarm.ts', import.meta.url));
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          `(await import(${JSON.stringify(entry)})).prewarmSandbox()`,
+        ],
+        { encoding: 'utf8', timeout: 25_000 },
+      );
+      expect(child.stderr).toBe('');
+      expect(child.stdout).toBe('');
+      expect(child.status).toBe(0);
+    },
+  );
+});
