@@ -1,11 +1,12 @@
 /**
- * Compiles JSON schemas into ajv's standalone code (ajv/dist/standalone, ESM) with the options of `compileSchema`
- * (src/internal/ajv-options.ts), so that a package validates without compiling a schema at run time (docs/adr/0148).
- * Used by this package's scripts/validators-source.ts and by @org/workflow-test-runner's (which has no ajv of its
- * own: ajv is resolved from here). Deterministic for a given ajv and schemas.
+ * Compiles JSON schemas into ajv's standalone code (ajv/dist/standalone, ESM), by default with the options of
+ * `compileSchema` (src/internal/ajv-options.ts), so that a package validates without compiling a schema at run time
+ * (docs/adr/0148). Used by this package's scripts/validators-source.ts and by those of @org/workflow-test-runner
+ * (which has no ajv of its own: ajv is resolved from here) and @org/packager. Deterministic for a given ajv and
+ * schemas.
  */
 import { createRequire } from 'node:module';
-import { Ajv } from 'ajv';
+import { Ajv, type Options } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
 import { AJV_OPTIONS } from '../src/internal/ajv-options.js';
 
@@ -18,18 +19,22 @@ export interface StandaloneFile {
   header: string;
   /** Where the generated declarations import the `SchemaValidator` type from. */
   validatorType: string;
+  /** The Ajv options of the run-time compile the generated code replaces (default: `compileSchema`'s). */
+  options?: Options;
 }
 
 /** The text of the generated module (one export per schema, by name) and of its declarations. */
 export function standaloneSource(
-  schemas: Record<string, { $id: string }>,
+  schemas: Record<string, object>,
   file: StandaloneFile,
 ): { js: string; dts: string } {
-  const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true, esm: true, lines: true } });
+  const ajv = new Ajv({ ...(file.options ?? AJV_OPTIONS), code: { source: true, esm: true, lines: true } });
   const refs: Record<string, string> = {};
   for (const [name, schema] of Object.entries(schemas)) {
-    ajv.addSchema(schema);
-    refs[name] = schema.$id;
+    // A schema without `$id` is added under its export name.
+    const id = (schema as { $id?: unknown }).$id;
+    ajv.addSchema(schema, typeof id === 'string' ? undefined : name);
+    refs[name] = typeof id === 'string' ? id : name;
   }
   let code = standalone.default(ajv, refs).split(UCS2LENGTH).join('ajvUcs2length');
   if (code.includes('require('))
