@@ -1,12 +1,30 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ErrorObject } from 'ajv';
 import { isStrictJsonError, parseStrictJson, type StrictJsonErrorCode } from '@org/strict-json';
 import { RequestError, type FieldError, type RequestErrorCode } from './errors.js';
+import { AJV_OPTIONS } from './internal/ajv-options.js';
 import { nonIntegerSpellings } from './internal/number-spelling.js';
 
 /** Nesting cap of a `body` part (S3). */
 export const MAX_BODY_DEPTH = 64;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+let ajv: AjvClass | undefined;
+
+/**
+ * The Ajv instance of {@link bodyValidator}, created on its first call. ajv (CommonJS) is loaded here, not imported
+ * at the top: the packager's own request validators are generated at build time (src/generated/validators.js), so
+ * an importer that compiles no schema never loads ajv (docs/adr/0148).
+ */
+function runtimeAjv(): AjvClass {
+  if (ajv === undefined) {
+    const { Ajv } = createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvClass };
+    ajv = new Ajv(AJV_OPTIONS);
+  }
+  return ajv;
+}
+
+/** A compiled schema: ajv's compiled functions and the standalone ones generated at build time have this shape. */
+export type SchemaValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 function fieldErrorOf(e: ErrorObject): FieldError {
   const params = e.params as { missingProperty?: string; additionalProperty?: string };
@@ -36,7 +54,11 @@ const NOT_AN_INTEGER_SPELLING = 'must be written as a whole number, without frac
  * `7.0000000000000001`), as every number member of a request body is an integer.
  */
 export function bodyValidator<T>(schema: object): BodyValidator<T> {
-  const validate: ValidateFunction = ajv.compile(schema);
+  return checkedBody<T>(runtimeAjv().compile(schema));
+}
+
+/** {@link bodyValidator} over a compiled schema (the request schemas' validators generated at build time). */
+export function checkedBody<T>(validate: SchemaValidator): BodyValidator<T> {
   return (value) => {
     const spelt = (typeof value === 'object' && value !== null ? spellings.get(value) : undefined) ?? [];
     const valid = validate(value);

@@ -1,23 +1,17 @@
 import { encryptString } from '@org/envelope-crypto';
 import { encryptBootstrap } from '@org/oapp-format';
 import { validateBootstrap } from '@org/workflow-compiler';
-import { bodyValidator } from '../body-json.js';
+import { checkedBody } from '../body-json.js';
+import { bootstrapEncryptRequest, stringEncryptRequest } from '../generated/validators.js';
 import { RequestError } from '../errors.js';
 import { resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
 import { OCTET_STREAM, TEXT_PLAIN } from '../negotiate.js';
 import type { KeyedForm, OperationEnv, OperationResult } from '../operation.js';
 import { checkRelease, releaseOptions } from '../release.js';
-import {
-  BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
-  STRING_ENCRYPT_REQUEST_SCHEMA,
-  type BootstrapEncryptRequest,
-  type EncryptRequest,
-} from '../request-schemas.js';
+import { type BootstrapEncryptRequest, type EncryptRequest } from '../request-schemas.js';
 
 /** Validates the `body` part of /bootstrap-encrypt. */
-export const validateBootstrapEncryptRequest = bodyValidator<BootstrapEncryptRequest>(
-  BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
-);
+export const validateBootstrapEncryptRequest = checkedBody<BootstrapEncryptRequest>(bootstrapEncryptRequest);
 
 /**
  * The checks of /bootstrap-encrypt's validated `body` part before its keys are parsed: the release members, and
@@ -28,7 +22,7 @@ export function checkBootstrapEncryptRequest(request: BootstrapEncryptRequest): 
   checkRelease(request as BootstrapEncryptRequest & Record<string, unknown>, ['signers']);
 }
 /** Validates the `body` part of /string-encrypt. */
-export const validateStringEncryptRequest = bodyValidator<EncryptRequest>(STRING_ENCRYPT_REQUEST_SCHEMA);
+export const validateStringEncryptRequest = checkedBody<EncryptRequest>(stringEncryptRequest);
 
 /** Both answers are ASCII text (Base64, `-2/` + Base64), served as whichever of the two types the client accepts. */
 export const TEXT_OFFERS = [TEXT_PLAIN, OCTET_STREAM] as const;

@@ -9,22 +9,17 @@ import {
   type RollbackVerdict,
   type TrustedKey,
 } from '@org/oapp-format';
-import { bodyValidator } from '../body-json.js';
+import { checkedBody } from '../body-json.js';
+import { packageEnvelopeRequest } from '../generated/validators.js';
 import type { InspectFreshness } from '../inspect-query.js';
 import { resolvePackager, resolveRecipients, resolveSigners, type Keyring } from '../keyring.js';
 import { OCTET_STREAM } from '../negotiate.js';
 import { jsonResult } from '../internal/json-result.js';
 import type { KeyedForm, OperationResult } from '../operation.js';
-import {
-  PACKAGE_ENVELOPE_REQUEST_SCHEMA,
-  type PackageEnvelopeRequest,
-  type SignerRef,
-} from '../request-schemas.js';
+import { type PackageEnvelopeRequest, type SignerRef } from '../request-schemas.js';
 
 /** Validates the `body` part of /package-envelope. */
-export const validatePackageEnvelopeRequest = bodyValidator<PackageEnvelopeRequest>(
-  PACKAGE_ENVELOPE_REQUEST_SCHEMA,
-);
+export const validatePackageEnvelopeRequest = checkedBody<PackageEnvelopeRequest>(packageEnvelopeRequest);
 
 /**
  * The rollback verdict of /workflow-inspect: oapp-format's, and `contentCompared` when the package's sequence equals

@@ -1,14 +1,15 @@
 import { createPackage } from '@org/oapp-format';
 import { canonicalize, compileWorkflow } from '@org/workflow-compiler';
-import { bodyValidator } from '../body-json.js';
+import { checkedBody } from '../body-json.js';
+import { packageRequest } from '../generated/validators.js';
 import { resolvePackager, resolveRecipients, resolveSigners } from '../keyring.js';
 import { OCTET_STREAM } from '../negotiate.js';
 import type { KeyedForm, OperationEnv, OperationResult } from '../operation.js';
 import { checkRelease, releaseOptions } from '../release.js';
-import { PACKAGE_REQUEST_SCHEMA, type PackageRequest } from '../request-schemas.js';
+import { type PackageRequest } from '../request-schemas.js';
 
 /** Validates the `body` part of /workflow-package. */
-export const validatePackageRequest = bodyValidator<PackageRequest>(PACKAGE_REQUEST_SCHEMA);
+export const validatePackageRequest = checkedBody<PackageRequest>(packageRequest);
 
 /**
  * The checks of /workflow-package's validated `body` part before its keys are parsed: the release members
