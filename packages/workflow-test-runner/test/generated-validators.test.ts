@@ -109,7 +109,9 @@ const ADDED: Record<keyof typeof GENERATED_SCHEMAS, Record<string, unknown>[]> =
 function* inputs(name: keyof typeof GENERATED_SCHEMAS): Generator<unknown> {
   const isConfig = name === 'runnerConfig';
   for (const dir of suites)
-    for (const path of files(dir, (f) => (isConfig ? f === 'testrunner.config.json' : f.endsWith('.test.json')))) {
+    for (const path of files(dir, (f) =>
+      isConfig ? f === 'testrunner.config.json' : f.endsWith('.test.json'),
+    )) {
       const value = json(path);
       yield* variants(value, 3000);
       for (const added of ADDED[name]) yield { ...(value as object), ...added };

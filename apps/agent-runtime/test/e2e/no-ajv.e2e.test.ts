@@ -69,20 +69,29 @@ describe('agent start without ajv', () => {
     expect(loadedAjv(out).some((k) => /[\\/]ajv[\\/]dist[\\/]ajv\.js$/.test(k))).toBe(true);
   }, 30_000);
 
-  it('a packaged workflow: verified, validated, listening and answering, and ajv never loaded', async () => {
-    const keys = makeKeys();
-    const port = await freePort();
-    const record = makeRecord(keys, writePackage(dir, keys), {
-      allowHttpServerAccess: [{ id: 'api', port }],
-    });
-    const bootstrap = join(dir, 'bootstrap.json');
-    writeFileSync(bootstrap, JSON.stringify([record]));
-    const out = join(dir, 'agent.json');
-    const child = spawnMain(AGENT, { AGENT_BOOTSTRAP: bootstrap, ...probeEnv(out) });
-    await listeningLine(child);
-    expect(await post(port, '/echo', 'hi')).toEqual({ status: 200, body: 'hi!' });
-    child.proc.kill('SIGTERM');
-    expect(await child.exited).toBe(0);
-    expect(loadedAjv(out)).toEqual([]);
-  }, 60_000);
+  // With allowPackagerAccess the agent imports @org/packager, whose request validators are generated at build time too.
+  for (const packager of [false, true])
+    it(`a packaged workflow${packager ? ' granted the packager' : ''}: verified, validated, listening and answering, and ajv never loaded`, async () => {
+      const keys = makeKeys();
+      const port = await freePort();
+      const record = makeRecord(keys, writePackage(dir, keys), {
+        allowHttpServerAccess: [{ id: 'api', port }],
+        ...(packager
+          ? {
+              allowPackagerAccess: true,
+              allowFileAccess: [{ id: 'keys', directoryOrFile: dir, READ: true, LIST: true }],
+              data: { resourceIds: ['keys'] },
+            }
+          : {}),
+      });
+      const bootstrap = join(dir, `bootstrap-${port}.json`);
+      writeFileSync(bootstrap, JSON.stringify([record]));
+      const out = join(dir, `agent-${port}.json`);
+      const child = spawnMain(AGENT, { AGENT_BOOTSTRAP: bootstrap, ...probeEnv(out) });
+      await listeningLine(child);
+      expect(await post(port, '/echo', 'hi')).toEqual({ status: 200, body: 'hi!' });
+      child.proc.kill('SIGTERM');
+      expect(await child.exited).toBe(0);
+      expect(loadedAjv(out)).toEqual([]);
+    }, 60_000);
 });
