@@ -487,15 +487,18 @@ describe('the deadline of a split step (limits.splitTimeMs, ADR 0069)', () => {
     expect(api.seen.length).toBe(before);
   });
 
-  it('does not cut the resultsProcessor short once every item is done', async () => {
+  // The splitGenerator (a sandbox run) must end within the deadline: 1 s, not 0.2 s, leaves room for a loaded
+  // machine (a 0.2 s deadline failed once on 2 shared cores); the resultsProcessor then sleeps past the deadline's
+  // instant whatever the machine's speed, since it starts after the deadline was set. 1.2 s: an explicit timeout.
+  it('does not cut the resultsProcessor short once every item is done', { timeout: 10_000 }, async () => {
     const { result } = await runSplit(
       {
         splitGenerator: s("context.addSplitReturnItem('a')"),
-        resultsProcessor: s("context.sleep(400); context.setBody('after ' + context.getBody())"),
+        resultsProcessor: s("context.sleep(1200); context.setBody('after ' + context.getBody())"),
       },
       undefined,
       fakeHost(),
-      { splitTimeMs: 200 },
+      { splitTimeMs: 1000 },
     );
     expect(result).toMatchObject({ errored: false, body: 'after ["a"]' });
   });
