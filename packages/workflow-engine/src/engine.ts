@@ -18,6 +18,7 @@ import type {
   WorkflowEngine,
 } from './types.js';
 import { loadWorkflow, type StepModel } from './workflow-model.js';
+import { DEFAULT_RUN_MEMORY_BYTES } from './sandbox.js';
 
 /**
  * Defaults for {@link EngineOptions.limits}: per processor run, and `splitTimeMs` per run of a split-aggregate
@@ -25,7 +26,7 @@ import { loadWorkflow, type StepModel } from './workflow-model.js';
  * 0.2 s cycle four at a time (ADR 0069).
  */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
-  memoryBytes: 32 * 1024 * 1024,
+  memoryBytes: DEFAULT_RUN_MEMORY_BYTES,
   timeMs: 5000,
   maxStackBytes: 512 * 1024,
   splitTimeMs: 10 * 60 * 1000,

@@ -105,13 +105,17 @@ export function withoutRefused(argv: readonly string[], message: string): string
   return kept.length === argv.length ? [] : kept;
 }
 
-function spawn(b: Boot): SandboxWorker {
+/** The memory limit of a processor run unless the engine's options set another (`DEFAULT_LIMITS.memoryBytes`). */
+export const DEFAULT_RUN_MEMORY_BYTES = 32 * 1024 * 1024;
+
+/** A new worker; with `spareMemoryBytes`, it sets up a sandbox for runs with that memory limit as it starts. */
+function spawn(b: Boot, spareMemoryBytes?: number): SandboxWorker {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   const signal = new SharedArrayBuffer(4);
   return new SandboxWorker(
     () =>
       startWorker({
-        workerData: { ...b, rpcPort: port2, signal } satisfies SandboxWorkerData,
+        workerData: { ...b, rpcPort: port2, signal, spareMemoryBytes } satisfies SandboxWorkerData,
         transferList: [port2],
         resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
       }),
@@ -129,10 +133,13 @@ interface Warming {
   ready: Promise<SandboxWorker | undefined>;
 }
 
-/** Starts the worker of `warming`; never rejects. */
+/**
+ * Starts the worker of `warming`, which also sets up a sandbox for runs with the default memory limit (the first
+ * engine's, unless its options set another); never rejects.
+ */
 async function startEarly(warming: Warming): Promise<SandboxWorker | undefined> {
   try {
-    const w = spawn(await loadBoot());
+    const w = spawn(await loadBoot(), DEFAULT_RUN_MEMORY_BYTES);
     warming.worker = w;
     if (!warming.taken) w.unref();
     await w.ready;

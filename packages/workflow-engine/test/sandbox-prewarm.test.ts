@@ -6,6 +6,7 @@ import type * as WorkerThreads from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_SANDBOX_IDLE_MS,
+  EngineError,
   MAX_POOLED_WORKERS,
   prewarmSandbox,
   sandboxWorkersStarted,
@@ -13,7 +14,7 @@ import {
   setSandboxWorkers,
 } from '../src/index.js';
 import { input } from './fake-host.js';
-import { engineFor } from './sandbox-helpers.js';
+import { PIN_16_MIB, PIN_LIMITS, engineFor } from './sandbox-helpers.js';
 
 /** The worker threads the engine constructs (real ones), how many said ready or ended, and a failure on demand. */
 const threads = vi.hoisted(() => ({ made: 0, ready: 0, ended: 0, failNext: false }));
@@ -39,6 +40,10 @@ vi.mock('node:worker_threads', async (importOriginal) => {
 async function until(done: () => boolean): Promise<void> {
   for (let i = 0; i < 600 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
 }
+
+/** A script that allocates `mib` MiB in 1 MiB pieces; its body is the count. */
+const alloc = (mib: number): string =>
+  `const a = []; for (let i = 0; i < ${mib}; i++) a.push(new Uint8Array(1024 * 1024)); context.setBody(String(a.length))`;
 
 async function ok(): Promise<void> {
   const engine = await engineFor({ s: "context.setBody('ok')" });
@@ -128,6 +133,34 @@ describe('prewarmSandbox', () => {
       expect(threads.made).toBe(2);
     },
   );
+
+  it(
+    'gives the sandbox it set up to one engine only: another engine on the same worker has its own',
+    { timeout: 30_000 },
+    async () => {
+      // One worker, so both engines run on the early one; default limits, so the first engine takes its sandbox.
+      setSandboxWorkers(1);
+      prewarmSandbox();
+      const first = await engineFor({ stamp: PIN_16_MIB });
+      const other = await engineFor({ big: alloc(36) });
+      expect((await first.runStep('stamp', input())).body).toBe('pinned');
+      // 36 MiB fits a fresh sandbox for the default 32 MiB limit (its wasm memory is 16 MiB + the limit), not one
+      // where 16 MiB are pinned.
+      expect((await other.runStep('big', input())).body).toBe('36');
+      expect(threads.made).toBe(1);
+    },
+  );
+
+  it('runs a first engine with another memory limit under that limit', { timeout: 30_000 }, async () => {
+    prewarmSandbox();
+    await until(() => threads.ready === 1);
+    // 36 MiB fits the wasm memory of a sandbox for the default 32 MiB limit (16 MiB + the limit), not one for 24 MiB.
+    const engine = await engineFor({ small: alloc(8), large: alloc(36) }, PIN_LIMITS);
+    // Its first run first: a sandbox of the wrong limit would be replaced at the second.
+    await expect(engine.runStep('large', input())).toThrowCode(EngineError, 'ENGINE_MEMORY');
+    expect((await engine.runStep('small', input())).body).toBe('8');
+    expect(threads.made).toBe(1);
+  });
 
   it(
     'forgets a failure: nothing thrown or rejected, and the first run starts a worker',

@@ -28,6 +28,11 @@ export interface SandboxWorkerData {
    * does not declare the `WebAssembly` namespace; the worker hands it to QuickJS as it is).
    */
   wasmModule: object;
+  /**
+   * Set by `prewarmSandbox` (ADR 0149): the worker sets up one sandbox for runs with this memory limit as it starts,
+   * for the first engine that asks with that limit.
+   */
+  spareMemoryBytes?: number | undefined;
   /** The realm prelude script (`dist/sandbox/prelude.global.js`): completes with `[begin, audit]`. */
   prelude: string;
   /** The helper script (`dist/sandbox/util.global.js`): evaluates to the helper factory, compiled on first use. */

@@ -30,7 +30,8 @@ import type {
 import { LOCAL_OPS, runLocalOp } from './local-ops.js';
 import { newArrayBufferChecked, newArrayBufferOfParts } from './heap.js';
 
-const { rpcPort, signal, wasmModule, prelude, utilSource } = workerData as SandboxWorkerData;
+const { rpcPort, signal, wasmModule, prelude, utilSource, spareMemoryBytes } =
+  workerData as SandboxWorkerData;
 const parent = parentPort!;
 // The variant's types describe its CommonJS build; imported as ESM, its default export is the variant.
 const variant = variantModule.default;
@@ -389,6 +390,10 @@ function disposeSandbox(key: string): void {
   const sb = sandboxes.get(key);
   if (!sb) return;
   sandboxes.delete(key);
+  freeSandbox(sb);
+}
+
+function freeSandbox(sb: Sandbox): void {
   // A runtime that hit its limits may not free cleanly; its wasm instance goes with it either way.
   try {
     sb.begin.dispose();
@@ -413,7 +418,35 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
     return found;
   }
   disposeSandbox(job.realm);
-  const maximum = BASE_PAGES + Math.ceil(job.memoryBytes / PAGE);
+  const sb = (await takeSpare(job.memoryBytes)) ?? (await newSandbox(job.memoryBytes));
+  sb.lastUsed = ++useClock;
+  sandboxes.set(job.realm, sb);
+  while (sandboxes.size > MAX_SANDBOXES) disposeSandbox(leastRecentlyUsed());
+  return sb;
+}
+
+/**
+ * A sandbox set up as this worker started, before any engine asked (a worker started by `prewarmSandbox`,
+ * ADR 0149), for runs with the memory limit `spareMemoryBytes`. No run has touched it, so it is what
+ * {@link newSandbox} would set up for the first engine that asks with that limit, which takes it; a first engine
+ * with another limit drops it.
+ */
+let spareSandbox: Promise<Sandbox | undefined> | undefined =
+  spareMemoryBytes === undefined ? undefined : newSandbox(spareMemoryBytes).catch(() => undefined);
+
+async function takeSpare(memoryBytes: number): Promise<Sandbox | undefined> {
+  const pending = spareSandbox;
+  if (!pending) return undefined;
+  spareSandbox = undefined;
+  const sb = await pending;
+  if (sb && sb.memoryBytes === memoryBytes) return sb;
+  if (sb) freeSandbox(sb);
+  return undefined;
+}
+
+/** A new sandbox: wasm instance, runtime, realm with `__host` and the prelude evaluated; baseline measured. */
+async function newSandbox(memoryBytes: number): Promise<Sandbox> {
+  const maximum = BASE_PAGES + Math.ceil(memoryBytes / PAGE);
   const wasmMemory = new wasmApi.Memory({ initial: BASE_PAGES, maximum });
   const qjs = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule, wasmMemory }));
   const rt = qjs.newRuntime();
@@ -421,7 +454,7 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
   const stringify = stringifyOf(ctx);
   let setup;
   try {
-    installHost(ctx, stringify, job.memoryBytes);
+    installHost(ctx, stringify, memoryBytes);
     const util = ctx.newString(utilSource);
     ctx.setProp(ctx.global, '__utilSource', util);
     util.dispose();
@@ -447,16 +480,14 @@ async function sandboxFor(job: SandboxJob): Promise<Sandbox> {
     stringify,
     begin: ctx.getProp(setup.value, 0),
     audit: ctx.getProp(setup.value, 1),
-    memoryBytes: job.memoryBytes,
+    memoryBytes,
     baseline: 0,
     runs: 0,
-    lastUsed: ++useClock,
+    lastUsed: 0,
   };
   setup.value.dispose();
   memoryInUse(sb); // the first measurement may set up the runtime's own helper context
   sb.baseline = memoryInUse(sb);
-  sandboxes.set(job.realm, sb);
-  while (sandboxes.size > MAX_SANDBOXES) disposeSandbox(leastRecentlyUsed());
   return sb;
 }
 
