@@ -1,20 +1,11 @@
 import { existsSync } from 'node:fs';
-import {
-  createInProcessDeployer,
-  formatFailureDetails,
-  formatJunitReport,
-  formatLegacyNotices,
-  formatResultLine,
-  formatRunWarning,
-  formatSummaryLine,
-  loadRunnerConfig,
+import { prewarmSandbox } from '@org/workflow-engine/prewarm';
+import type {
   REPORTERS,
-  renderMockCalls,
-  runTests,
+  ReporterName,
+  RunnerConfig,
   TEST_FILE_SUFFIX,
-  type ReporterName,
-  type RunnerConfig,
-  type TestResult,
+  TestResult,
 } from '@org/workflow-test-runner';
 import { Command, Option } from 'commander';
 import type { Context } from '../context.js';
@@ -24,6 +15,13 @@ import { checkOutputs } from '../output-paths.js';
 
 /** The config file `oapp test` reads when none is named. */
 export const DEFAULT_CONFIG_FILE = 'testrunner.config.json';
+
+/**
+ * The runner's reporters and test file suffix, needed before the runner is loaded (it is loaded when the command
+ * runs, ADR 0149); their types make the compiler check they equal the runner's.
+ */
+const REPORTER_NAMES: typeof REPORTERS = ['text', 'junit'];
+const TEST_SUFFIX: typeof TEST_FILE_SUFFIX = '.test.json';
 
 interface TestOptions {
   reporter: ReporterName;
@@ -46,7 +44,7 @@ function positive(name: string, max: number) {
 /** `[config] [tests…]`: the first argument is the config unless it names a test file. */
 function splitArgs(args: readonly string[]): { config: string; tests: string[] } {
   const [first, ...rest] = args;
-  if (first === undefined || first.endsWith(TEST_FILE_SUFFIX))
+  if (first === undefined || first.endsWith(TEST_SUFFIX))
     return { config: DEFAULT_CONFIG_FILE, tests: [...args] };
   return { config: first, tests: rest };
 }
@@ -84,7 +82,9 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
       `testrunner.config.json (default ./${DEFAULT_CONFIG_FILE}), then test files to run (default: every test)`,
     )
     .addOption(
-      new Option('--reporter <name>', 'text or junit (JUnit XML for CI)').choices(REPORTERS).default('text'),
+      new Option('--reporter <name>', 'text or junit (JUnit XML for CI)')
+        .choices(REPORTER_NAMES)
+        .default('text'),
     )
     .option('-o, --output <file>', 'where the report goes (the junit XML, or the text report)', STDIO)
     .option('--concurrency <n>', 'tests run at once (overrides the config)', positive('--concurrency', 64))
@@ -115,6 +115,21 @@ export function testCommand(ctx: Context, done: (code: number) => void): Command
           `${configPath}: no such file (the test runner config)`,
           EXIT_USAGE,
         );
+      // The first sandbox worker starts on its own thread while the runner loads and reads the tests, so the
+      // first test does not wait for it (ADR 0149).
+      prewarmSandbox();
+      const {
+        createInProcessDeployer,
+        formatFailureDetails,
+        formatJunitReport,
+        formatLegacyNotices,
+        formatResultLine,
+        formatRunWarning,
+        formatSummaryLine,
+        loadRunnerConfig,
+        renderMockCalls,
+        runTests,
+      } = await import('@org/workflow-test-runner');
       const config = withOverrides(await asUsage(configPath, () => loadRunnerConfig(configPath)), o);
       const streaming = o.reporter === 'text' && o.json !== true && o.output === STDIO;
       const summary = await asUsage('', () =>
