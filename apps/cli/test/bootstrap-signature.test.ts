@@ -5,11 +5,12 @@ import { parseKey } from '@org/envelope-crypto';
 import { encryptBootstrap, inspectPackage, verifyBootstrapSignature } from '@org/oapp-format';
 import sodium from 'libsodium-wrappers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { keyHex, oapp, tempDir } from './helpers.js';
+import { keyHex, oapp, tempDir, writeKeyPair } from './helpers.js';
 
 // Issue 29 §2 from the command line: `sign-bootstrap` writes the detached signature of a plain bootstrap,
 // `encrypt-bootstrap --sign-key` signs an encrypted one, and `verify-bootstrap` (and `decrypt-bootstrap
 // --admin-key`) make the check an agent given administrator keys makes at start-up (S173).
+// Key files are made in-process (keys.test.ts runs `oapp keygen`); independent runs of a test go side by side.
 
 const dir = tempDir();
 const run = (args: string[], env?: Record<string, string>, input?: string) =>
@@ -23,10 +24,8 @@ const opener = ['--key', 'agent.key', '--sender', 'packager.pub'];
 
 beforeAll(async () => {
   await sodium.ready;
-  for (const k of ['packager', 'agent'])
-    expect((await run(['keygen', '--purpose', 'authenticated', '-o', `${k}.key`])).code).toBe(0);
-  for (const k of ['admin', 'admin2', 'other'])
-    expect((await run(['keygen', '--purpose', 'sign', '-o', `${k}.key`])).code).toBe(0);
+  for (const k of ['packager', 'agent']) writeKeyPair(dir, k, 'authenticated');
+  for (const k of ['admin', 'admin2', 'other']) writeKeyPair(dir, k, 'sign');
   writeFileSync(at('bootstrap.json'), JSON.stringify(BOOTSTRAP));
   const signed = await run([
     'sign-bootstrap',
@@ -136,17 +135,24 @@ describe('sign-bootstrap → verify-bootstrap (plain bootstrap and its .sig)', (
 
   it('S173: any byte of the bootstrap changed after signing → exit 1, CRYPTO_CONTENT_MISMATCH', async () => {
     const original = readFileSync(at('bootstrap.json'));
-    for (const i of [0, original.length >> 1, original.length - 1]) {
+    const bytes = [0, original.length >> 1, original.length - 1];
+    for (const i of bytes) {
       const changed = Buffer.from(original);
       changed[i] = changed[i]! ^ 0x01;
-      copy('changed.json', changed);
-      const r = await run(['verify-bootstrap', 'changed.json', '--admin-key', 'admin.pub']);
-      expect(r.code, `byte ${i}`).toBe(1);
-      expect(r.stderr).toMatch(/^oapp: CRYPTO_CONTENT_MISMATCH: /);
+      copy(`changed-${i}.json`, changed);
     }
     // A trailing newline added is a changed byte too.
     copy('newline.json', Buffer.concat([original, Buffer.from('\n')]));
-    expect((await run(['verify-bootstrap', 'newline.json', '--admin-key', 'admin.pub'])).code).toBe(1);
+    const [newline, ...runs] = await Promise.all(
+      ['newline.json', ...bytes.map((i) => `changed-${i}.json`)].map((f) =>
+        run(['verify-bootstrap', f, '--admin-key', 'admin.pub']),
+      ),
+    );
+    for (const [n, r] of runs.entries()) {
+      expect(r.code, `byte ${bytes[n]}`).toBe(1);
+      expect(r.stderr).toMatch(/^oapp: CRYPTO_CONTENT_MISMATCH: /);
+    }
+    expect(newline!.code).toBe(1);
   });
 
   it('S173: a changed signature file → exit 1 (refused, never accepted)', async () => {
@@ -255,41 +261,40 @@ describe('sign-bootstrap → verify-bootstrap (plain bootstrap and its .sig)', (
 
   it('two administrators with --threshold 2 and one signature → exit 1; --threshold above the keys → exit 2', async () => {
     const two = ['--admin-key', 'admin.pub', '--admin-key', 'admin2.pub'];
-    const short = await run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '2']);
+    const [short, over] = await Promise.all([
+      run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '2']),
+      run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '3']),
+    ]);
     expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
-    const over = await run(['verify-bootstrap', 'bootstrap.json', ...two, '--threshold', '3']);
     expect(over.code).toBe(2);
     expect(over.stderr).toMatch(/^oapp: CLI_USAGE: --threshold must be a whole number from 1 to 2/);
   });
 
   it('reads the administrators as the agent does: AGENT_BOOTSTRAP_ADMIN_KEYS(_FILE), AGENT_BOOTSTRAP_ADMIN_THRESHOLD', async () => {
     const keys = `${hex('admin2.pub')},${hex('admin.pub')}`;
-    expect(
-      (await run(['verify-bootstrap', 'bootstrap.json'], { AGENT_BOOTSTRAP_ADMIN_KEYS: keys })).code,
-    ).toBe(0);
     writeFileSync(
       at('admins.txt'),
       `# the administrators\n${hex('admin.pub')}\n\n${hex('admin2.pub')}  # second\n`,
     );
     const file = { AGENT_BOOTSTRAP_ADMIN_KEYS_FILE: 'admins.txt' };
-    expect((await run(['verify-bootstrap', 'bootstrap.json'], file)).code).toBe(0);
-    const k2 = await run(['verify-bootstrap', 'bootstrap.json'], {
-      ...file,
-      AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '2',
-    });
-    expect(k2.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
     // The list file through --admin-key too; both variables set is the agent's configuration error.
-    expect((await run(['verify-bootstrap', 'bootstrap.json', '--admin-key', 'admins.txt'])).code).toBe(0);
-    const both = await run(['verify-bootstrap', 'bootstrap.json'], {
-      ...file,
-      AGENT_BOOTSTRAP_ADMIN_KEYS: keys,
-    });
+    const [fromEnv, fromFile, k2, fromFlag, both, none] = await Promise.all([
+      run(['verify-bootstrap', 'bootstrap.json'], { AGENT_BOOTSTRAP_ADMIN_KEYS: keys }),
+      run(['verify-bootstrap', 'bootstrap.json'], file),
+      run(['verify-bootstrap', 'bootstrap.json'], { ...file, AGENT_BOOTSTRAP_ADMIN_THRESHOLD: '2' }),
+      run(['verify-bootstrap', 'bootstrap.json', '--admin-key', 'admins.txt']),
+      run(['verify-bootstrap', 'bootstrap.json'], { ...file, AGENT_BOOTSTRAP_ADMIN_KEYS: keys }),
+      run(['verify-bootstrap', 'bootstrap.json']),
+    ]);
+    expect(fromEnv.code).toBe(0);
+    expect(fromFile.code).toBe(0);
+    expect(k2.stderr).toMatch(/^oapp: POLICY_SIGNER_THRESHOLD_NOT_MET: /);
+    expect(fromFlag.code).toBe(0);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(
       /^oapp: CLI_USAGE: AGENT_BOOTSTRAP_ADMIN_KEYS and AGENT_BOOTSTRAP_ADMIN_KEYS_FILE are both set/,
     );
-    const none = await run(['verify-bootstrap', 'bootstrap.json']);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^oapp: CLI_USAGE: give the administrators/);
   });
@@ -465,12 +470,17 @@ describe('encrypt-bootstrap --sign-key → verify-bootstrap / decrypt-bootstrap 
 
   it('S173: a byte of the encrypted bootstrap changed → exit 1', async () => {
     const bytes = Buffer.from(readFileSync(at('signed.enc'), 'utf8'), 'base64');
-    for (const i of [20, bytes.length >> 1, bytes.length - 1]) {
-      const changed = Buffer.from(bytes);
-      changed[i] = changed[i]! ^ 0x01;
-      writeFileSync(at('changed.enc'), changed.toString('base64'));
-      const r = await run(['verify-bootstrap', 'changed.enc', ...opener, '--admin-key', 'admin.pub']);
-      expect(r.code, `byte ${i}`).toBe(1);
+    const positions = [20, bytes.length >> 1, bytes.length - 1];
+    const runs = await Promise.all(
+      positions.map((i) => {
+        const changed = Buffer.from(bytes);
+        changed[i] = changed[i]! ^ 0x01;
+        writeFileSync(at(`changed-${i}.enc`), changed.toString('base64'));
+        return run(['verify-bootstrap', `changed-${i}.enc`, ...opener, '--admin-key', 'admin.pub']);
+      }),
+    );
+    for (const [n, r] of runs.entries()) {
+      expect(r.code, `byte ${positions[n]}`).toBe(1);
       expect(r.stderr).toMatch(/^oapp: (FORMAT|CRYPTO|POLICY)_[A-Z_]+: /);
     }
   });

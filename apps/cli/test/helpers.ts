@@ -1,9 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateKeyPair, keyToHex, type KeyPurpose } from '@org/envelope-crypto';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The built command line: every test runs it as a child process, as a user would. */
@@ -67,6 +68,18 @@ export function tempDir(): string {
 /** The files of a directory (to prove no temporary output is left behind). */
 export function filesIn(dir: string): string[] {
   return readdirSync(dir).sort();
+}
+
+/**
+ * Writes `NAME.key` (0600) and `NAME.pub` into `dir` as `oapp keygen --purpose PURPOSE -o NAME.key` does (id NAME),
+ * in-process: for the tests whose subject is not keygen itself (keys.test.ts runs the real `keygen`).
+ */
+export function writeKeyPair(dir: string, name: string, purpose: 'authenticated' | 'sign'): void {
+  const pair = generateKeyPair(purpose satisfies KeyPurpose);
+  const record = (type: 'public' | 'secret', keyHex: string) =>
+    `${JSON.stringify({ id: name, purpose, type, keyHex })}\n`;
+  writeFileSync(join(dir, `${name}.key`), record('secret', keyToHex(pair.secretKey)), { mode: 0o600 });
+  writeFileSync(join(dir, `${name}.pub`), record('public', keyToHex(pair.publicKey!)), { mode: 0o644 });
 }
 
 /** The `keyHex` of a key record file. */

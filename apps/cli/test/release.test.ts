@@ -1,11 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HELLO_WORKFLOW, keyHex, oapp, tempDir } from './helpers.js';
+import { HELLO_WORKFLOW, keyHex, oapp, tempDir, writeKeyPair } from './helpers.js';
 
 // Issue 29 §1 from the command line: `package` writes the release (format 2 by default, `--sequence`,
 // `--expires-at`/`--expires-in`, `--format-version 1` for old readers); `inspect` and `verify` show it and, given
 // a policy and what an agent remembers (`--newest`) and its clock (`--now`), the rollback verdict.
+// Key files are made in-process (keys.test.ts runs `oapp keygen`); a test's independent runs go side by side.
 
 const dir = tempDir();
 const run = (args: string[]) => oapp(args, { cwd: dir });
@@ -56,9 +57,8 @@ let seven: { createdAt: string; expiresAt: string; sequence: number };
 let sha7 = '';
 
 beforeAll(async () => {
-  for (const k of ['packager', 'deployment'])
-    expect((await run(['keygen', '--purpose', 'authenticated', '-o', `${k}.key`])).code).toBe(0);
-  expect((await run(['keygen', '--purpose', 'sign', '-o', 'author.key'])).code).toBe(0);
+  for (const k of ['packager', 'deployment']) writeKeyPair(dir, k, 'authenticated');
+  writeKeyPair(dir, 'author', 'sign');
   writeFileSync(join(dir, 'workflow.json'), JSON.stringify(HELLO_WORKFLOW));
   seven = await pack('seq7.oapp', ['--sequence', '7', '--expires-in', '30d']);
   sha7 = (await run(['inspect', 'seq7.oapp', '--json'])).json().content.sha256;
@@ -110,11 +110,14 @@ describe('oapp package: the release', () => {
 
 describe('oapp inspect: the release and the rollback verdict', () => {
   it('text shows the format, sequence and expiry in display form; --json carries them raw', async () => {
-    const text = await run(['inspect', 'seq7.oapp']);
+    const [text, json] = await Promise.all([
+      run(['inspect', 'seq7.oapp']),
+      run(['inspect', 'seq7.oapp', '--json']),
+    ]);
     expect(text.code).toBe(0);
     expect(text.out).toContain(`release     format 2, sequence 7, expires "${seven.expiresAt}"`);
     expect(text.out).not.toMatch(/^rollback/m);
-    const j = (await run(['inspect', 'seq7.oapp', '--json'])).json();
+    const j = json.json();
     expect(j).toMatchObject({
       format: 'oapp/v2',
       formatVersion: 2,
@@ -138,9 +141,11 @@ describe('oapp inspect: the release and the rollback verdict', () => {
   ])(
     'with a policy and %j: the verdict an agent would give, exit 0 (inspection decides nothing)',
     async (extra, want) => {
-      const j = (await run(['inspect', 'seq7.oapp', '--json', ...policy, ...extra])).json();
-      expect(j.rollback).toMatchObject(want);
-      const text = await run(['inspect', 'seq7.oapp', ...policy, ...extra]);
+      const [json, text] = await Promise.all([
+        run(['inspect', 'seq7.oapp', '--json', ...policy, ...extra]),
+        run(['inspect', 'seq7.oapp', ...policy, ...extra]),
+      ]);
+      expect(json.json().rollback).toMatchObject(want);
       expect(text.code).toBe(0);
       expect(text.out).toMatch(
         want.code !== null
@@ -153,48 +158,62 @@ describe('oapp inspect: the release and the rollback verdict', () => {
   );
 
   it('--newest SEQ:SHA256 with the package digest is the same release', async () => {
-    const j = (await run(['inspect', 'seq7.oapp', '--json', '--newest', `7:${sha7}`])).json();
-    expect(j.rollback).toEqual({ verdict: 'same', code: null, message: null, contentCompared: true });
-    const text = await run(['inspect', 'seq7.oapp', '--newest', `7:${sha7}`]);
+    const [json, text] = await Promise.all([
+      run(['inspect', 'seq7.oapp', '--json', '--newest', `7:${sha7}`]),
+      run(['inspect', 'seq7.oapp', '--newest', `7:${sha7}`]),
+    ]);
+    expect(json.json().rollback).toEqual({
+      verdict: 'same',
+      code: null,
+      message: null,
+      contentCompared: true,
+    });
     expect(text.out).toMatch(/^rollback {4}same \(accepted\)$/m);
   });
 
   it('--newest SEQ of the package’s own sequence without a digest: not claimed the same release (content not compared)', async () => {
     // An agent that remembered other content under sequence 7 refuses this package (POLICY_SEQUENCE_REUSED):
     // without the digest, inspection cannot tell, and says so.
-    const j = (await run(['inspect', 'seq7.oapp', '--json', '--newest', '7'])).json();
-    expect(j.rollback).toEqual({ verdict: 'same', code: null, message: null, contentCompared: false });
-    const text = await run(['inspect', 'seq7.oapp', '--newest', '7']);
+    const [json, text, expired, ...others] = await Promise.all([
+      run(['inspect', 'seq7.oapp', '--json', '--newest', '7']),
+      run(['inspect', 'seq7.oapp', '--newest', '7']),
+      run(['inspect', 'seq7.oapp', '--newest', '7', '--now', '2099-01-01T00:00:00Z']),
+      ...['6', '8'].map((n) => run(['inspect', 'seq7.oapp', '--json', '--newest', n])),
+    ]);
+    expect(json.json().rollback).toEqual({
+      verdict: 'same',
+      code: null,
+      message: null,
+      contentCompared: false,
+    });
     expect(text.code).toBe(0);
     expect(text.out).toMatch(
       /^rollback {4}same sequence; content not compared \(give --newest SEQ:SHA256\)$/m,
     );
     expect(text.out).not.toMatch(/same \(accepted\)/);
     // Expired as well: the refusal, and that the content was not compared.
-    const expired = await run(['inspect', 'seq7.oapp', '--newest', '7', '--now', '2099-01-01T00:00:00Z']);
     expect(expired.out).toMatch(
       /^rollback {4}REFUSED POLICY_EXPIRED: .*\(same sequence; content not compared/m,
     );
     // Other sequences: nothing to compare, no contentCompared.
-    for (const n of ['6', '8'])
-      expect(
-        (await run(['inspect', 'seq7.oapp', '--json', '--newest', n])).json().rollback,
-      ).not.toHaveProperty('contentCompared');
+    expect(others).toHaveLength(2);
+    for (const other of others) expect(other.json().rollback).not.toHaveProperty('contentCompared');
   });
 
   it('verify --newest SEQ without a digest: accepted, shown as a same sequence whose content was not compared', async () => {
-    const text = await run(['verify', 'seq7.oapp', ...policy, '--newest', '7']);
+    const [text, json, given, newer] = await Promise.all([
+      run(['verify', 'seq7.oapp', ...policy, '--newest', '7']),
+      run(['verify', 'seq7.oapp', ...policy, '--newest', '7', '--json']),
+      run(['verify', 'seq7.oapp', ...policy, '--newest', `7:${sha7}`, '--json']),
+      run(['verify', 'seq7.oapp', ...policy, '--newest', '6', '--json']),
+    ]);
     expect(text.code).toBe(0);
     expect(text.out).toContain(
       '  rollback             same sequence; content not compared (give --newest SEQ:SHA256)',
     );
-    const j = (await run(['verify', 'seq7.oapp', ...policy, '--newest', '7', '--json'])).json();
-    expect(j.release).toMatchObject({ verdict: 'same', contentCompared: false });
-    const given = (await run(['verify', 'seq7.oapp', ...policy, '--newest', `7:${sha7}`, '--json'])).json();
-    expect(given.release).toMatchObject({ verdict: 'same', contentCompared: true });
-    expect(
-      (await run(['verify', 'seq7.oapp', ...policy, '--newest', '6', '--json'])).json().release,
-    ).not.toHaveProperty('contentCompared');
+    expect(json.json().release).toMatchObject({ verdict: 'same', contentCompared: false });
+    expect(given.json().release).toMatchObject({ verdict: 'same', contentCompared: true });
+    expect(newer.json().release).not.toHaveProperty('contentCompared');
   });
 
   it('the bootstrap floor: a package below minimumSequence is refused (S170, no data directory anywhere)', async () => {
@@ -216,13 +235,16 @@ describe('oapp inspect: the release and the rollback verdict', () => {
 
 describe('oapp verify: rollback, floor and expiry refuse, with their codes', () => {
   it('accepts a newer release and shows the release and the verdict; --json carries release raw', async () => {
-    const text = await run(['verify', 'seq7.oapp', ...policy, '--newest', '6']);
+    const [text, json] = await Promise.all([
+      run(['verify', 'seq7.oapp', ...policy, '--newest', '6']),
+      run(['verify', 'seq7.oapp', ...policy, '--json']),
+    ]);
     expect(text.code).toBe(0);
     expect(text.out).toContain(
       `  release              format 2, sequence 7, expires "${seven.expiresAt}", created "${seven.createdAt}"`,
     );
     expect(text.out).toContain('  rollback             newer (accepted)');
-    const j = (await run(['verify', 'seq7.oapp', ...policy, '--json'])).json();
+    const j = json.json();
     expect(j.release).toEqual({
       formatVersion: 2,
       sequence: 7,
@@ -247,14 +269,16 @@ describe('oapp verify: rollback, floor and expiry refuse, with their codes', () 
     const at = Date.parse(seven.expiresAt);
     const within = new Date(at + 299_000).toISOString();
     const past = new Date(at + 301_000).toISOString();
-    expect((await run(['verify', 'seq7.oapp', ...policy, '--now', within])).code).toBe(0);
-    expect((await run(['verify', 'seq7.oapp', ...policy, '--now', past])).stderr).toMatch(
-      /^oapp: POLICY_EXPIRED: /,
-    );
+    const [accepted, refused] = await Promise.all([
+      run(['verify', 'seq7.oapp', ...policy, '--now', within]),
+      run(['verify', 'seq7.oapp', ...policy, '--now', past]),
+    ]);
+    expect(accepted.code).toBe(0);
+    expect(refused.stderr).toMatch(/^oapp: POLICY_EXPIRED: /);
   });
 
   it('reports a rollback together with every other failed rule', async () => {
-    expect((await run(['keygen', '--purpose', 'sign', '-o', 'other.key'])).code).toBe(0);
+    writeKeyPair(dir, 'other', 'sign');
     const both = await run([
       'verify',
       'seq7.oapp',
@@ -275,23 +299,28 @@ describe('oapp verify: rollback, floor and expiry refuse, with their codes', () 
   });
 
   it('a format 1 package is refused once an agent remembers a release (it has no sequence)', async () => {
-    const r = await run(['verify', 'v1.oapp', ...policy, '--newest', '1']);
+    const [r, first] = await Promise.all([
+      run(['verify', 'v1.oapp', ...policy, '--newest', '1']),
+      run(['verify', 'v1.oapp', ...policy]),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^oapp: POLICY_ROLLBACK: .*format v1/);
-    expect((await run(['verify', 'v1.oapp', ...policy])).code).toBe(0);
+    expect(first.code).toBe(0);
   });
 
   it('S170 with --bootstrap: below the floor → exit 1, POLICY_BELOW_MINIMUM; allowDowngradeTo lets that one sequence in', async () => {
     bootstrap('floor.json', { minimumSequence: 8 });
-    const below = await run(['verify', '--bootstrap', 'floor.json']);
+    bootstrap('allow.json', { minimumSequence: 5, allowDowngradeTo: 7 });
+    const [below, allowed, refused] = await Promise.all([
+      run(['verify', '--bootstrap', 'floor.json']),
+      run(['verify', '--bootstrap', 'allow.json', '--newest', '9']),
+      run(['verify', '--bootstrap', 'floor.json', '--newest', '9']),
+    ]);
     expect(below.code).toBe(1);
     expect(below.stderr).toMatch(/^oapp: POLICY_BELOW_MINIMUM: /);
-    bootstrap('allow.json', { minimumSequence: 5, allowDowngradeTo: 7 });
-    const allowed = await run(['verify', '--bootstrap', 'allow.json', '--newest', '9']);
     expect(allowed.stderr).toBe('');
     expect(allowed.code).toBe(0);
     expect(allowed.out).toContain('  rollback             allowed-downgrade (accepted)');
-    const refused = await run(['verify', '--bootstrap', 'floor.json', '--newest', '9']);
     expect(refused.code).toBe(1);
   });
 });
