@@ -43,8 +43,10 @@ beforeAll(() => {
 
 describe('conventions', () => {
   it('--help on every subcommand: exit 0, usage and an example on stdout', async () => {
-    for (const c of COMMANDS) {
-      const r = await run([c, '--help']);
+    // Independent runs: side by side, checked in order.
+    const runs = await Promise.all(COMMANDS.map((c) => run([c, '--help'])));
+    for (const [n, c] of COMMANDS.entries()) {
+      const r = runs[n]!;
       expect(r.code, c).toBe(0);
       expect(r.out).toContain(`Usage: oapp ${c}`);
       expect(r.out).toContain('Example');
@@ -62,9 +64,11 @@ describe('conventions', () => {
   });
 
   it('no command, an unknown command or option, a missing operand: exit 2, one CLI_USAGE line', async () => {
-    expect((await run([])).code).toBe(2);
-    for (const args of [['frobnicate'], ['hash', 'hello.json', '--bogus'], ['hash'], ['hash', 'a', 'b']]) {
-      const r = await run(args);
+    const cases = [['frobnicate'], ['hash', 'hello.json', '--bogus'], ['hash'], ['hash', 'a', 'b']];
+    const [none, ...runs] = await Promise.all([run([]), ...cases.map((args) => run(args))]);
+    expect(none.code).toBe(2);
+    for (const [n, args] of cases.entries()) {
+      const r = runs[n]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^oapp: CLI_USAGE: [^\n]*\n$/);
       expect(r.stderr).not.toMatch(/\n\s+at /);

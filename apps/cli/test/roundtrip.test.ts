@@ -2,19 +2,23 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashWorkflow, compileWorkflow, canonicalize } from '@org/workflow-compiler';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filesIn, HELLO_WORKFLOW, oapp, tempDir } from './helpers.js';
+import { filesIn, HELLO_WORKFLOW, oapp, tempDir, writeKeyPair } from './helpers.js';
 
 const dir = tempDir();
 const run = (args: string[], input?: string | Uint8Array) => oapp(args, { cwd: dir, input });
 const policy = ['--package-id', 'hello-app', '--packager', 'packager.pub', '--required-signer', 'author.pub'];
 
 beforeAll(async () => {
-  for (const k of ['packager', 'deployment', 'agent']) {
-    expect((await run(['keygen', '--purpose', 'authenticated', '-o', `${k}.key`])).code).toBe(0);
-  }
-  expect((await run(['keygen', '--purpose', 'sign', '-o', 'author.key'])).code).toBe(0);
+  // The round trip starts with the real keygen: the four key pairs side by side.
+  const made = await Promise.all([
+    ...['packager', 'deployment', 'agent'].map((k) =>
+      run(['keygen', '--purpose', 'authenticated', '-o', `${k}.key`]),
+    ),
+    run(['keygen', '--purpose', 'sign', '-o', 'author.key']),
+  ]);
+  for (const r of made) expect(r.code).toBe(0);
   writeFileSync(join(dir, 'workflow.json'), JSON.stringify(HELLO_WORKFLOW));
-  const made = await run([
+  const packed = await run([
     'package',
     'workflow.json',
     '-o',
@@ -30,8 +34,8 @@ beforeAll(async () => {
     '--sign-text',
     'release 1',
   ]);
-  expect(made.stderr).toBe('');
-  expect(made.code).toBe(0);
+  expect(packed.stderr).toBe('');
+  expect(packed.code).toBe(0);
 });
 
 describe('keygen → package → inspect → verify → open', () => {
@@ -220,9 +224,8 @@ describe('keygen → package → inspect → verify → open', () => {
 });
 
 describe('verify reports every failed rule', () => {
-  beforeAll(async () => {
-    for (const k of ['stranger', 'extra1', 'extra2'])
-      await run(['keygen', '--purpose', 'sign', '-o', `${k}.key`]);
+  beforeAll(() => {
+    for (const k of ['stranger', 'extra1', 'extra2']) writeKeyPair(dir, k, 'sign');
   });
 
   it('wrong packageId, untrusted packager, a missing required signer and an unmet threshold: all four, exit 1', async () => {
