@@ -87,16 +87,15 @@ describe('key sources', () => {
     run(['encrypt-string', '-', '--packager-key', 'env://PK', '--recipient', recipient], { PK: '', ...env });
 
   it('reads env://NAME holding a key record, the key-gen JSON or bare hex', async () => {
-    await run(['keygen', '--purpose', 'authenticated', '-o', 'p.key']);
-    await run(['keygen', '--purpose', 'authenticated', '-o', 'a.key']);
+    await Promise.all(['p.key', 'a.key'].map((f) => run(['keygen', '--purpose', 'authenticated', '-o', f])));
     const record = readFileSync(join(dir, 'p.key'), 'utf8');
     const keygenJson = JSON.stringify({
       ok: true,
       purpose: 'box',
       keyPair: { publicKeyHex: null, secretKeyHex: keyHex(join(dir, 'p.key')) },
     });
-    for (const value of [record, keygenJson, keyHex(join(dir, 'p.key')).toUpperCase()]) {
-      const r = await encrypt('a.pub', { PK: value });
+    const values = [record, keygenJson, keyHex(join(dir, 'p.key')).toUpperCase()];
+    for (const r of await Promise.all(values.map((value) => encrypt('a.pub', { PK: value })))) {
       expect(r.stderr).toBe('');
       expect(r.out).toMatch(/^-2\/[A-Za-z0-9+/=]+\n$/);
     }
@@ -128,12 +127,15 @@ describe('key sources', () => {
   });
 
   it('an unset variable, a missing file and a wrong purpose are usage errors (exit 2) naming the option', async () => {
-    const unset = await run(['encrypt-string', '--packager-key', 'env://NOPE', '--recipient', 'a.pub']);
+    const source = (key: string) => run(['encrypt-string', '--packager-key', key, '--recipient', 'a.pub']);
+    const [unset, missing, wrong] = await Promise.all([
+      source('env://NOPE'),
+      source('nofile.key'),
+      source('author.key'),
+    ]);
     expect(unset.code).toBe(2);
     expect(unset.stderr).toMatch(/^oapp: CLI_KEY_SOURCE: --packager-key env:\/\/NOPE: NOPE is not set\n$/);
-    const missing = await run(['encrypt-string', '--packager-key', 'nofile.key', '--recipient', 'a.pub']);
     expect(missing.stderr).toMatch(/^oapp: CLI_KEY_SOURCE: --packager-key nofile\.key: no such file\n$/);
-    const wrong = await run(['encrypt-string', '--packager-key', 'author.key', '--recipient', 'a.pub']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^oapp: CRYPTO_WRONG_KEY_PURPOSE: --packager-key author\.key: key "author"/);
   });
@@ -165,13 +167,13 @@ describe('S153: key material on the command line', () => {
 
   it('S153: --opt=HEX, a 128-hex sign key, a <pub>/<secret> tuple and an operand are refused too, before anything runs', async () => {
     const before = filesIn(dir);
-    for (const args of [
+    const cases = [
       ['package', 'w.json', '-o', 'x.oapp', `--signer=${hex128}`],
       ['decrypt-bootstrap', '--key-tuple', `${hex64}/${hex64}`],
       ['inspect', hex64],
       ['keygen', '--purpose', 'sign', '-o', 'z.key', '--id', hex128],
-    ]) {
-      const r = await run(args);
+    ];
+    for (const r of await Promise.all(cases.map((args) => run(args)))) {
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^oapp: CLI_KEY_ON_COMMAND_LINE: /);
     }
