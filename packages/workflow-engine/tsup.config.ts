@@ -62,12 +62,12 @@ export default defineConfig([
     entry: ['src/index.ts', 'src/prewarm.ts'],
     format: ['esm'],
     dts: true,
-    clean: ['!sandbox/**', '!index.cjs', '!index.cjs.map', '!index.d.cts'],
+    clean: ['!sandbox/**', '!index.cjs', '!index.cjs.map', '!index.d.cts', '!prewarm.cjs', '!prewarm.d.cts'],
     sourcemap: true,
     shims: true,
   },
-  // The API in CommonJS with its types (`shims`: import.meta.url). Without code splitting a `prewarm.cjs` would
-  // hold a pool of its own, so the light entry point is ESM only; CommonJS callers use the main entry's.
+  // The API in CommonJS with its types (`shims`: import.meta.url). Without code splitting a bundled `prewarm.cjs`
+  // would hold a pool of its own: the CommonJS `./prewarm` is written after this build by scripts/prewarm-cjs.mjs.
   {
     entry: ['src/index.ts'],
     format: ['cjs'],
