@@ -30,4 +30,15 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 // With stderr gone there is nobody to tell: the same quiet stop.
 process.stderr.on('error', () => stop(EXIT_CLOSED_PIPE));
 
-process.exitCode = await run(process.argv.slice(2));
+const status = await run(process.argv.slice(2));
+process.exitCode = status;
+// Everything a command does is awaited before run() returns; what can still hold the process is V8's own
+// background work, such as optimising the sandbox's WebAssembly after `oapp test` (100–300 ms, ADR 0149). Exit once
+// standard output and error have handed on what was written (a pipe may be asynchronous on some platforms).
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(status);
+
+/** Resolves once everything written to `stream` before it has been handed to the operating system. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
