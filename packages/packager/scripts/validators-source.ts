@@ -4,9 +4,7 @@
  * schema is compiled at run time (docs/adr/0148). The compiler's generator does the compiling. Written by
  * scripts/generate-validators.ts, never edited by hand.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { standaloneSource } from '../../workflow-compiler/scripts/standalone.js';
+import { standaloneSource, validatorsFiles } from '../../workflow-compiler/scripts/standalone.js';
 import { AJV_OPTIONS } from '../src/internal/ajv-options.js';
 import {
   BOOTSTRAP_ENCRYPT_REQUEST_SCHEMA,
@@ -15,14 +13,7 @@ import {
   STRING_ENCRYPT_REQUEST_SCHEMA,
 } from '../src/request-schemas.js';
 
-export const VALIDATORS_FILE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'src',
-  'generated',
-  'validators.js',
-);
-export const DECLARATIONS_FILE = VALIDATORS_FILE.replace(/\.js$/, '.d.ts');
+export const { js: VALIDATORS_FILE, dts: DECLARATIONS_FILE } = validatorsFiles(import.meta.url);
 
 /** The schemas compiled, by the name each validator is exported as. */
 export const GENERATED_SCHEMAS = {

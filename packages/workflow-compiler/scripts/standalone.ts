@@ -6,6 +6,8 @@
  * schemas.
  */
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv, type Options } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
 import { AJV_OPTIONS } from '../src/internal/ajv-options.js';
@@ -13,6 +15,15 @@ import { AJV_OPTIONS } from '../src/internal/ajv-options.js';
 // The standalone code `require`s ajv's run-time helpers, which an ES module cannot: the one helper these schemas use
 // (string length in code points, for minLength/maxLength) is inlined from ajv's own source.
 const UCS2LENGTH = 'require("ajv/dist/runtime/ucs2length").default';
+
+/**
+ * Where a package's generator writes: src/generated/validators.js and its declarations (.d.ts) in the package whose
+ * scripts/ folder holds the module at `scriptUrl` (its `import.meta.url`).
+ */
+export function validatorsFiles(scriptUrl: string): { js: string; dts: string } {
+  const js = join(dirname(fileURLToPath(scriptUrl)), '..', 'src', 'generated', 'validators.js');
+  return { js, dts: js.replace(/\.js$/, '.d.ts') };
+}
 
 export interface StandaloneFile {
   /** The first line of both files (a comment naming the generator and its sources). */

@@ -3,21 +3,12 @@
  * by ajv into standalone code (ajv/dist/standalone), so that no schema is compiled at run time (docs/adr/0148).
  * Deterministic for a given ajv and schemas; written by scripts/generate-validators.ts, never edited by hand.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BOOTSTRAP_SCHEMA } from '../src/bootstrap-schema.js';
 import { MANIFEST_SCHEMA } from '../src/manifest-schema.js';
 import { WORKFLOW_SCHEMA } from '../src/workflow-schema.js';
-import { standaloneSource } from './standalone.js';
+import { standaloneSource, validatorsFiles } from './standalone.js';
 
-export const VALIDATORS_FILE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'src',
-  'generated',
-  'validators.js',
-);
-export const DECLARATIONS_FILE = VALIDATORS_FILE.replace(/\.js$/, '.d.ts');
+export const { js: VALIDATORS_FILE, dts: DECLARATIONS_FILE } = validatorsFiles(import.meta.url);
 
 /** The schemas compiled, by the name each validator is exported as. */
 export const GENERATED_SCHEMAS = {

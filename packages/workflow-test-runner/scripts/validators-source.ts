@@ -4,19 +4,10 @@
  * schema is compiled at run time (docs/adr/0148). The compiler's generator does the compiling (this package has no
  * ajv of its own). Written by scripts/generate-validators.ts, never edited by hand.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { standaloneSource } from '../../workflow-compiler/scripts/standalone.js';
+import { standaloneSource, validatorsFiles } from '../../workflow-compiler/scripts/standalone.js';
 import { RUNNER_CONFIG_SCHEMA, TEST_FILE_SCHEMA } from '../src/schemas.js';
 
-export const VALIDATORS_FILE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'src',
-  'generated',
-  'validators.js',
-);
-export const DECLARATIONS_FILE = VALIDATORS_FILE.replace(/\.js$/, '.d.ts');
+export const { js: VALIDATORS_FILE, dts: DECLARATIONS_FILE } = validatorsFiles(import.meta.url);
 
 /** The schemas compiled, by the name each validator is exported as. */
 export const GENERATED_SCHEMAS = {
