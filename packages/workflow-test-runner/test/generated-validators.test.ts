@@ -4,13 +4,17 @@ import { fileURLToPath } from 'node:url';
 import { compileSchema } from '@org/workflow-compiler';
 import { describe, expect, it } from 'vitest';
 import {
+  expectCurrent,
+  expectSameOutcomes,
+  variants,
+} from '../../workflow-compiler/scripts/standalone-check.js';
+import {
   DECLARATIONS_FILE,
   GENERATED_SCHEMAS,
   VALIDATORS_FILE,
   validatorsSource,
 } from '../scripts/validators-source.js';
 import * as generated from '../src/generated/validators.js';
-import type { SchemaValidator } from '../src/internal/schema-check.js';
 
 // The validators generated at build time (ajv standalone code, docs/adr/0148) must be current and behave exactly
 // like the same schemas compiled at run time by the compiler's `compileSchema` (what this package used before):
@@ -50,36 +54,6 @@ const WRONG: unknown[] = [
   { customizations: [] },
 ];
 
-/** `value`, then for every position in it (bounded): the value without that member, and with each wrong value there. */
-function* variants(value: unknown, limit: number): Generator<unknown> {
-  yield value;
-  let n = 0;
-  const paths: (string | number)[][] = [];
-  const walk = (v: unknown, path: (string | number)[]): void => {
-    paths.push(path);
-    if (Array.isArray(v)) v.forEach((c, i) => walk(c, [...path, i]));
-    else if (v !== null && typeof v === 'object')
-      for (const [k, c] of Object.entries(v)) walk(c, [...path, k]);
-  };
-  walk(value, []);
-  for (const path of paths) {
-    if (path.length === 0) continue;
-    for (const replacement of [undefined, ...WRONG]) {
-      if (n++ >= limit) return;
-      const copy = structuredClone(value) as Record<string | number, unknown>;
-      let parent = copy;
-      for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-      const last = path[path.length - 1]!;
-      if (replacement === undefined) {
-        if (Array.isArray(parent)) parent.splice(last as number, 1);
-        else delete parent[last];
-      } else parent[last] = replacement;
-      yield copy;
-    }
-  }
-  yield* [undefined, null, [], {}, [{}], 'x', 1];
-}
-
 /** Members the files may lack, added one at a time to each file (both branches of every oneOf/if/not). */
 const ADDED: Record<keyof typeof GENERATED_SCHEMAS, Record<string, unknown>[]> = {
   runnerConfig: [
@@ -113,34 +87,20 @@ function* inputs(name: keyof typeof GENERATED_SCHEMAS): Generator<unknown> {
       isConfig ? f === 'testrunner.config.json' : f.endsWith('.test.json'),
     )) {
       const value = json(path);
-      yield* variants(value, 3000);
+      yield* variants(value, 3000, WRONG);
       for (const added of ADDED[name]) yield { ...(value as object), ...added };
     }
 }
 
-function outcome(validate: SchemaValidator, value: unknown): unknown {
-  const valid = validate(value);
-  return { valid, errors: valid ? null : validate.errors };
-}
-
 describe('validators generated at build time', () => {
   it('are current: src/generated is what scripts/generate-validators.ts writes (run `pnpm generate`)', () => {
-    const { js, dts } = validatorsSource();
-    expect(readFileSync(VALIDATORS_FILE, 'utf8')).toBe(js);
-    expect(readFileSync(DECLARATIONS_FILE, 'utf8')).toBe(dts);
+    expectCurrent(validatorsSource, { js: VALIDATORS_FILE, dts: DECLARATIONS_FILE });
   }, 30_000);
 
   for (const name of Object.keys(GENERATED_SCHEMAS) as (keyof typeof GENERATED_SCHEMAS)[]) {
     it(`${name}: same verdict and errors as the schema compiled at run time`, () => {
       const runtime = compileSchema(GENERATED_SCHEMAS[name])();
-      let invalid = 0;
-      let tried = 0;
-      for (const input of inputs(name)) {
-        const expected = outcome(runtime, input);
-        expect(outcome(generated[name], input)).toEqual(expected);
-        tried++;
-        if (!(expected as { valid: boolean }).valid) invalid++;
-      }
+      const { tried, invalid } = expectSameOutcomes(runtime, generated[name], inputs(name));
       expect(tried).toBeGreaterThan(100);
       expect(invalid).toBeGreaterThan(tried / 2);
       expect(invalid).toBeLessThan(tried);
