@@ -45,9 +45,11 @@ async function until(done: () => boolean): Promise<void> {
 const alloc = (mib: number): string =>
   `const a = []; for (let i = 0; i < ${mib}; i++) a.push(new Uint8Array(1024 * 1024)); context.setBody(String(a.length))`;
 
-async function ok(): Promise<void> {
+/** Runs a step on a new engine; then, when given, checks how many worker threads were made in all. */
+async function ok(made?: number): Promise<void> {
   const engine = await engineFor({ s: "context.setBody('ok')" });
   expect((await engine.runStep('s', input())).body).toBe('ok');
+  if (made !== undefined) expect(threads.made).toBe(made);
 }
 
 afterEach(async () => {
@@ -61,97 +63,74 @@ afterEach(async () => {
   threads.failNext = false;
 });
 
-describe('prewarmSandbox', () => {
-  it('starts one worker, which the first run then uses', { timeout: 30_000 }, async () => {
+// Every test may take over 1 s (a worker thread starts): the timeout is the suite's.
+describe('prewarmSandbox', { timeout: 30_000 }, () => {
+  it('starts one worker, which the first run then uses', async () => {
     prewarmSandbox();
     expect(sandboxWorkersStarted()).toBe(1);
     await until(() => threads.ready === 1);
     expect(threads.made).toBe(1);
-    await ok();
-    expect(threads.made).toBe(1);
+    await ok(1);
     expect(sandboxWorkersStarted()).toBe(1);
   });
 
-  it(
-    'gives the worker still starting to the first run, which waits for it',
-    { timeout: 30_000 },
-    async () => {
-      prewarmSandbox();
-      await ok();
-      expect(threads.made).toBe(1);
-      // A second run finds it idle.
-      await ok();
-      expect(threads.made).toBe(1);
-    },
-  );
+  it('gives the worker still starting to the first run, which waits for it', async () => {
+    prewarmSandbox();
+    await ok(1);
+    // A second run finds it idle.
+    await ok(1);
+  });
 
-  it(
-    'starts nothing twice: not while one starts, nor when a worker is there',
-    { timeout: 30_000 },
-    async () => {
-      prewarmSandbox();
-      prewarmSandbox();
-      expect(sandboxWorkersStarted()).toBe(1);
-      await until(() => threads.ready === 1);
-      prewarmSandbox();
-      expect(sandboxWorkersStarted()).toBe(1);
-      await ok();
-      prewarmSandbox();
-      expect(sandboxWorkersStarted()).toBe(1);
-      expect(threads.made).toBe(1);
-    },
-  );
+  it('starts nothing twice: not while one starts, nor when a worker is there', async () => {
+    prewarmSandbox();
+    prewarmSandbox();
+    expect(sandboxWorkersStarted()).toBe(1);
+    await until(() => threads.ready === 1);
+    prewarmSandbox();
+    expect(sandboxWorkersStarted()).toBe(1);
+    await ok();
+    prewarmSandbox();
+    expect(sandboxWorkersStarted()).toBe(1);
+    expect(threads.made).toBe(1);
+  });
 
-  it(
-    'keeps the bound on workers: with one, concurrent runs share the early worker',
-    { timeout: 30_000 },
-    async () => {
-      setSandboxWorkers(1);
-      prewarmSandbox();
-      const engine = await engineFor({ s: "context.sleep(5); context.setBody('ok')" });
-      const bodies = await Promise.all(
-        Array.from({ length: 4 }, async () => (await engine.runStep('s', input())).body),
-      );
-      expect(bodies).toEqual(['ok', 'ok', 'ok', 'ok']);
-      expect(threads.made).toBe(1);
-    },
-  );
+  it('keeps the bound on workers: with one, concurrent runs share the early worker', async () => {
+    setSandboxWorkers(1);
+    prewarmSandbox();
+    const engine = await engineFor({ s: "context.sleep(5); context.setBody('ok')" });
+    const bodies = await Promise.all(
+      Array.from({ length: 4 }, async () => (await engine.runStep('s', input())).body),
+    );
+    expect(bodies).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(threads.made).toBe(1);
+  });
 
-  it(
-    'ends an unused early worker after the idle time, also one set after it started',
-    { timeout: 30_000 },
-    async () => {
-      prewarmSandbox();
-      await until(() => threads.ready === 1);
-      setSandboxIdleMs(50);
-      await until(() => sandboxWorkersStarted() === 0);
-      expect(sandboxWorkersStarted()).toBe(0);
-      await until(() => threads.ended === 1);
-      expect(threads.ended).toBe(1);
-      // The next run starts a worker as usual.
-      await ok();
-      expect(threads.made).toBe(2);
-    },
-  );
+  it('ends an unused early worker after the idle time, also one set after it started', async () => {
+    prewarmSandbox();
+    await until(() => threads.ready === 1);
+    setSandboxIdleMs(50);
+    await until(() => sandboxWorkersStarted() === 0);
+    expect(sandboxWorkersStarted()).toBe(0);
+    await until(() => threads.ended === 1);
+    expect(threads.ended).toBe(1);
+    // The next run starts a worker as usual.
+    await ok(2);
+  });
 
-  it(
-    'gives the sandbox it set up to one engine only: another engine on the same worker has its own',
-    { timeout: 30_000 },
-    async () => {
-      // One worker, so both engines run on the early one; default limits, so the first engine takes its sandbox.
-      setSandboxWorkers(1);
-      prewarmSandbox();
-      const first = await engineFor({ stamp: PIN_16_MIB });
-      const other = await engineFor({ big: alloc(36) });
-      expect((await first.runStep('stamp', input())).body).toBe('pinned');
-      // 36 MiB fits a fresh sandbox for the default 32 MiB limit (its wasm memory is 16 MiB + the limit), not one
-      // where 16 MiB are pinned.
-      expect((await other.runStep('big', input())).body).toBe('36');
-      expect(threads.made).toBe(1);
-    },
-  );
+  it('gives the sandbox it set up to one engine only: another engine on the same worker has its own', async () => {
+    // One worker, so both engines run on the early one; default limits, so the first engine takes its sandbox.
+    setSandboxWorkers(1);
+    prewarmSandbox();
+    const first = await engineFor({ stamp: PIN_16_MIB });
+    const other = await engineFor({ big: alloc(36) });
+    expect((await first.runStep('stamp', input())).body).toBe('pinned');
+    // 36 MiB fits a fresh sandbox for the default 32 MiB limit (its wasm memory is 16 MiB + the limit), not one
+    // where 16 MiB are pinned.
+    expect((await other.runStep('big', input())).body).toBe('36');
+    expect(threads.made).toBe(1);
+  });
 
-  it('runs a first engine with another memory limit under that limit', { timeout: 30_000 }, async () => {
+  it('runs a first engine with another memory limit under that limit', async () => {
     prewarmSandbox();
     await until(() => threads.ready === 1);
     // 36 MiB fits the wasm memory of a sandbox for the default 32 MiB limit (16 MiB + the limit), not one for 24 MiB.
@@ -162,51 +141,37 @@ describe('prewarmSandbox', () => {
     expect(threads.made).toBe(1);
   });
 
-  it(
-    'forgets a failure: nothing thrown or rejected, and the first run starts a worker',
-    { timeout: 30_000 },
-    async () => {
-      threads.failNext = true;
-      expect(() => prewarmSandbox()).not.toThrow();
-      await until(() => sandboxWorkersStarted() === 0);
-      expect(sandboxWorkersStarted()).toBe(0);
-      expect(threads.made).toBe(0);
-      await ok();
-      expect(threads.made).toBe(1);
-    },
-  );
+  it('forgets a failure: nothing thrown or rejected, and the first run starts a worker', async () => {
+    threads.failNext = true;
+    expect(() => prewarmSandbox()).not.toThrow();
+    await until(() => sandboxWorkersStarted() === 0);
+    expect(sandboxWorkersStarted()).toBe(0);
+    expect(threads.made).toBe(0);
+    await ok(1);
+  });
 
-  it(
-    'forgets a failure the first run was waiting for: that run starts its own worker',
-    { timeout: 30_000 },
-    async () => {
-      threads.failNext = true;
-      prewarmSandbox();
-      await ok();
-      expect(threads.made).toBe(1);
-      expect(sandboxWorkersStarted()).toBe(1);
-    },
-  );
+  it('forgets a failure the first run was waiting for: that run starts its own worker', async () => {
+    threads.failNext = true;
+    prewarmSandbox();
+    await ok(1);
+    expect(sandboxWorkersStarted()).toBe(1);
+  });
 
-  it(
-    'does not keep the process alive: a program that only prewarms exits at once, with status 0',
-    { timeout: 30_000 },
-    () => {
-      const entry = fileURLToPath(new URL('../src/prewarm.ts', import.meta.url));
-      const child = spawnSync(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          '--input-type=module',
-          '-e',
-          `(await import(${JSON.stringify(entry)})).prewarmSandbox()`,
-        ],
-        { encoding: 'utf8', timeout: 25_000 },
-      );
-      expect(child.stderr).toBe('');
-      expect(child.stdout).toBe('');
-      expect(child.status).toBe(0);
-    },
-  );
+  it('does not keep the process alive: a program that only prewarms exits at once, with status 0', () => {
+    const entry = fileURLToPath(new URL('../src/prewarm.ts', import.meta.url));
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `(await import(${JSON.stringify(entry)})).prewarmSandbox()`,
+      ],
+      { encoding: 'utf8', timeout: 25_000 },
+    );
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toBe('');
+    expect(child.status).toBe(0);
+  });
 });
