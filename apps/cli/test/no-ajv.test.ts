@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { writeAjvProbe } from '@org/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { oapp, tempDir } from './helpers.js';
 
@@ -12,24 +13,12 @@ import { oapp, tempDir } from './helpers.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const dir = tempDir();
-const PROBE = join(dir, 'ajv-probe.mjs');
-writeFileSync(
-  PROBE,
-  `import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
-const cache = createRequire(import.meta.url).cache;
-process.on('exit', () => {
-  const loaded = Object.keys(cache).filter((k) => /[\\\\/]ajv[\\\\/]dist[\\\\/]/.test(k));
-  writeFileSync(process.env.AJV_PROBE_OUT, JSON.stringify(loaded));
-});
-`,
-);
+const probeEnv = writeAjvProbe(dir);
 let probes = 0;
 /** Runs `oapp args` in `dir` with the probe; its exit status and the ajv modules it loaded. */
 async function probed(args: string[]): Promise<{ code: number | null; stderr: string; ajv: string[] }> {
   const out = join(dir, `probe-${++probes}.json`);
-  const env = { NODE_OPTIONS: `--import=${pathToFileURL(PROBE).href}`, AJV_PROBE_OUT: out };
-  const r = await oapp(args, { cwd: dir, env });
+  const r = await oapp(args, { cwd: dir, env: probeEnv(out) });
   return { code: r.code, stderr: r.stderr, ajv: JSON.parse(readFileSync(out, 'utf8')) as string[] };
 }
 
@@ -88,11 +77,7 @@ describe('package and open without ajv', () => {
       process.execPath,
       ['--input-type=module', '-e', `await import(${JSON.stringify(ajv)})`],
       {
-        env: {
-          PATH: process.env['PATH'] ?? '',
-          NODE_OPTIONS: `--import=${pathToFileURL(PROBE).href}`,
-          AJV_PROBE_OUT: out,
-        },
+        env: { PATH: process.env['PATH'] ?? '', ...probeEnv(out) },
         timeout: 20_000,
       },
     );

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { writeWorkersProbe } from '@org/test-utils';
 import { describe, expect, it } from 'vitest';
 import { oapp, tempDir } from './helpers.js';
 
@@ -11,23 +11,7 @@ import { oapp, tempDir } from './helpers.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const dir = tempDir();
-// The engine's ESM build, which the command line imports (`require.resolve` would give the CommonJS one).
-const ENGINE = join(
-  dirname(createRequire(join(HERE, '..', 'package.json')).resolve('@org/workflow-engine/package.json')),
-  'dist',
-  'index.js',
-);
-const PROBE = join(dir, 'workers-probe.mjs');
-writeFileSync(
-  PROBE,
-  `import { isMainThread } from 'node:worker_threads';
-import { writeFileSync } from 'node:fs';
-if (isMainThread) {
-  const { sandboxWorkersStarted } = await import(${JSON.stringify(pathToFileURL(ENGINE).href)});
-  process.on('exit', () => writeFileSync(process.env.WORKERS_PROBE_OUT, String(sandboxWorkersStarted())));
-}
-`,
-);
+const probeEnv = writeWorkersProbe(dir, join(HERE, '..'));
 mkdirSync(join(dir, 'tests'));
 mkdirSync(join(dir, 'resources'));
 writeFileSync(
@@ -39,8 +23,7 @@ let probes = 0;
 /** Runs `oapp args` in `dir` with the probe: its exit status and the sandbox workers started at its exit. */
 async function probed(args: string[]): Promise<{ code: number | null; workers: number }> {
   const out = join(dir, `probe-${++probes}.txt`);
-  const env = { NODE_OPTIONS: `--import=${pathToFileURL(PROBE).href}`, WORKERS_PROBE_OUT: out };
-  const r = await oapp(args, { cwd: dir, env });
+  const r = await oapp(args, { cwd: dir, env: probeEnv(out) });
   return { code: r.code, workers: Number(readFileSync(out, 'utf8')) };
 }
 

@@ -127,3 +127,4 @@ export function detailsShapeProblem(err: unknown): string | undefined {
 
 export { answerHeaders, parseFinalResponse, RawClient, wholeAnswer, type RawResponse } from './raw-client.js';
 export { multipartForm, sampleWorkflow, writeSampleResources } from './packager-fixtures.js';
+export { writeAjvProbe, writeWorkersProbe } from './probes.js';

@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { writeAjvProbe } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeKeys, makeRecord, tempDir, writePackage } from '../fixtures.js';
 import { freePort, killAll, listeningLine, spawnMain } from './spawn.js';
@@ -17,22 +18,7 @@ const AGENT = join(HERE, '..', '..', 'dist', 'main.js');
 // CommonJS modules that ES modules import).
 
 const dir = tempDir();
-const PROBE = join(dir, 'ajv-probe.mjs');
-writeFileSync(
-  PROBE,
-  `import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
-const cache = createRequire(import.meta.url).cache;
-process.on('exit', () => {
-  const loaded = Object.keys(cache).filter((k) => /[\\\\/]ajv[\\\\/]dist[\\\\/]/.test(k));
-  writeFileSync(process.env.AJV_PROBE_OUT, JSON.stringify(loaded));
-});
-`,
-);
-const probeEnv = (out: string) => ({
-  NODE_OPTIONS: `--import=${pathToFileURL(PROBE).href}`,
-  AJV_PROBE_OUT: out,
-});
+const probeEnv = writeAjvProbe(dir);
 const loadedAjv = (out: string): string[] => JSON.parse(readFileSync(out, 'utf8')) as string[];
 
 function post(port: number, path: string, body: string): Promise<{ status: number; body: string }> {

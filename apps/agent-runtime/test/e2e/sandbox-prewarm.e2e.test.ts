@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { writeWorkersProbe } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../fixtures.js';
 import { freePort, killAll, listeningLine, spawnMain } from './spawn.js';
@@ -15,27 +15,7 @@ const AGENT = join(HERE, '..', '..', 'dist', 'main.js');
 // main thread exits, and writes it to a file.
 
 const dir = tempDir();
-// The engine's ESM build, which the agent imports (`require.resolve` would give the CommonJS one).
-const ENGINE = join(
-  dirname(createRequire(join(HERE, '..', '..', 'package.json')).resolve('@org/workflow-engine/package.json')),
-  'dist',
-  'index.js',
-);
-const PROBE = join(dir, 'workers-probe.mjs');
-writeFileSync(
-  PROBE,
-  `import { isMainThread } from 'node:worker_threads';
-import { writeFileSync } from 'node:fs';
-if (isMainThread) {
-  const { sandboxWorkersStarted } = await import(${JSON.stringify(pathToFileURL(ENGINE).href)});
-  process.on('exit', () => writeFileSync(process.env.WORKERS_PROBE_OUT, String(sandboxWorkersStarted())));
-}
-`,
-);
-const probeEnv = (out: string) => ({
-  NODE_OPTIONS: `--import=${pathToFileURL(PROBE).href}`,
-  WORKERS_PROBE_OUT: out,
-});
+const probeEnv = writeWorkersProbe(dir, join(HERE, '..', '..'));
 
 const WORKFLOW = join(dir, 'hello.json');
 writeFileSync(
