@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateKeyPair, keyToHex, type KeyPurpose } from '@org/envelope-crypto';
+import { expect } from 'vitest';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The built command line: every test runs it as a child process, as a user would. */
@@ -80,6 +81,49 @@ export function writeKeyPair(dir: string, name: string, purpose: 'authenticated'
     `${JSON.stringify({ id: name, purpose, type, keyHex })}\n`;
   writeFileSync(join(dir, `${name}.key`), record('secret', keyToHex(pair.secretKey)), { mode: 0o600 });
   writeFileSync(join(dir, `${name}.pub`), record('public', keyToHex(pair.publicKey!)), { mode: 0o644 });
+}
+
+/**
+ * Makes packager.key and deployment.key (authenticated) and author.key (sign) in `dir` with the real `oapp keygen`,
+ * one after another; each must exit with status 0.
+ */
+export async function keygenSealKeys(dir: string): Promise<void> {
+  for (const [purpose, name] of [
+    ['authenticated', 'packager.key'],
+    ['authenticated', 'deployment.key'],
+    ['sign', 'author.key'],
+  ] as const)
+    expect((await oapp(['keygen', '--purpose', purpose, '-o', name], { cwd: dir })).code).toBe(0);
+}
+
+/** The options of `oapp package` that seal `packageId` with packager.key for deployment.pub, signed by author.key. */
+export function sealOptions(packageId: string, signText: string): string[] {
+  return [
+    '--package-id',
+    packageId,
+    '--packager-key',
+    'packager.key',
+    '--recipient',
+    'deployment.pub',
+    '--signer',
+    'author.key',
+    '--sign-text',
+    signText,
+  ];
+}
+
+/** The options of `oapp open` for a package sealed with {@link sealOptions}: opened with deployment.key. */
+export function openOptions(packageId: string): string[] {
+  return [
+    '--package-id',
+    packageId,
+    '--packager',
+    'packager.pub',
+    '--required-signer',
+    'author.pub',
+    '--key',
+    'deployment.key',
+  ];
 }
 
 /** The `keyHex` of a key record file. */

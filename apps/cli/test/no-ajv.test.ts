@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeAjvProbe } from '@org/test-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { oapp, tempDir } from './helpers.js';
+import { keygenSealKeys, oapp, openOptions, sealOptions, tempDir } from './helpers.js';
 
 // `oapp package` and `oapp open` compile no JSON schema at run time: the validators they use are generated at build
 // time (docs/adr/0148), and ajv is loaded only by a run-time compile. A module given to node's `--import` writes,
@@ -22,36 +22,11 @@ async function probed(args: string[]): Promise<{ code: number | null; stderr: st
   return { code: r.code, stderr: r.stderr, ajv: JSON.parse(readFileSync(out, 'utf8')) as string[] };
 }
 
-const seal = [
-  '--package-id',
-  'raw-app',
-  '--packager-key',
-  'packager.key',
-  '--recipient',
-  'deployment.pub',
-  '--signer',
-  'author.key',
-  '--sign-text',
-  'raw release',
-];
-const policy = [
-  '--package-id',
-  'raw-app',
-  '--packager',
-  'packager.pub',
-  '--required-signer',
-  'author.pub',
-  '--key',
-  'deployment.key',
-];
+const seal = sealOptions('raw-app', 'raw release');
+const policy = openOptions('raw-app');
 
 beforeAll(async () => {
-  for (const [purpose, name] of [
-    ['authenticated', 'packager.key'],
-    ['authenticated', 'deployment.key'],
-    ['sign', 'author.key'],
-  ] as const)
-    expect((await oapp(['keygen', '--purpose', purpose, '-o', name], { cwd: dir })).code).toBe(0);
+  await keygenSealKeys(dir);
   writeFileSync(join(dir, 'content.bin'), 'some content\n');
   writeFileSync(
     join(dir, 'hello.workflow.json'),

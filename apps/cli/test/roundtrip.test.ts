@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashWorkflow, compileWorkflow, canonicalize } from '@org/workflow-compiler';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filesIn, HELLO_WORKFLOW, oapp, tempDir, writeKeyPair } from './helpers.js';
+import { filesIn, HELLO_WORKFLOW, oapp, sealOptions, tempDir, writeKeyPair } from './helpers.js';
 
 const dir = tempDir();
 const run = (args: string[], input?: string | Uint8Array) => oapp(args, { cwd: dir, input });
@@ -23,16 +23,7 @@ beforeAll(async () => {
     'workflow.json',
     '-o',
     'hello.oapp',
-    '--package-id',
-    'hello-app',
-    '--packager-key',
-    'packager.key',
-    '--recipient',
-    'deployment.pub',
-    '--signer',
-    'author.key',
-    '--sign-text',
-    'release 1',
+    ...sealOptions('hello-app', 'release 1'),
   ]);
   expect(packed.stderr).toBe('');
   expect(packed.code).toBe(0);

@@ -2,42 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filesIn, oapp, tempDir } from './helpers.js';
+import { filesIn, keygenSealKeys, oapp, openOptions, sealOptions, tempDir } from './helpers.js';
 
 const dir = tempDir();
 const run = (args: string[], input?: Uint8Array) => oapp(args, { cwd: dir, input });
-const seal = [
-  '--package-id',
-  'raw-app',
-  '--packager-key',
-  'packager.key',
-  '--recipient',
-  'deployment.pub',
-  '--signer',
-  'author.key',
-  '--sign-text',
-  'raw release',
-];
-const policy = [
-  '--package-id',
-  'raw-app',
-  '--packager',
-  'packager.pub',
-  '--required-signer',
-  'author.pub',
-  '--key',
-  'deployment.key',
-];
+const seal = sealOptions('raw-app', 'raw release');
+const policy = openOptions('raw-app');
 // 3 MiB + 5 bytes: 49 payload chunks of 64 KiB, the last one short.
 const content = randomBytes(3 * 1024 * 1024 + 5);
 
 beforeAll(async () => {
-  for (const [purpose, name] of [
-    ['authenticated', 'packager.key'],
-    ['authenticated', 'deployment.key'],
-    ['sign', 'author.key'],
-  ] as const)
-    expect((await run(['keygen', '--purpose', purpose, '-o', name])).code).toBe(0);
+  await keygenSealKeys(dir);
   writeFileSync(join(dir, 'content.bin'), content);
 });
 
