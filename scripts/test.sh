@@ -37,7 +37,9 @@ if [ "$before" != "$after" ]; then
   diff <(echo "$before") <(echo "$after") || true
   exit 1
 fi
+echo "ci: installed, built, generated sources and vectors unchanged (${SECONDS} s)"
 pnpm -s typecheck
 pnpm -s lint
+echo "ci: typechecked and linted (${SECONDS} s); vitest next"
 # Called directly (not `pnpm test`) so the closing summary line is the last line printed.
 pnpm exec vitest run
