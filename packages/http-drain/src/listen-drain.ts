@@ -73,6 +73,9 @@ class Connections {
       res.on('close', () => this.#responseClosed(c, res));
     }
     if (!this.#draining) return void listener(req, res);
+    // The mark leaves the older answers now, not with the new one's below: an older answer sent in between would
+    // still say `close`, and Node would drop this request, which has reached the server, behind it.
+    if (c !== undefined) this.#unmarkOlder(c);
     afterPendingReads(() => {
       if (c !== undefined) this.#markNewest(c);
       else if (!res.headersSent) res.setHeader('connection', 'close');
@@ -96,6 +99,15 @@ class Connections {
    * that says `close`.
    */
   #markNewest(c: Connection): void {
+    this.#unmarkOlder(c);
+    const newest = c.open.at(-1);
+    if (newest === undefined || newest.headersSent) return;
+    newest.setHeader('connection', 'close');
+    this.#marked.add(newest);
+  }
+
+  /** `Connection: keep-alive` again on the responses this drain marked, not started yet, that are not the newest. */
+  #unmarkOlder(c: Connection): void {
     const newest = c.open.at(-1);
     for (const res of c.open) {
       if (res === newest || !this.#marked.has(res) || res.headersSent) continue;
@@ -103,9 +115,6 @@ class Connections {
       res.setHeader('connection', 'keep-alive');
       this.#marked.delete(res);
     }
-    if (newest === undefined || newest.headersSent) return;
-    newest.setHeader('connection', 'close');
-    this.#marked.add(newest);
   }
 
   /** Starts the drain (the caller closed the listener). */

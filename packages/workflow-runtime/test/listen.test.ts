@@ -1,8 +1,21 @@
-import { Agent, get, type IncomingHttpHeaders } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import {
+  Agent,
+  createServer,
+  get,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { RawClient } from '@org/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, isDraining, type OutboundTransport } from '../src/index.js';
+import {
+  closeAll,
+  closeGracefully,
+  isDraining,
+  trackConnections,
+  type OutboundTransport,
+} from '../src/index.js';
 import { closeRuntimes, startRuntime, step, wf } from './helpers.js';
 
 // The agent's shutdown path (closeAll and runtime.stop together, as main.ts runs them) against keep-alive clients
@@ -252,6 +265,41 @@ describe('closeAll', () => {
     await closed;
     expect(server.listening).toBe(false);
   }, 30_000);
+
+  it('an answer sent the moment a pipelined request behind it reaches the server says keep-alive: that request is answered with Connection: close', async () => {
+    // The answer before it goes out inside the `request` event of the next request, before any later turn of the
+    // event loop: the drain must have moved its `Connection: close` off it by then, or Node drops the next request.
+    const held = deferred<ServerResponse>();
+    let hold: ServerResponse | undefined;
+    const server = createServer((req, res) => {
+      if (req.url !== '/hold') return void res.end('fast');
+      hold = res;
+      held.resolve(res);
+    });
+    trackConnections(server);
+    server.on('request', (req: IncomingMessage) => {
+      if (req.url === '/fast') hold?.end('held');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const c = await RawClient.open((server.address() as AddressInfo).port);
+      c.write(get1('/hold'));
+      await held.promise;
+      const closed = closeGracefully(server, 600_000);
+      c.write(get1('/fast'));
+      // RawClient.response() throws if the connection ends before a whole answer.
+      const answers = [await c.response(), await c.response()];
+      expect(answers.map((r) => [r.status, r.body, r.headers['connection']])).toEqual([
+        [200, 'held', 'keep-alive'],
+        [200, 'fast', 'close'],
+      ]);
+      await c.closed();
+      await closed;
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 10_000);
 
   it('drains an upload sent with Expect: 100-continue as the drain starts: 100 Continue, then its answer with Connection: close', async () => {
     const t = await startRuntime([DEPLOYMENT], {
