@@ -4,15 +4,13 @@ import { link, mkdtemp, open, rename, rm, stat, type FileHandle } from 'node:fs/
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import {
-  createPackageStream,
-  openPackageToSink,
-  repackage,
-  writePackage as writePackageToSink,
-  type ContentSource,
-  type CreatePackageOptions,
+import type {
+  ContentSource,
+  CreatePackageOptions,
+  OpenPackageOptions,
+  RepackageOptions,
+  VerifiedPackage,
 } from '@org/oapp-format';
-import type { OpenPackageOptions, RepackageOptions, VerifiedPackage } from '@org/oapp-format';
 import { pending } from './cleanup.js';
 import { CliError, EXIT_USAGE } from './errors.js';
 import { counted, progressFor } from './progress.js';
@@ -24,6 +22,13 @@ import { counted, progressFor } from './progress.js';
 
 /** The operand that means standard input or standard output. */
 export const STDIO = '-';
+
+/**
+ * The package format's writers and readers, loaded by the functions that package, open or repackage: commands
+ * that only read inputs or write outputs (`test`, `keygen`, `compile`, …) do not load the format and its crypto
+ * before they start (ADR 0148, 0149).
+ */
+const packageFormat = () => import('@org/oapp-format');
 const MiB = 1024 * 1024;
 /** Read size for package streams. */
 const READ_CHUNK = MiB;
@@ -472,6 +477,7 @@ export async function writePackage(
   const passes = dest === STDIO ? 2 : 1;
   const progress = progressFor('packaging', content.size * passes);
   const read = (): ContentSource => counted(content.open(), progress);
+  const { createPackageStream, writePackage: writePackageToSink } = await packageFormat();
   try {
     if (dest === STDIO) {
       refuseTerminal({ binary: true });
@@ -512,6 +518,7 @@ export async function openPackageTo(
   dest: string,
   output: OutputOptions,
 ): Promise<{ verified: VerifiedPackage; bytes: number }> {
+  const { openPackageToSink } = await packageFormat();
   const progress = progressFor('decrypting', input.size);
   try {
     let verified: VerifiedPackage | undefined;
@@ -556,6 +563,7 @@ export async function repackageTo(input: Input, options: RepackageOptions, dest:
     throw unreadable(input.name, `larger than ${ENVELOPE_MAX_BYTES} bytes`);
   const parts: Uint8Array[] = [];
   for await (const chunk of input.open()) parts.push(chunk);
+  const { repackage } = await packageFormat();
   const pkg = await repackage(Buffer.concat(parts), options);
   return writeOutput(dest, pkg, { binary: true });
 }
