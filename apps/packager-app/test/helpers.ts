@@ -108,11 +108,19 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-/** Starts `node <main> ...args`; the agent's admin listener on a free port (39576 may be taken by a parallel run). */
+/**
+ * Starts `node <main> ...args`; the agent's admin listener on a free port (39576 may be taken by a parallel run)
+ * and its data directory in a temporary directory (its default, `./agent-data`, would be the repository's root).
+ */
 export function start(main: string, args: readonly string[], env: Record<string, string> = {}): Child {
   const proc = spawn(process.execPath, [main, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', AGENT_ADMIN_PORT: '0', ...env },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      AGENT_ADMIN_PORT: '0',
+      AGENT_DATA_DIR: join(tempDir(), 'agent-data'),
+      ...env,
+    },
   });
   let out = '';
   let err = '';
