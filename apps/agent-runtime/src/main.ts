@@ -1,5 +1,5 @@
 import { prewarmSandbox } from '@org/workflow-engine/prewarm';
-import { appVersion, EXIT_USAGE, parseArgs } from './startup/args.js';
+import { appVersion, EXIT_USAGE, flagIsOff, parseArgs } from './startup/args.js';
 
 // The entry point: it reads the arguments and starts the sandbox with only these light modules loaded, then
 // imports the rest of the agent (ADR 0149).
@@ -19,9 +19,7 @@ if (args.kind === 'usage-error') {
  * The first sandbox worker starts now, on its own thread, while the agent loads its modules and reads its
  * bootstrap, so the first script step does not wait for it. `AGENT_OPTIMIZE_FOR_SIZE` is a V8 flag the agent sets
  * once its configuration is read, before any sandbox worker starts (ADR 0119): with it the worker starts then.
- * Its values as the configuration reads them: unset, empty and `false` are off.
  */
-const optimizeForSize = process.env['AGENT_OPTIMIZE_FOR_SIZE'] ?? '';
-if (optimizeForSize === '' || optimizeForSize === 'false') prewarmSandbox();
+if (flagIsOff(process.env['AGENT_OPTIMIZE_FOR_SIZE'])) prewarmSandbox();
 const { run } = await import('./start.js');
 await run(args.args);

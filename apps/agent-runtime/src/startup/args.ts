@@ -46,3 +46,12 @@ export function appVersion(mainUrl: string): string {
     return 'unknown';
   }
 }
+
+/**
+ * Whether a boolean variable's value is off: unset, empty or `false` (`true` is on; anything else is a configuration
+ * error, reported by the configuration). Here, with the arguments, so the entry point reads it without loading the
+ * configuration's modules.
+ */
+export function flagIsOff(raw: string | undefined): boolean {
+  return raw === undefined || raw === '' || raw === 'false';
+}

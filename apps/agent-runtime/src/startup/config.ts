@@ -24,6 +24,7 @@ import {
   type Timeouts,
 } from '@org/workflow-runtime';
 import { readFileSync, statSync } from 'node:fs';
+import { flagIsOff } from './args.js';
 import { resolve } from 'node:path';
 
 /** Everything the agent reads from its environment, validated once at start (docs/engineering.md §1). */
@@ -149,7 +150,7 @@ function zeroToMax(env: Env, name: string, fallback: number, max: number): numbe
 
 function flag(env: Env, name: string): boolean {
   const raw = env[name];
-  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (flagIsOff(raw)) return false;
   if (raw === 'true') return true;
   return invalid(name, 'must be true or false');
 }
